@@ -1,0 +1,2 @@
+//! The podplace command line.
+fn main() {}
