@@ -1,0 +1,76 @@
+//! The typed objects of one world, as loaded from files, a snapshot or a live
+//! cluster, before they are compiled into the engine's compact form.
+//!
+//! Everything here is a plain `k8s-openapi` type so that loaders, the live
+//! client and tests all speak the Kubernetes API's own vocabulary.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::node::v1::RuntimeClass;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+
+/// Where an object came from, so messages can point back at it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// File path as given by the user (`-` for stdin), empty for objects built in memory.
+    pub file: String,
+    /// 1-based line of the object's first line in that file, 0 when unknown.
+    pub line: usize,
+    /// 1-based column, 0 when unknown.
+    pub column: usize,
+}
+
+/// An object together with where it was read from.
+#[derive(Debug, Clone)]
+pub struct Sourced<T> {
+    /// The object itself.
+    pub object: T,
+    /// Where it was read.
+    pub origin: Origin,
+}
+
+/// All objects of one world, grouped by kind.
+///
+/// Pods with `spec.nodeName` are running; pods without it are waiting to be
+/// scheduled (including the pods expanded from workloads).
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    /// Nodes, in load order.
+    pub nodes: Vec<Sourced<Node>>,
+    /// Pods, running and pending, in load order.
+    pub pods: Vec<Sourced<Pod>>,
+    /// Namespaces (their labels feed namespaceSelector).
+    pub namespaces: Vec<Sourced<Namespace>>,
+    /// Services (their selectors feed default topology spread).
+    pub services: Vec<Sourced<Service>>,
+    /// ReplicaSets.
+    pub replica_sets: Vec<Sourced<ReplicaSet>>,
+    /// StatefulSets.
+    pub stateful_sets: Vec<Sourced<StatefulSet>>,
+    /// ReplicationControllers.
+    pub replication_controllers: Vec<Sourced<ReplicationController>>,
+    /// Deployments.
+    pub deployments: Vec<Sourced<Deployment>>,
+    /// DaemonSets.
+    pub daemon_sets: Vec<Sourced<DaemonSet>>,
+    /// Jobs.
+    pub jobs: Vec<Sourced<Job>>,
+    /// CronJobs.
+    pub cron_jobs: Vec<Sourced<CronJob>>,
+    /// PodDisruptionBudgets (preemption and eviction respect them).
+    pub pod_disruption_budgets: Vec<Sourced<PodDisruptionBudget>>,
+    /// PriorityClasses (admission resolves `priorityClassName` through them).
+    pub priority_classes: Vec<Sourced<PriorityClass>>,
+    /// RuntimeClasses (admission adds their pod overhead).
+    pub runtime_classes: Vec<Sourced<RuntimeClass>>,
+    /// Objects of kinds podplace does not use, counted per `apiVersion/kind`.
+    pub skipped_kinds: BTreeMap<String, usize>,
+    /// Things the loader did on the user's behalf (`-v` prints them).
+    pub notices: Vec<String>,
+    /// Problems that did not stop loading but the user should see.
+    pub warnings: Vec<String>,
+}
