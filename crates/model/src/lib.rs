@@ -1,4 +1,10 @@
 //! Cluster state for podplace: the typed objects of a world ([`inventory`]),
-//! and the compact, interned form the engine schedules against.
+//! and the compact, interned form the engine schedules against
+//! ([`objects`], [`selector`], [`labels`], [`intern`], [`quantity`]).
 
+pub mod intern;
 pub mod inventory;
+pub mod labels;
+pub mod objects;
+pub mod quantity;
+pub mod selector;
