@@ -323,10 +323,12 @@ pub struct Pod {
     pub scheduler_name: Box<str>,
     /// Effective requests, as `resource.PodRequests` computes them.
     pub requests: Resources,
-    /// CPU request for scoring (containers without a request count 100m).
-    pub non_zero_milli_cpu: i64,
-    /// Memory request for scoring (containers without a request count 200Mi).
-    pub non_zero_memory: i64,
+    /// (milli-CPU, memory) a node accounts for this pod when scoring:
+    /// containers without a request count 100m / 200Mi.
+    pub non_zero: (i64, i64),
+    /// The same, ignoring pod-level requests: NodeResourcesFit scores the
+    /// incoming pod this way in v1.36.
+    pub non_zero_ignoring_pod_level: (i64, i64),
     /// Host ports the pod binds.
     pub host_ports: SmallVec<[HostPort; 1]>,
     /// Tolerations.
@@ -369,7 +371,11 @@ impl Pod {
         let labels = Labels::from_map(interner, meta.labels.iter().flatten());
         let empty_spec = core::PodSpec::default();
         let spec = pod.spec.as_ref().unwrap_or(&empty_spec);
-        let (requests, non_zero_milli_cpu, non_zero_memory) = pod_requests(spec, interner)?;
+        let PodRequests {
+            requests,
+            non_zero,
+            non_zero_ignoring_pod_level,
+        } = pod_requests(spec, interner)?;
         let mut host_ports = SmallVec::new();
         let restartable_init = spec
             .init_containers
@@ -464,8 +470,8 @@ impl Pod {
             never_preempts: spec.preemption_policy.as_deref() == Some("Never"),
             scheduler_name: spec.scheduler_name.as_deref().unwrap_or("").into(),
             requests,
-            non_zero_milli_cpu,
-            non_zero_memory,
+            non_zero,
+            non_zero_ignoring_pod_level,
             host_ports,
             tolerations,
             node_selector,
@@ -481,14 +487,15 @@ impl Pod {
     }
 }
 
-/// The image name as the kubelet reports it: a reference without tag or
-/// digest means `:latest`.
+/// The image name as ImageLocality looks it up: a reference whose last `:`
+/// is not after its last `/` has no tag, which means `:latest`.
 pub fn normalized_image_name(name: &str) -> String {
-    let last = name.rsplit('/').next().unwrap_or(name);
-    if name.contains('@') || last.contains(':') {
-        name.to_string()
-    } else {
+    let colon = name.rfind(':').map_or(-1, |i| i as isize);
+    let slash = name.rfind('/').map_or(-1, |i| i as isize);
+    if colon <= slash {
         format!("{name}:latest")
+    } else {
+        name.to_string()
     }
 }
 
@@ -571,7 +578,7 @@ fn compile_affinity(
 fn pod_requests(
     spec: &core::PodSpec,
     interner: &mut Interner,
-) -> Result<(Resources, i64, i64), CompileError> {
+) -> Result<PodRequests, CompileError> {
     let container_requests = |c: &core::Container, interner: &mut Interner| {
         Resources::from_list(c.resources.as_ref().and_then(|r| r.requests.as_ref()), interner)
     };
@@ -617,23 +624,52 @@ fn pod_requests(
     }
     total.max_with(&init_max);
     nz = (nz.0.max(init_max_nz.0), nz.1.max(init_max_nz.1));
+    let mut incoming_nz = nz;
     if let Some(pod_level) = spec.resources.as_ref().and_then(|r| r.requests.as_ref()) {
-        let r = Resources::from_list(Some(pod_level), interner)?;
-        if pod_level.contains_key("cpu") {
-            total.milli_cpu = r.milli_cpu;
-            nz.0 = r.milli_cpu;
-        }
-        if pod_level.contains_key("memory") {
-            total.memory = r.memory;
-            nz.1 = r.memory;
+        if pod_level.contains_key("cpu") || pod_level.contains_key("memory") {
+            let r = Resources::from_list(Some(pod_level), interner)?;
+            if pod_level.contains_key("cpu") {
+                total.milli_cpu = r.milli_cpu;
+            }
+            if pod_level.contains_key("memory") {
+                total.memory = r.memory;
+            }
+            // With pod-level requests, defaults only fill what nothing requests.
+            let listed = |name: &str| {
+                pod_level.contains_key(name)
+                    || spec
+                        .containers
+                        .iter()
+                        .chain(spec.init_containers.iter().flatten())
+                        .any(|c| {
+                            c.resources
+                                .as_ref()
+                                .and_then(|r| r.requests.as_ref())
+                                .is_some_and(|m| m.contains_key(name))
+                        })
+            };
+            nz.0 = if listed("cpu") { total.milli_cpu } else { DEFAULT_MILLI_CPU_REQUEST };
+            nz.1 = if listed("memory") { total.memory } else { DEFAULT_MEMORY_REQUEST };
         }
     }
     if let Some(overhead) = &spec.overhead {
         let r = Resources::from_list(Some(overhead), interner)?;
         total.add(&r);
         nz = (nz.0 + r.milli_cpu, nz.1 + r.memory);
+        incoming_nz = (incoming_nz.0 + r.milli_cpu, incoming_nz.1 + r.memory);
     }
-    Ok((total, nz.0, nz.1))
+    Ok(PodRequests {
+        requests: total,
+        non_zero: nz,
+        non_zero_ignoring_pod_level: incoming_nz,
+    })
+}
+
+/// The three views of a pod's requests the scheduler uses.
+struct PodRequests {
+    requests: Resources,
+    non_zero: (i64, i64),
+    non_zero_ignoring_pod_level: (i64, i64),
 }
 
 /// A node compiled for scheduling.

@@ -1,0 +1,107 @@
+//! DefaultPreemption (PostFilter): when no node fits, would evicting
+//! lower-priority pods make room? kube-scheduler's dry run, used here for the
+//! FailedScheduling message and for `why`.
+
+use podplace_model::objects::Pod;
+
+use crate::cluster::{Cluster, NodeId, PodId};
+use crate::framework::{run_filters, CycleState};
+use crate::message::histogram;
+use crate::plugins::{inter_pod_affinity::filter as ipa_filter, pod_topology_spread};
+use crate::status::{Code, Plugin, Status};
+
+/// Reason for nodes where preemption was not attempted.
+pub const REASON_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+/// Reason for nodes without lower-priority pods.
+pub const REASON_NO_VICTIMS: &str = "No preemption victims found for incoming pod";
+/// DynamicResources' PostFilter reason for pods without claims.
+pub const DRA_NOTHING_TO_DEALLOCATE: &str = "no new claims to deallocate";
+
+/// A node where preemption would let the pod fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The node.
+    pub node: NodeId,
+    /// All lower-priority pods on it (removing them makes the pod fit).
+    pub victims: Vec<PodId>,
+}
+
+/// What PostFilter found.
+#[derive(Debug, Clone, Default)]
+pub struct Preemption {
+    /// Nodes where preemption helps.
+    pub candidates: Vec<Candidate>,
+    /// The PostFilter message (empty when candidates exist).
+    pub message: String,
+}
+
+/// PostFilter: DynamicResources (nothing to deallocate), then DefaultPreemption.
+pub fn post_filter(cluster: &Cluster, state: &CycleState, pod: &Pod, statuses: &[Status]) -> Preemption {
+    if pod.never_preempts {
+        return Preemption {
+            candidates: Vec::new(),
+            message: format!("{DRA_NOTHING_TO_DEALLOCATE}, preemption: not eligible due to preemptionPolicy=Never."),
+        };
+    }
+    let mut candidates = Vec::new();
+    let mut node_statuses = Vec::new();
+    for (i, status) in statuses.iter().enumerate() {
+        if status.code != Code::Unschedulable {
+            continue;
+        }
+        let node = NodeId(i as u32);
+        match select_victims(cluster, state, pod, node) {
+            Ok(victims) => candidates.push(Candidate { node, victims }),
+            Err(status) => node_statuses.push(status),
+        }
+    }
+    if !candidates.is_empty() {
+        return Preemption {
+            candidates,
+            message: String::new(),
+        };
+    }
+    let absent = statuses.len() - node_statuses.len();
+    let inner = histogram(statuses.len(), &node_statuses, Some((absent, REASON_NOT_HELPFUL)));
+    Preemption {
+        candidates,
+        message: format!("{DRA_NOTHING_TO_DEALLOCATE}, preemption: {inner}"),
+    }
+}
+
+/// Removes every lower-priority pod from the node (in a copy) and filters
+/// again, updating the PreFilter state as kube-scheduler's RemovePod does.
+fn select_victims(cluster: &Cluster, state: &CycleState, pod: &Pod, node: NodeId) -> Result<Vec<PodId>, Status> {
+    let mut info = cluster.node_infos[node.index()].clone();
+    let victims: Vec<PodId> = info
+        .pods
+        .iter()
+        .copied()
+        .filter(|&p| cluster.pod(p).priority < pod.priority)
+        .collect();
+    if victims.is_empty() {
+        return Err(Status::reject(
+            Code::UnschedulableAndUnresolvable,
+            Plugin::DefaultPreemption,
+            REASON_NO_VICTIMS,
+        ));
+    }
+    let mut state = state.clone();
+    let n = cluster.node(node);
+    for &v in &victims {
+        let entry = &cluster.pods[v.index()];
+        info.remove(v, &entry.pod);
+        if let Some(s) = state.affinity.as_mut() {
+            ipa_filter::update_with_pod(s, cluster, pod, &entry.terms, &entry.pod, n, -1);
+        }
+        if let Some(s) = state.spread.as_mut() {
+            pod_topology_spread::update_with_pod(s, cluster, pod, &entry.pod, node, -1);
+        }
+    }
+    let status = run_filters(cluster, &state, pod, node, &info);
+    if status.is_success() {
+        Ok(victims)
+    } else {
+        Err(status)
+    }
+}

@@ -1,0 +1,192 @@
+//! InterPodAffinity PreFilter and Filter.
+
+use podplace_model::intern::Sym;
+use podplace_model::labels::Labels;
+use podplace_model::objects::{Node, Pod};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY};
+use crate::cluster::{existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId};
+use crate::status::{Code, Plugin, Status};
+
+/// Counts per (topology key, value), as kube-scheduler's `topologyToMatchedTermCount`.
+pub type PairCounts = FxHashMap<(Sym, Sym), i64>;
+
+/// What PreFilter computed for one incoming pod.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// Existing pods whose required anti-affinity matches the incoming pod, by their domain.
+    pub existing_anti: PairCounts,
+    /// Existing pods matching all of the incoming pod's required affinity terms.
+    pub affinity: PairCounts,
+    /// Existing pods matching any of the incoming pod's required anti-affinity terms.
+    pub anti: PairCounts,
+    /// The incoming pod's terms.
+    pub terms: PodTerms,
+    /// The incoming pod matches all its own required affinity terms (first pod of a group).
+    pub matches_own_affinity: bool,
+    /// The incoming pod's namespace labels (empty when the Namespace is unknown).
+    pub namespace_labels: Labels,
+}
+
+fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
+    let c = counts.entry(pair).or_insert(0);
+    *c += delta;
+    if *c == 0 {
+        counts.remove(&pair);
+    }
+}
+
+/// PreFilter: `None` means Skip (nothing to check).
+pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
+    let terms = cluster.pod_terms(pod);
+    let namespace_labels = cluster
+        .namespace_labels(pod.namespace)
+        .cloned()
+        .unwrap_or_default();
+    let mut state = State {
+        terms,
+        namespace_labels,
+        ..Default::default()
+    };
+    for group in cluster.held_groups_for(&pod.labels) {
+        if group.kind != HeldKind::RequiredAntiAffinity {
+            continue;
+        }
+        let term = cluster.term(group.term);
+        if !existing_term_matches(term, pod, &state.namespace_labels, &cluster.interner) {
+            continue;
+        }
+        for (&value, &count) in &group.domains {
+            add(&mut state.existing_anti, (term.topology_key, value), i64::from(count));
+        }
+    }
+    if !state.terms.required_affinity.is_empty() {
+        let set = state.terms.required_affinity.clone();
+        let counts = cluster.match_counts(&set).clone();
+        for t in &set {
+            let key = cluster.term(*t).topology_key;
+            for (&value, &count) in counts.domains(key).into_iter().flatten() {
+                add(&mut state.affinity, (key, value), count);
+            }
+        }
+        state.matches_own_affinity = set.iter().all(|t| {
+            incoming_term_matches(cluster.term(*t), pod, &cluster.namespaces, &cluster.interner)
+        });
+    }
+    for &t in &state.terms.required_anti_affinity.clone() {
+        let key = cluster.term(t).topology_key;
+        let counts = cluster.match_counts(&[t]);
+        let pairs: SmallVec<[(Sym, i64); 8]> = counts
+            .domains(key)
+            .into_iter()
+            .flatten()
+            .map(|(&v, &c)| (v, c))
+            .collect();
+        for (value, count) in pairs {
+            add(&mut state.anti, (key, value), count);
+        }
+    }
+    if state.existing_anti.is_empty()
+        && state.terms.required_affinity.is_empty()
+        && state.terms.required_anti_affinity.is_empty()
+    {
+        return None;
+    }
+    Some(state)
+}
+
+/// Updates the state as if `other` (bound to `node`) were gone (`delta = -1`)
+/// or added (`+1`): kube-scheduler's PreFilter extensions, used by preemption.
+pub fn update_with_pod(
+    state: &mut State,
+    cluster: &Cluster,
+    pod: &Pod,
+    other_terms: &PodTerms,
+    other: &Pod,
+    node: &Node,
+    delta: i64,
+) {
+    for &t in &other_terms.required_anti_affinity {
+        let term = cluster.term(t);
+        if existing_term_matches(term, pod, &state.namespace_labels, &cluster.interner) {
+            if let Some(v) = node.labels.get(term.topology_key) {
+                add(&mut state.existing_anti, (term.topology_key, v), delta);
+            }
+        }
+    }
+    let matches = |t: &TermId| {
+        incoming_term_matches(cluster.term(*t), other, &cluster.namespaces, &cluster.interner)
+    };
+    if !state.terms.required_affinity.is_empty() && state.terms.required_affinity.iter().all(matches) {
+        for t in &state.terms.required_affinity {
+            let key = cluster.term(*t).topology_key;
+            if let Some(v) = node.labels.get(key) {
+                add(&mut state.affinity, (key, v), delta);
+            }
+        }
+    }
+    for t in &state.terms.required_anti_affinity {
+        if matches(t) {
+            let key = cluster.term(*t).topology_key;
+            if let Some(v) = node.labels.get(key) {
+                add(&mut state.anti, (key, v), delta);
+            }
+        }
+    }
+}
+
+/// Whether the node satisfies the incoming pod's required affinity.
+pub fn satisfies_affinity(state: &State, cluster: &Cluster, node: &Node) -> bool {
+    let mut pods_exist = true;
+    for t in &state.terms.required_affinity {
+        let key = cluster.term(*t).topology_key;
+        match node.labels.get(key) {
+            Some(v) => {
+                if state.affinity.get(&(key, v)).copied().unwrap_or(0) <= 0 {
+                    pods_exist = false;
+                }
+            }
+            None => return false,
+        }
+    }
+    pods_exist || (state.affinity.is_empty() && state.matches_own_affinity)
+}
+
+/// Whether the node satisfies the incoming pod's required anti-affinity.
+pub fn satisfies_anti_affinity(state: &State, cluster: &Cluster, node: &Node) -> bool {
+    if state.anti.is_empty() {
+        return true;
+    }
+    state.terms.required_anti_affinity.iter().all(|t| {
+        let key = cluster.term(*t).topology_key;
+        node.labels
+            .get(key)
+            .is_none_or(|v| state.anti.get(&(key, v)).copied().unwrap_or(0) <= 0)
+    })
+}
+
+/// Whether the node satisfies existing pods' required anti-affinity.
+pub fn satisfies_existing_anti_affinity(state: &State, node: &Node) -> bool {
+    if state.existing_anti.is_empty() {
+        return true;
+    }
+    node.labels
+        .iter()
+        .all(|pair| state.existing_anti.get(&pair).copied().unwrap_or(0) <= 0)
+}
+
+/// Filter.
+pub fn filter(state: &State, cluster: &Cluster, node: &Node) -> Status {
+    if !satisfies_affinity(state, cluster, node) {
+        return Status::reject(Code::UnschedulableAndUnresolvable, Plugin::InterPodAffinity, REASON_AFFINITY);
+    }
+    if !satisfies_anti_affinity(state, cluster, node) {
+        return Status::reject(Code::Unschedulable, Plugin::InterPodAffinity, REASON_ANTI_AFFINITY);
+    }
+    if !satisfies_existing_anti_affinity(state, node) {
+        return Status::reject(Code::Unschedulable, Plugin::InterPodAffinity, REASON_EXISTING_ANTI_AFFINITY);
+    }
+    Status::success()
+}

@@ -1,0 +1,79 @@
+//! InterPodAffinity PreScore, Score and NormalizeScore.
+
+use podplace_model::intern::Sym;
+use podplace_model::objects::{Node, Pod};
+use rustc_hash::FxHashMap;
+
+use super::HARD_POD_AFFINITY_WEIGHT;
+use crate::cluster::{existing_term_matches, Cluster, HeldKind};
+
+/// Score contributions per topology key and value.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// `topologyScore[key][value]`.
+    pub topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>>,
+}
+
+/// PreScore: `None` means Skip (no term matched anything anywhere).
+pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
+    let mut state = State::default();
+    let mut touched = false;
+    let terms = cluster.pod_terms(pod);
+    let own = terms
+        .preferred_affinity
+        .iter()
+        .map(|&(t, w)| (t, i64::from(w)))
+        .chain(terms.preferred_anti_affinity.iter().map(|&(t, w)| (t, -i64::from(w))));
+    for (t, weight) in own.collect::<Vec<_>>() {
+        let key = cluster.term(t).topology_key;
+        let counts = cluster.match_counts(&[t]);
+        for (&value, &count) in counts.domains(key).into_iter().flatten() {
+            touched = true;
+            *state.topology_score.entry(key).or_default().entry(value).or_insert(0) += weight * count;
+        }
+    }
+    let ns_labels = cluster.namespace_labels(pod.namespace).cloned().unwrap_or_default();
+    for group in cluster.held_groups_for(&pod.labels) {
+        let weight = match group.kind {
+            HeldKind::RequiredAntiAffinity => continue,
+            HeldKind::RequiredAffinity => HARD_POD_AFFINITY_WEIGHT,
+            HeldKind::PreferredAffinity => i64::from(group.weight),
+            HeldKind::PreferredAntiAffinity => -i64::from(group.weight),
+        };
+        let term = cluster.term(group.term);
+        if group.domains.is_empty() || !existing_term_matches(term, pod, &ns_labels, &cluster.interner) {
+            continue;
+        }
+        touched = true;
+        let scores = state.topology_score.entry(term.topology_key).or_default();
+        for (&value, &count) in &group.domains {
+            *scores.entry(value).or_insert(0) += weight * i64::from(count);
+        }
+    }
+    touched.then_some(state)
+}
+
+/// Raw score of a node: the sum over topology keys it carries.
+pub fn score(state: &State, node: &Node) -> i64 {
+    state
+        .topology_score
+        .iter()
+        .filter_map(|(key, values)| node.labels.get(*key).and_then(|v| values.get(&v)))
+        .sum()
+}
+
+/// NormalizeScore: min-max scaling to 0..=100 in float64, truncated.
+pub fn normalize(scores: &mut [i64]) {
+    let (Some(&min), Some(&max)) = (scores.iter().min(), scores.iter().max()) else {
+        return;
+    };
+    let diff = max - min;
+    for s in scores.iter_mut() {
+        let f = if diff > 0 {
+            100.0 * ((*s - min) as f64 / diff as f64)
+        } else {
+            0.0
+        };
+        *s = f as i64;
+    }
+}

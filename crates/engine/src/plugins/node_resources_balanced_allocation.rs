@@ -1,0 +1,42 @@
+//! NodeResourcesBalancedAllocation: in v1.36 it scores how much placing the
+//! pod improves the balance between the node's CPU and memory use.
+
+use podplace_model::objects::{Node, Pod};
+
+use crate::cluster::NodeInfo;
+
+/// Whether Score runs: PreScore skips pods that request neither CPU nor memory.
+pub fn scores(pod: &Pod) -> bool {
+    pod.requests.milli_cpu != 0 || pod.requests.memory != 0
+}
+
+/// `int64((1 - std) * 100)` of the used fractions (capped at 1) of the
+/// resources the node has.
+fn balance(used: [i64; 2], allocatable: [i64; 2]) -> i64 {
+    let fractions: Vec<f64> = used
+        .iter()
+        .zip(allocatable)
+        .filter(|(_, a)| *a != 0)
+        .map(|(&u, a)| (u as f64 / a as f64).min(1.0))
+        .collect();
+    let std = match fractions.len() {
+        0 | 1 => 0.0,
+        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        n => {
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            (fractions.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n as f64).sqrt()
+        }
+    };
+    ((1.0 - std) * 100.0) as i64
+}
+
+/// Score: `50 + (50 + balance(with pod) - balance(without)) / 2`.
+pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
+    let allocatable = [node.allocatable.milli_cpu, node.allocatable.memory];
+    let without = [info.requested.milli_cpu, info.requested.memory];
+    let with = [
+        without[0] + pod.requests.milli_cpu,
+        without[1] + pod.requests.memory,
+    ];
+    50 + (50 + balance(with, allocatable) - balance(without, allocatable)) / 2
+}

@@ -1,0 +1,121 @@
+//! NodeResourcesFit: requests must fit in allocatable minus what the node's
+//! pods request; scores with LeastAllocated over CPU and memory.
+
+use podplace_model::intern::Interner;
+use podplace_model::objects::{Node, Pod};
+use smallvec::SmallVec;
+
+use crate::cluster::NodeInfo;
+use crate::status::{Code, Plugin, Reason, Status};
+
+/// One resource the node is short of, for the filter reason and for `why`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortage {
+    /// `Too many pods` or `Insufficient <resource>`.
+    pub reason: Reason,
+    /// What the pod asks for.
+    pub requested: i64,
+    /// What the node's pods already use.
+    pub used: i64,
+    /// What the node offers.
+    pub capacity: i64,
+    /// The pod asks for more than the node's whole allocatable: preemption cannot help.
+    pub unresolvable: bool,
+}
+
+/// Every resource the node is short of, in kube-scheduler's order.
+pub fn shortages(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -> SmallVec<[Shortage; 1]> {
+    let mut out = SmallVec::new();
+    let alloc = &node.allocatable;
+    let used = &info.requested;
+    let pod_count = info.pods.len() as i64;
+    if pod_count + 1 > alloc.pods {
+        out.push(Shortage {
+            reason: "Too many pods".into(),
+            requested: 1,
+            used: pod_count,
+            capacity: alloc.pods,
+            unresolvable: false,
+        });
+    }
+    let req = &pod.requests;
+    if req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalar.is_empty() {
+        return out;
+    }
+    let mut check = |reason: Reason, r: i64, a: i64, u: i64| {
+        if r > 0 && r > a - u {
+            out.push(Shortage {
+                reason,
+                requested: r,
+                used: u,
+                capacity: a,
+                unresolvable: r > a,
+            });
+        }
+    };
+    check("Insufficient cpu".into(), req.milli_cpu, alloc.milli_cpu, used.milli_cpu);
+    check("Insufficient memory".into(), req.memory, alloc.memory, used.memory);
+    check(
+        "Insufficient ephemeral-storage".into(),
+        req.ephemeral_storage,
+        alloc.ephemeral_storage,
+        used.ephemeral_storage,
+    );
+    for &(name, r) in &req.scalar {
+        if r == 0 {
+            continue;
+        }
+        let reason: Reason = format!("Insufficient {}", interner.resolve(name)).into();
+        check(reason, r, alloc.scalar(name), used.scalar(name));
+    }
+    out
+}
+
+/// Filter.
+pub fn filter(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -> Status {
+    let short = shortages(pod, node, info, interner);
+    if short.is_empty() {
+        return Status::success();
+    }
+    let code = if short.iter().any(|s| s.unresolvable) {
+        Code::UnschedulableAndUnresolvable
+    } else {
+        Code::Unschedulable
+    };
+    Status {
+        code,
+        plugin: Some(Plugin::NodeResourcesFit),
+        reasons: short.into_iter().map(|s| s.reason).collect(),
+    }
+}
+
+fn least_requested(requested: i64, capacity: i64) -> i64 {
+    if requested > capacity {
+        0
+    } else {
+        (capacity - requested) * 100 / capacity
+    }
+}
+
+/// Score: LeastAllocated over CPU and memory, weight 1 each. The incoming
+/// pod counts with 100m / 200Mi defaults and without pod-level requests.
+pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
+    let (pod_cpu, pod_mem) = pod.non_zero_ignoring_pod_level;
+    let mut total = 0;
+    let mut weights = 0;
+    for (requested, capacity) in [
+        (info.non_zero_requested.0 + pod_cpu, node.allocatable.milli_cpu),
+        (info.non_zero_requested.1 + pod_mem, node.allocatable.memory),
+    ] {
+        if capacity == 0 {
+            continue;
+        }
+        total += least_requested(requested, capacity);
+        weights += 1;
+    }
+    if weights == 0 {
+        0
+    } else {
+        total / weights
+    }
+}
