@@ -6,5 +6,6 @@ pub mod cluster;
 pub mod conformance;
 pub mod framework;
 pub mod message;
+pub mod placement;
 pub mod plugins;
 pub mod status;
