@@ -124,7 +124,7 @@ impl Quantity {
             }
         } else {
             for _ in 0..(-exp).min(60) {
-                if value % 10 != 0 {
+                if !value.is_multiple_of(10) {
                     inexact = true;
                 }
                 value /= 10;
