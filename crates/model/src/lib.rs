@@ -8,3 +8,6 @@ pub mod labels;
 pub mod objects;
 pub mod quantity;
 pub mod selector;
+pub mod expand;
+pub mod load;
+pub mod validate;

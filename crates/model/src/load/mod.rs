@@ -1,0 +1,1075 @@
+//! Loading a world from files: everything `kubectl get -o yaml|json` and
+//! `helm template` print, single objects, directories, and stdin.
+//!
+//! Each document is first parsed into a generic value (YAML through
+//! serde-saphyr with positions for every node, JSON through serde_json with
+//! a position scanner), dispatched on `apiVersion`/`kind`, unpacked when it is
+//! a `List`/`*List`, decoded into its `k8s-openapi` type, validated
+//! ([`crate::validate`]) and added to an [`Inventory`]. Any error stops the
+//! whole load and names the file, line and column, the object and the field.
+
+mod error;
+mod json;
+mod yaml;
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::node::v1::RuntimeClass;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use error::{Cause, LoadError, LoadErrorDetail, LoadErrorKind};
+
+use crate::inventory::{Inventory, Origin, Sourced};
+use crate::validate::{self, FieldError, FieldPath, PathSegment};
+
+/// Where to read objects from, like one `kubectl -f` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A file, or a directory walked recursively for `*.yaml`, `*.yml` and `*.json`.
+    Path(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+    /// Bytes already in memory, with the name to use in messages (tests,
+    /// fuzzing, API responses). The name's extension selects the format as
+    /// for files.
+    Bytes {
+        /// Name shown in messages and origins.
+        name: String,
+        /// The content.
+        data: Vec<u8>,
+    },
+}
+
+impl Source {
+    /// Interprets a command-line argument: `-` is stdin, anything else a path.
+    pub fn from_arg(arg: &str) -> Source {
+        if arg == "-" {
+            Source::Stdin
+        } else {
+            Source::Path(PathBuf::from(arg))
+        }
+    }
+}
+
+/// Settings of a load that are not in the files themselves.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Namespace given to namespaced objects that have none (kubectl's `-n`;
+    /// `default` unless set).
+    pub default_namespace: String,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            default_namespace: "default".to_string(),
+        }
+    }
+}
+
+/// Loads every object from `sources` into one world, with default options.
+///
+/// Fails on the first problem (see [`LoadError`]); nothing is half-loaded.
+pub fn load(sources: &[Source]) -> Result<Inventory, LoadError> {
+    load_with_options(sources, &LoadOptions::default())
+}
+
+/// Stack for the loader thread: deep (but within limits) documents recurse
+/// through the parser and decoders, and debug builds use large frames.
+const LOADER_STACK: usize = 256 << 20;
+
+/// Loads every object from `sources` into one world.
+///
+/// Runs on a helper thread with a large stack so that nesting up to the
+/// parser limits can never overflow the caller's stack.
+pub fn load_with_options(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("podplace-load".to_string())
+            .stack_size(LOADER_STACK)
+            .spawn_scoped(scope, || run(sources, opts));
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                Err(LoadError::new(
+                    LoadErrorKind::Io,
+                    "",
+                    "internal error: the loader stopped unexpectedly",
+                ))
+            }),
+            Err(_) => run(sources, opts),
+        }
+    })
+}
+
+/// One input read into memory.
+struct Input {
+    name: String,
+    bytes: Vec<u8>,
+    /// Given by the user (an empty one is an error) rather than found in a directory.
+    explicit: bool,
+}
+
+/// A file's text and, for YAML, its parsed documents (kept for locating fields).
+struct FileData {
+    name: String,
+    text: String,
+    yaml: Vec<yaml::SNode>,
+}
+
+/// Where an object sits: its file and document, and the list items leading to it.
+#[derive(Debug, Clone)]
+struct Anchor {
+    file: usize,
+    at: AnchorAt,
+    line: usize,
+    column: usize,
+}
+
+#[derive(Debug, Clone)]
+enum AnchorAt {
+    Yaml { doc: usize, items: Vec<usize> },
+    Json { offset: usize },
+}
+
+/// Line and column of `path` inside the object at `anchor`.
+fn locate(files: &[FileData], anchor: &Anchor, path: &[PathSegment]) -> (usize, usize) {
+    let Some(f) = files.get(anchor.file) else {
+        return (anchor.line, anchor.column);
+    };
+    match &anchor.at {
+        AnchorAt::Yaml { doc, items } => {
+            let Some(mut node) = f.yaml.get(*doc) else {
+                return (anchor.line, anchor.column);
+            };
+            for &i in items {
+                match node.get("items").and_then(|n| n.at(i)) {
+                    Some(n) => node = n,
+                    None => return (anchor.line, anchor.column),
+                }
+            }
+            node.locate(path)
+        }
+        AnchorAt::Json { offset } => {
+            if path.is_empty() {
+                return (anchor.line, anchor.column);
+            }
+            json::line_col(&f.text, json::locate(&f.text, *offset, path))
+        }
+    }
+}
+
+/// Reads sources, walking directories.
+fn read_inputs(sources: &[Source]) -> Result<(Vec<Input>, Vec<String>), LoadError> {
+    let mut inputs = Vec::new();
+    let mut notices = Vec::new();
+    for src in sources {
+        match src {
+            Source::Stdin => {
+                let mut bytes = Vec::new();
+                std::io::stdin().read_to_end(&mut bytes).map_err(|e| {
+                    LoadError::new(
+                        LoadErrorKind::Io,
+                        "-",
+                        format!("cannot read standard input: {e}"),
+                    )
+                })?;
+                inputs.push(Input {
+                    name: "-".to_string(),
+                    bytes,
+                    explicit: true,
+                });
+            }
+            Source::Bytes { name, data } => inputs.push(Input {
+                name: name.clone(),
+                bytes: data.clone(),
+                explicit: true,
+            }),
+            Source::Path(p) => {
+                let name = p.display().to_string();
+                let meta = std::fs::metadata(p).map_err(|e| {
+                    LoadError::new(LoadErrorKind::Io, &name, format!("cannot read: {e}"))
+                })?;
+                if meta.is_dir() {
+                    let mut files = Vec::new();
+                    let mut seen = HashSet::new();
+                    walk(p, &mut files, &mut seen, 0)?;
+                    if files.is_empty() {
+                        notices.push(format!(
+                            "{name}: no *.yaml, *.yml or *.json files in this directory"
+                        ));
+                    }
+                    for f in files {
+                        let fname = f.display().to_string();
+                        let bytes = std::fs::read(&f).map_err(|e| {
+                            LoadError::new(LoadErrorKind::Io, &fname, format!("cannot read: {e}"))
+                        })?;
+                        inputs.push(Input {
+                            name: fname,
+                            bytes,
+                            explicit: false,
+                        });
+                    }
+                } else {
+                    let bytes = std::fs::read(p).map_err(|e| {
+                        LoadError::new(LoadErrorKind::Io, &name, format!("cannot read: {e}"))
+                    })?;
+                    inputs.push(Input {
+                        name,
+                        bytes,
+                        explicit: true,
+                    });
+                }
+            }
+        }
+    }
+    Ok((inputs, notices))
+}
+
+fn has_manifest_extension(p: &Path) -> bool {
+    matches!(
+        p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+/// Collects manifest files under `dir`, sorted by name, following symlinks
+/// but never visiting a directory twice.
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+    depth: usize,
+) -> Result<(), LoadError> {
+    let name = dir.display().to_string();
+    if depth > 64 {
+        return Err(LoadError::new(
+            LoadErrorKind::Io,
+            &name,
+            "directories nested more than 64 levels deep",
+        ));
+    }
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if !seen.insert(canonical) {
+        return Ok(());
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        LoadError::new(
+            LoadErrorKind::Io,
+            &name,
+            format!("cannot read directory: {e}"),
+        )
+    })?;
+    let mut entries: Vec<PathBuf> = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| {
+            LoadError::new(
+                LoadErrorKind::Io,
+                &name,
+                format!("cannot read directory: {e}"),
+            )
+        })?;
+        entries.push(entry.path());
+    }
+    entries.sort();
+    for p in entries {
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(&p, out, seen, depth + 1)?;
+        } else if meta.is_file() && has_manifest_extension(&p) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Decodes UTF-8 (dropping a BOM), naming the first bad byte otherwise.
+fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String, LoadError> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(LoadError::new(
+            LoadErrorKind::Encoding,
+            name,
+            "the file is UTF-16 encoded; podplace reads UTF-8 (convert it, e.g. with `iconv -f UTF-16 -t UTF-8`)",
+        )
+        .at(1, 1));
+    }
+    let bytes = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let off = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let prefix = String::from_utf8_lossy(&bytes[..off]);
+            let (line, column) = json::line_col(&prefix, off);
+            Err(LoadError::new(
+                LoadErrorKind::Encoding,
+                name,
+                format!(
+                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
+                    bytes[off]
+                ),
+            )
+            .at(line, column))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Yaml,
+    Sniff,
+}
+
+fn format_of(name: &str) -> Format {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".json") {
+        Format::Json
+    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        Format::Yaml
+    } else {
+        Format::Sniff
+    }
+}
+
+/// Parsed documents of one file.
+enum Parsed {
+    Yaml(Vec<yaml::SNode>),
+    Json(Vec<json::JsonDoc>),
+}
+
+fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
+    match format_of(name) {
+        Format::Json => json::parse_stream(name, text).map(Parsed::Json),
+        Format::Yaml => yaml::parse_stream(name, text).map(Parsed::Yaml),
+        Format::Sniff => {
+            if text.trim_start().starts_with('{') {
+                match json::parse_stream(name, text) {
+                    Ok(docs) => Ok(Parsed::Json(docs)),
+                    Err(json_err) => yaml::parse_stream(name, text)
+                        .map(Parsed::Yaml)
+                        .map_err(|_| json_err),
+                }
+            } else {
+                yaml::parse_stream(name, text).map(Parsed::Yaml)
+            }
+        }
+    }
+}
+
+/// Kinds podplace reads, with the apiVersion it reads them in.
+const KNOWN: [(&str, &str); 14] = [
+    ("v1", "Node"),
+    ("v1", "Pod"),
+    ("v1", "Namespace"),
+    ("v1", "Service"),
+    ("v1", "ReplicationController"),
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"),
+    ("batch/v1", "CronJob"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("node.k8s.io/v1", "RuntimeClass"),
+];
+
+/// What the loader needs to know about each kind it reads.
+trait Kind: DeserializeOwned + k8s_openapi::Metadata<Ty = ObjectMeta> + Sized + 'static {
+    const NAMESPACED: bool;
+    /// Cluster-wide kinds that a snapshot and a chart commonly both carry:
+    /// a second definition is ignored with a warning instead of failing.
+    const DUPLICATE_KEEPS_FIRST: bool = false;
+    fn validate(&self) -> Vec<FieldError>;
+    fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>>;
+}
+
+macro_rules! kind {
+    ($t:ty, $ns:expr, $keep:expr, $field:ident, $validate:expr) => {
+        impl Kind for $t {
+            const NAMESPACED: bool = $ns;
+            const DUPLICATE_KEEPS_FIRST: bool = $keep;
+            fn validate(&self) -> Vec<FieldError> {
+                let f: fn(&$t) -> Vec<FieldError> = $validate;
+                f(self)
+            }
+            fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>> {
+                &mut inv.$field
+            }
+        }
+    };
+}
+
+kind!(Node, false, false, nodes, validate::validate_node);
+kind!(Pod, true, false, pods, validate::validate_pod);
+kind!(Namespace, false, true, namespaces, |_| Vec::new());
+kind!(Service, true, false, services, |_| Vec::new());
+kind!(
+    ReplicaSet,
+    true,
+    false,
+    replica_sets,
+    validate::validate_replica_set
+);
+kind!(
+    StatefulSet,
+    true,
+    false,
+    stateful_sets,
+    validate::validate_stateful_set
+);
+kind!(
+    ReplicationController,
+    true,
+    false,
+    replication_controllers,
+    validate::validate_replication_controller
+);
+kind!(
+    Deployment,
+    true,
+    false,
+    deployments,
+    validate::validate_deployment
+);
+kind!(
+    DaemonSet,
+    true,
+    false,
+    daemon_sets,
+    validate::validate_daemon_set
+);
+kind!(Job, true, false, jobs, validate::validate_job);
+kind!(CronJob, true, false, cron_jobs, validate::validate_cron_job);
+kind!(
+    PodDisruptionBudget,
+    true,
+    false,
+    pod_disruption_budgets,
+    validate::validate_pod_disruption_budget
+);
+kind!(PriorityClass, false, true, priority_classes, |_| Vec::new());
+kind!(
+    RuntimeClass,
+    false,
+    true,
+    runtime_classes,
+    validate::validate_runtime_class
+);
+
+/// `Kind/namespace/name`, `Kind/name` or `Kind` for messages.
+fn object_id(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    match (
+        namespace.filter(|n| !n.is_empty()),
+        name.filter(|n| !n.is_empty()),
+    ) {
+        (Some(ns), Some(n)) => format!("{kind}/{ns}/{n}"),
+        (None, Some(n)) => format!("{kind}/{n}"),
+        (Some(ns), None) => format!("{kind}/{ns}/(unnamed)"),
+        (None, None) => kind.to_string(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// A short deterministic suffix for names made from `generateName`.
+fn name_suffix(seed: &str) -> String {
+    crate::expand::name_suffix(seed)
+}
+
+/// The mutable state of one load.
+struct State<'o> {
+    opts: &'o LoadOptions,
+    inv: Inventory,
+    /// Identity → where it was first defined, for duplicate detection.
+    seen: HashMap<(&'static str, String, String), Origin>,
+    /// Anchor of each pod in `inv.pods`, to point at `spec.nodeName` later.
+    pod_anchors: Vec<Anchor>,
+    defaulted_namespaces: usize,
+}
+
+fn run(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
+    let (inputs, notices) = read_inputs(sources)?;
+    let mut files: Vec<FileData> = Vec::new();
+    let mut st = State {
+        opts,
+        inv: Inventory::default(),
+        seen: HashMap::new(),
+        pod_anchors: Vec::new(),
+        defaulted_namespaces: 0,
+    };
+    st.inv.notices.extend(notices);
+    for input in inputs {
+        let text = decode_text(&input.name, input.bytes)?;
+        let parsed = parse(&input.name, &text)?;
+        let empty = match &parsed {
+            Parsed::Yaml(d) => d.is_empty(),
+            Parsed::Json(d) => d.is_empty(),
+        };
+        if empty {
+            if input.explicit {
+                return Err(LoadError::new(
+                    LoadErrorKind::Empty,
+                    &input.name,
+                    format!("no objects found in {}", input.name),
+                ));
+            }
+            st.inv
+                .notices
+                .push(format!("{}: skipped, no objects in this file", input.name));
+            continue;
+        }
+        let file_idx = files.len();
+        match parsed {
+            Parsed::Yaml(docs) => {
+                let values: Vec<(Value, usize, usize)> = docs
+                    .iter()
+                    .map(|d| (d.to_json(), d.line, d.column))
+                    .collect();
+                files.push(FileData {
+                    name: input.name,
+                    text,
+                    yaml: docs,
+                });
+                for (doc, (value, line, column)) in values.into_iter().enumerate() {
+                    let anchor = Anchor {
+                        file: file_idx,
+                        at: AnchorAt::Yaml {
+                            doc,
+                            items: Vec::new(),
+                        },
+                        line,
+                        column,
+                    };
+                    st.unpack(&files, value, anchor, None, 0)?;
+                }
+            }
+            Parsed::Json(docs) => {
+                let offsets: Vec<usize> = docs.iter().map(|d| d.offset).collect();
+                let positions = json::line_cols(&text, &offsets);
+                files.push(FileData {
+                    name: input.name,
+                    text,
+                    yaml: Vec::new(),
+                });
+                for (doc, (line, column)) in docs.into_iter().zip(positions) {
+                    let anchor = Anchor {
+                        file: file_idx,
+                        at: AnchorAt::Json { offset: doc.offset },
+                        line,
+                        column,
+                    };
+                    st.unpack(&files, doc.value, anchor, None, 0)?;
+                }
+            }
+        }
+    }
+    st.finish(&files)
+}
+
+impl State<'_> {
+    fn error_at(
+        files: &[FileData],
+        anchor: &Anchor,
+        kind: LoadErrorKind,
+        object: Option<String>,
+        path: &FieldPath,
+        message: impl Into<String>,
+    ) -> LoadError {
+        let (line, column) = locate(files, anchor, path.segments());
+        let name = files.get(anchor.file).map_or("", |f| f.name.as_str());
+        LoadError::new(kind, name, message)
+            .at(line, column)
+            .object(object)
+            .field(path.to_string())
+    }
+
+    /// Dispatches one document or list item: unpacks lists, decodes known kinds,
+    /// counts the rest.
+    fn unpack(
+        &mut self,
+        files: &[FileData],
+        value: Value,
+        anchor: Anchor,
+        list_item: Option<(&str, Option<&str>)>,
+        depth: usize,
+    ) -> Result<(), LoadError> {
+        let Value::Object(mut map) = value else {
+            return Err(Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Structure,
+                None,
+                &FieldPath::root(),
+                format!(
+                    "expected a Kubernetes object (a mapping with apiVersion and kind), found {}",
+                    type_name(&value)
+                ),
+            ));
+        };
+        if let Some((api_version, item_kind)) = list_item {
+            if !map.contains_key("apiVersion") && item_kind.is_some() {
+                map.insert(
+                    "apiVersion".to_string(),
+                    Value::String(api_version.to_string()),
+                );
+            }
+            if let Some(k) = item_kind {
+                map.entry("kind".to_string())
+                    .or_insert_with(|| Value::String(k.to_string()));
+            }
+        }
+        let meta = map.get("metadata");
+        let name = meta
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let namespace = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let field_str = |field: &str| -> Result<Option<String>, LoadError> {
+            match map.get(field) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+                Some(Value::String(_)) => Ok(None),
+                Some(other) => Err(Self::error_at(
+                    files,
+                    &anchor,
+                    LoadErrorKind::Decode,
+                    None,
+                    &FieldPath::of(&[field]),
+                    format!(
+                        "invalid type: expected a string, found {}",
+                        type_name(other)
+                    ),
+                )),
+            }
+        };
+        let kind = field_str("kind")?;
+        let api_version = field_str("apiVersion")?;
+        let Some(kind) = kind else {
+            return Err(Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Structure,
+                name.map(|n| object_id("(unknown kind)", namespace.as_deref(), Some(&n))),
+                &FieldPath::of(&["kind"]),
+                "Object 'Kind' is missing",
+            ));
+        };
+        let Some(api_version) = api_version else {
+            return Err(Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Structure,
+                Some(object_id(&kind, namespace.as_deref(), name.as_deref())),
+                &FieldPath::of(&["apiVersion"]),
+                "Object 'apiVersion' is missing",
+            ));
+        };
+        let is_list = kind == "List" || (kind.ends_with("List") && map.contains_key("items"));
+        if is_list {
+            return self.unpack_list(files, map, anchor, &api_version, &kind, depth);
+        }
+        let value = Value::Object(map);
+        let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
+        match (api_version.as_str(), kind.as_str()) {
+            ("v1", "Node") => self.add::<Node>(files, value, anchor, ctx),
+            ("v1", "Pod") => self.add::<Pod>(files, value, anchor, ctx),
+            ("v1", "Namespace") => self.add::<Namespace>(files, value, anchor, ctx),
+            ("v1", "Service") => self.add::<Service>(files, value, anchor, ctx),
+            ("v1", "ReplicationController") => {
+                self.add::<ReplicationController>(files, value, anchor, ctx)
+            }
+            ("apps/v1", "ReplicaSet") => self.add::<ReplicaSet>(files, value, anchor, ctx),
+            ("apps/v1", "StatefulSet") => self.add::<StatefulSet>(files, value, anchor, ctx),
+            ("apps/v1", "Deployment") => self.add::<Deployment>(files, value, anchor, ctx),
+            ("apps/v1", "DaemonSet") => self.add::<DaemonSet>(files, value, anchor, ctx),
+            ("batch/v1", "Job") => self.add::<Job>(files, value, anchor, ctx),
+            ("batch/v1", "CronJob") => self.add::<CronJob>(files, value, anchor, ctx),
+            ("policy/v1", "PodDisruptionBudget") => {
+                self.add::<PodDisruptionBudget>(files, value, anchor, ctx)
+            }
+            ("scheduling.k8s.io/v1", "PriorityClass") => {
+                self.add::<PriorityClass>(files, value, anchor, ctx)
+            }
+            ("node.k8s.io/v1", "RuntimeClass") => {
+                self.add::<RuntimeClass>(files, value, anchor, ctx)
+            }
+            _ => {
+                if let Some((want, _)) = KNOWN.iter().find(|(_, k)| *k == kind) {
+                    let file = files.get(anchor.file).map_or("", |f| f.name.as_str());
+                    self.inv.warnings.push(format!(
+                        "{file}:{}:{}: {}: skipped: {api_version} is not supported for {kind}, use {want}",
+                        anchor.line,
+                        anchor.column,
+                        object_id(&kind, namespace.as_deref(), name.as_deref())
+                    ));
+                }
+                *self
+                    .inv
+                    .skipped_kinds
+                    .entry(format!("{api_version}/{kind}"))
+                    .or_insert(0) += 1;
+                Ok(())
+            }
+        }
+    }
+
+    fn unpack_list(
+        &mut self,
+        files: &[FileData],
+        mut map: serde_json::Map<String, Value>,
+        anchor: Anchor,
+        api_version: &str,
+        kind: &str,
+        depth: usize,
+    ) -> Result<(), LoadError> {
+        let items_path = FieldPath::of(&["items"]);
+        if depth >= 4 {
+            return Err(Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Structure,
+                None,
+                &FieldPath::root(),
+                format!("{kind} nested in lists more than 4 levels deep"),
+            ));
+        }
+        let items = match map.remove("items") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(Self::error_at(
+                    files,
+                    &anchor,
+                    LoadErrorKind::Structure,
+                    Some(kind.to_string()),
+                    &items_path,
+                    format!(
+                        "Invalid value: {}: must be a list of objects",
+                        type_name(&other)
+                    ),
+                ))
+            }
+        };
+        let item_kind = if kind == "List" {
+            None
+        } else {
+            kind.strip_suffix("List")
+        };
+        // Each item's own anchor (and position, computed in one pass for JSON).
+        let item_anchors: Vec<Anchor> = match &anchor.at {
+            AnchorAt::Yaml {
+                doc,
+                items: parents,
+            } => (0..items.len())
+                .map(|i| {
+                    let mut path = parents.clone();
+                    path.push(i);
+                    let (line, column) = files
+                        .get(anchor.file)
+                        .and_then(|f| f.yaml.get(*doc))
+                        .map(|root| {
+                            let mut node = root;
+                            for &j in &path {
+                                match node.get("items").and_then(|n| n.at(j)) {
+                                    Some(n) => node = n,
+                                    None => break,
+                                }
+                            }
+                            (node.line, node.column)
+                        })
+                        .unwrap_or((anchor.line, anchor.column));
+                    Anchor {
+                        file: anchor.file,
+                        at: AnchorAt::Yaml {
+                            doc: *doc,
+                            items: path,
+                        },
+                        line,
+                        column,
+                    }
+                })
+                .collect(),
+            AnchorAt::Json { offset } => {
+                let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
+                let start = json::locate(text, *offset, items_path.segments());
+                let mut offsets = json::elements(text, start);
+                offsets.resize(items.len(), start);
+                let positions = json::line_cols(text, &offsets);
+                offsets
+                    .into_iter()
+                    .zip(positions)
+                    .map(|(offset, (line, column))| Anchor {
+                        file: anchor.file,
+                        at: AnchorAt::Json { offset },
+                        line,
+                        column,
+                    })
+                    .collect()
+            }
+        };
+        for (item, item_anchor) in items.into_iter().zip(item_anchors) {
+            self.unpack(
+                files,
+                item,
+                item_anchor,
+                Some((api_version, item_kind)),
+                depth + 1,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Decodes, defaults, validates and stores one object of a known kind.
+    fn add<T: Kind>(
+        &mut self,
+        files: &[FileData],
+        value: Value,
+        anchor: Anchor,
+        (kind, namespace, name): (&str, Option<&str>, Option<&str>),
+    ) -> Result<(), LoadError> {
+        let id = object_id(kind, if T::NAMESPACED { namespace } else { None }, name);
+        let mut obj: T = match serde_path_to_error::deserialize(value) {
+            Ok(o) => o,
+            Err(e) => {
+                let mut path = FieldPath::root();
+                for seg in e.path() {
+                    match seg {
+                        serde_path_to_error::Segment::Seq { index } => {
+                            path.push(PathSegment::Index(*index))
+                        }
+                        serde_path_to_error::Segment::Map { key } => {
+                            path.push(PathSegment::Field(key.clone()))
+                        }
+                        _ => {}
+                    }
+                }
+                let msg = e.inner().to_string();
+                let message = match msg
+                    .strip_prefix("missing field `")
+                    .and_then(|r| r.strip_suffix('`'))
+                {
+                    Some(field) => {
+                        path.push(PathSegment::Field(field.to_string()));
+                        "Required value".to_string()
+                    }
+                    None => msg,
+                };
+                return Err(Self::error_at(
+                    files,
+                    &anchor,
+                    LoadErrorKind::Decode,
+                    Some(id),
+                    &path,
+                    message,
+                ));
+            }
+        };
+        let file_name = files
+            .get(anchor.file)
+            .map_or("", |f| f.name.as_str())
+            .to_string();
+        let origin = Origin {
+            file: file_name.clone(),
+            line: anchor.line,
+            column: anchor.column,
+        };
+        // Identity: name (or one made from generateName), namespace.
+        {
+            let meta = obj.metadata_mut();
+            if meta.name.as_deref().unwrap_or("").is_empty() {
+                match meta.generate_name.as_deref().filter(|g| !g.is_empty()) {
+                    Some(g) => {
+                        let made = format!(
+                            "{g}{}",
+                            name_suffix(&format!("{file_name}:{}:{}", anchor.line, anchor.column))
+                        );
+                        self.inv.notices.push(format!(
+                            "{file_name}:{}:{}: {kind} named {made:?} from generateName {g:?}",
+                            anchor.line, anchor.column
+                        ));
+                        meta.name = Some(made);
+                    }
+                    None => {
+                        return Err(Self::error_at(
+                            files,
+                            &anchor,
+                            LoadErrorKind::Invalid,
+                            Some(id),
+                            &FieldPath::of(&["metadata", "name"]),
+                            "Required value: name or generateName is required",
+                        ))
+                    }
+                }
+            }
+            if T::NAMESPACED && meta.namespace.as_deref().unwrap_or("").is_empty() {
+                meta.namespace = Some(self.opts.default_namespace.clone());
+                self.defaulted_namespaces += 1;
+            }
+        }
+        let meta = obj.metadata();
+        let name = meta.name.clone().unwrap_or_default();
+        let namespace = if T::NAMESPACED {
+            meta.namespace.clone().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let id = object_id(
+            kind,
+            T::NAMESPACED.then_some(namespace.as_str()),
+            Some(&name),
+        );
+
+        let errs = obj.validate();
+        if let Some(first) = errs.first() {
+            let mut err = Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Invalid,
+                Some(id),
+                &first.path,
+                first.message.clone(),
+            );
+            for e in &errs[1..] {
+                let (line, column) = locate(files, &anchor, e.path.segments());
+                err.also.push(Cause {
+                    field: e.path.to_string(),
+                    message: e.message.clone(),
+                    line,
+                    column,
+                });
+            }
+            return Err(err);
+        }
+
+        let key = (
+            <T as k8s_openapi::Resource>::KIND,
+            namespace.clone(),
+            name.clone(),
+        );
+        if let Some(first) = self.seen.get(&key) {
+            let first_at = format!("{}:{}:{}", first.file, first.line, first.column);
+            if T::DUPLICATE_KEEPS_FIRST {
+                self.inv.warnings.push(format!(
+                    "{}:{}:{}: {id}: ignored, already defined at {first_at}",
+                    origin.file, origin.line, origin.column
+                ));
+                return Ok(());
+            }
+            return Err(Self::error_at(
+                files,
+                &anchor,
+                LoadErrorKind::Duplicate,
+                Some(id),
+                &FieldPath::of(&["metadata", "name"]),
+                FieldError::duplicate(
+                    FieldPath::root(),
+                    &name,
+                    &format!("already defined at {first_at}"),
+                )
+                .message,
+            ));
+        }
+        self.seen.insert(key, origin.clone());
+
+        if let Some(node) = (&mut obj as &mut dyn std::any::Any).downcast_mut::<Node>() {
+            let labels = node.metadata.labels.get_or_insert_with(Default::default);
+            if !labels.contains_key("kubernetes.io/hostname") {
+                labels.insert("kubernetes.io/hostname".to_string(), name.clone());
+                self.inv.notices.push(format!(
+                    "{}:{}:{}: {id}: label kubernetes.io/hostname={name} added (the kubelet sets it)",
+                    origin.file, origin.line, origin.column
+                ));
+            }
+        }
+        if <T as k8s_openapi::Resource>::KIND == "Pod" {
+            self.pod_anchors.push(anchor);
+        }
+        T::list(&mut self.inv).push(Sourced {
+            object: obj,
+            origin,
+        });
+        Ok(())
+    }
+
+    /// World-level checks once everything is read.
+    fn finish(mut self, files: &[FileData]) -> Result<Inventory, LoadError> {
+        let nodes: HashSet<&str> = self
+            .inv
+            .nodes
+            .iter()
+            .filter_map(|n| n.object.metadata.name.as_deref())
+            .collect();
+        for (pod, anchor) in self.inv.pods.iter().zip(&self.pod_anchors) {
+            let Some(node) = pod
+                .object
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+            else {
+                continue;
+            };
+            if !node.is_empty() && !nodes.contains(node) {
+                let id = object_id(
+                    "Pod",
+                    pod.object.metadata.namespace.as_deref(),
+                    pod.object.metadata.name.as_deref(),
+                );
+                let path = FieldPath::of(&["spec", "nodeName"]);
+                let msg = FieldError::not_found(
+                    FieldPath::root(),
+                    node,
+                    "the pod is bound to a node that was not loaded",
+                )
+                .message;
+                return Err(Self::error_at(
+                    files,
+                    anchor,
+                    LoadErrorKind::UnknownReference,
+                    Some(id),
+                    &path,
+                    msg,
+                ));
+            }
+        }
+        if self.inv.nodes.is_empty() {
+            self.inv.warnings.push("no nodes were loaded".to_string());
+        }
+        if self.defaulted_namespaces > 0 {
+            self.inv.notices.push(format!(
+                "{} object(s) without a namespace were put in namespace {:?}",
+                self.defaulted_namespaces, self.opts.default_namespace
+            ));
+        }
+        Ok(self.inv)
+    }
+}
