@@ -1,25 +1,66 @@
-//! The podplace command line.
+//! The podplace command line: kubectl-style flags over the model and
+//! engine crates. Also works as a kubectl plugin (`kubectl podplace ...`)
+//! when installed as `kubectl-podplace`.
+
+mod place;
+mod world;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Make Kubernetes pod placement understandable and fixable.
 #[derive(Debug, Parser)]
-#[command(name = "podplace", version)]
+#[command(name = "podplace", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable text (colored on terminals unless NO_COLOR is set).
+    Text,
+    /// JSON.
+    Json,
+}
+
+/// Process exit codes, as DESIGN.md sets them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything went fine.
+    Ok,
+    /// Findings or failures were reported.
+    Findings,
+    /// Bad input or usage.
+    BadInput,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Schedule every waiting pod (pods without nodeName, and the pods
+    /// workloads would create) and print where each lands.
+    Place {
+        /// Files, directories (recursive) or `-` for stdin; repeatable, as kubectl's -f.
+        #[arg(short = 'f', long = "filename", required = true)]
+        filenames: Vec<String>,
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+        output: OutputFormat,
+        /// Seed for choosing among equally scored nodes (results are reproducible).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Say what was done on the user's behalf (defaults added, kinds skipped).
+        #[arg(short = 'v', long)]
+        verbose: bool,
+    },
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
         dir: PathBuf,
-        /// Print only the summary line and failing case names.
+        /// Print only the failing case names and the summary line.
         #[arg(short, long)]
         quiet: bool,
     },
@@ -27,17 +68,32 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Conformance { dir, quiet } => conformance(&dir, quiet),
+    let result = match cli.command {
+        Command::Place {
+            filenames,
+            output,
+            seed,
+            verbose,
+        } => place::run(&filenames, output, seed, verbose),
+        Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
+    };
+    match result {
+        Ok(Exit::Ok) => ExitCode::SUCCESS,
+        Ok(Exit::Findings) => ExitCode::from(1),
+        Ok(Exit::BadInput) => ExitCode::from(2),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
     }
 }
 
-fn conformance(dir: &std::path::Path, quiet: bool) -> ExitCode {
+fn conformance(dir: &std::path::Path, quiet: bool) -> Exit {
     let files = match podplace_engine::conformance::case_files(dir) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: cannot read {}: {e}", dir.display());
-            return ExitCode::from(2);
+            return Exit::BadInput;
         }
     };
     let (mut passed, mut failed) = (0, 0);
@@ -57,8 +113,8 @@ fn conformance(dir: &std::path::Path, quiet: bool) -> ExitCode {
     }
     println!("{passed} passed, {failed} failed");
     if failed > 0 {
-        ExitCode::from(1)
+        Exit::Findings
     } else {
-        ExitCode::SUCCESS
+        Exit::Ok
     }
 }

@@ -1,0 +1,186 @@
+//! `podplace place`: schedule every waiting pod and show where it lands.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::Result;
+use owo_colors::{OwoColorize, Stream};
+use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
+use serde::Serialize;
+
+use crate::world::{load_world, workload_of};
+use crate::{Exit, OutputFormat};
+
+/// One pod's placement, as `-o json` prints it.
+#[derive(Debug, Serialize)]
+struct JsonPlacement {
+    pod: String,
+    workload: String,
+    node: Option<String>,
+    message: String,
+    /// Nodes that tied for the best score (the chosen one among them).
+    tied: Vec<String>,
+    /// The chosen node's total score.
+    score: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonOutput {
+    placements: Vec<JsonPlacement>,
+    placed: usize,
+    pending: usize,
+}
+
+/// Runs `place`.
+pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool) -> Result<Exit> {
+    let inventory = match load_world(filenames, verbose) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let (mut cluster, pending) = match build_cluster(&inventory) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    if cluster.nodes.is_empty() {
+        eprintln!("warning: no nodes were loaded: every pod stays Pending");
+    }
+    let placements = place_all(
+        &mut cluster,
+        &pending,
+        PlaceOptions {
+            seed,
+            keep_outcomes: true,
+        },
+    );
+    let api_pods: std::collections::HashMap<(&str, &str), &k8s_openapi::api::core::v1::Pod> =
+        inventory
+            .pods
+            .iter()
+            .map(|s| {
+                let m = &s.object.metadata;
+                (
+                    (
+                        m.namespace.as_deref().unwrap_or("default"),
+                        m.name.as_deref().unwrap_or(""),
+                    ),
+                    &s.object,
+                )
+            })
+            .collect();
+    let mut rows = Vec::new();
+    for p in &placements {
+        let pod = cluster.pod(p.pod);
+        let namespace = cluster.interner.resolve(pod.namespace).to_string();
+        let api_pod = api_pods.get(&(namespace.as_str(), &*pod.name));
+        let workload = api_pod
+            .map(|p| workload_of(&inventory, &namespace, p))
+            .unwrap_or_else(|| format!("Pod/{namespace}/{}", pod.name));
+        let outcome = p.outcome.as_ref();
+        let tied = outcome
+            .map(|o| {
+                o.best
+                    .iter()
+                    .map(|&n| cluster.node(n).name.to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let score = outcome.and_then(|o| {
+            let chosen = o.chosen?;
+            o.scores.iter().find(|s| s.node == chosen).map(|s| s.total)
+        });
+        rows.push(JsonPlacement {
+            pod: format!("{namespace}/{}", pod.name),
+            workload,
+            node: p.node.map(|n| cluster.node(n).name.to_string()),
+            message: p.message.clone(),
+            tied,
+            score,
+        });
+    }
+    let placed = rows.iter().filter(|r| r.node.is_some()).count();
+    let pending_count = rows.len() - placed;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match output {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &JsonOutput {
+                    placements: rows,
+                    placed,
+                    pending: pending_count,
+                },
+            )?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => render_text(&mut out, &rows, placed, pending_count)?,
+    }
+    Ok(Exit::Ok)
+}
+
+fn render_text(
+    out: &mut impl Write,
+    rows: &[JsonPlacement],
+    placed: usize,
+    pending: usize,
+) -> Result<()> {
+    if rows.is_empty() {
+        writeln!(out, "No pods are waiting to be scheduled.")?;
+        return Ok(());
+    }
+    let mut by_workload: BTreeMap<&str, Vec<&JsonPlacement>> = BTreeMap::new();
+    for r in rows {
+        by_workload.entry(&r.workload).or_default().push(r);
+    }
+    for (workload, pods) in by_workload {
+        writeln!(
+            out,
+            "{}",
+            workload.if_supports_color(Stream::Stdout, |t| t.bold())
+        )?;
+        let width = pods.iter().map(|p| p.pod.len()).max().unwrap_or(0);
+        for p in pods {
+            match &p.node {
+                Some(node) => {
+                    let tie = if p.tied.len() > 1 {
+                        format!(
+                            "  (tied with {})",
+                            p.tied
+                                .iter()
+                                .filter(|t| *t != node)
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else {
+                        String::new()
+                    };
+                    writeln!(
+                        out,
+                        "  {:width$}  {}{tie}",
+                        p.pod,
+                        node.if_supports_color(Stream::Stdout, |t| t.green())
+                    )?;
+                }
+                None => {
+                    writeln!(
+                        out,
+                        "  {:width$}  {}  {}",
+                        p.pod,
+                        "Pending".if_supports_color(Stream::Stdout, |t| t.red()),
+                        p.message
+                    )?;
+                }
+            }
+        }
+    }
+    writeln!(out)?;
+    writeln!(out, "{placed} placed, {pending} pending")?;
+    Ok(())
+}
