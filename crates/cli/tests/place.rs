@@ -1,0 +1,148 @@
+//! `podplace place` on the story manifests reproduces what a real v1.36
+//! control plane did (STORIES.md), and its output is stable.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn examples() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/stories"
+    ))
+}
+
+fn podplace(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
+        .args(args)
+        .current_dir(examples())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run podplace");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn place_json(files: &[&str]) -> Vec<Value> {
+    let mut args = vec!["place", "-o", "json"];
+    for f in files {
+        args.push("-f");
+        args.push(f);
+    }
+    let (stdout, stderr, code) = podplace(&args);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let v: Value = serde_json::from_str(&stdout).expect("valid JSON");
+    v["placements"].as_array().expect("placements").clone()
+}
+
+fn node_of<'a>(placements: &'a [Value], pod: &str) -> Option<&'a str> {
+    placements
+        .iter()
+        .find(|p| p["pod"] == pod)
+        .unwrap_or_else(|| panic!("{pod} not in output"))["node"]
+        .as_str()
+}
+
+#[test]
+fn vault_third_replica_is_pending_with_kube_schedulers_message() {
+    let p = place_json(&["vault"]);
+    let mut placed: Vec<&str> = ["stokesnet/vault-0", "stokesnet/vault-1"]
+        .iter()
+        .map(|pod| node_of(&p, pod).expect("placed"))
+        .collect();
+    placed.sort();
+    assert_eq!(placed, ["bender", "farnsworth"]);
+    let pending = p.iter().find(|x| x["pod"] == "stokesnet/vault-2").unwrap();
+    assert!(pending["node"].is_null());
+    assert_eq!(
+        pending["message"],
+        "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, \
+         1 node(s) didn't satisfy existing pods anti-affinity rules, 2 node(s) didn't match pod \
+         anti-affinity rules. no new claims to deallocate, preemption: 0/4 nodes are available: \
+         1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod."
+    );
+    assert_eq!(pending["workload"], "StatefulSet/stokesnet/vault");
+}
+
+#[test]
+fn doesnotexist_pod_lands_on_the_emptier_node_either_way() {
+    let p = place_json(&["doesnotexist"]);
+    assert_eq!(node_of(&p, "default/pod-2"), Some("node-2"));
+    let fixed = place_json(&["doesnotexist/cluster.yaml", "doesnotexist-fixed"]);
+    assert_eq!(node_of(&fixed, "default/pod-2"), Some("node-2"));
+}
+
+#[test]
+fn drift_replicas_spread_one_per_node() {
+    let p = place_json(&["drift"]);
+    let mut nodes: Vec<&str> = p
+        .iter()
+        .map(|x| x["node"].as_str().expect("placed"))
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes, ["worker1", "worker2", "worker3"]);
+    assert!(p
+        .iter()
+        .all(|x| x["workload"] == "Deployment/default/demo-app"));
+}
+
+#[test]
+fn rollout_first_rollout_fits_and_the_surge_pod_stalls() {
+    let p = place_json(&["rollout"]);
+    let mut nodes: Vec<&str> = p
+        .iter()
+        .map(|x| x["node"].as_str().expect("placed"))
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes, ["node0", "node1"]);
+
+    let stalled = place_json(&["rollout/cluster.yaml", "rollout-stalled"]);
+    assert_eq!(stalled.len(), 1);
+    assert!(stalled[0]["node"].is_null());
+    assert_eq!(
+        stalled[0]["message"],
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims \
+         to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for \
+         incoming pod."
+    );
+}
+
+#[test]
+fn text_output_of_the_vault_story() {
+    let (stdout, _, code) = podplace(&["place", "-f", "vault"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn a_world_without_nodes_leaves_every_pod_pending_and_warns() {
+    let (stdout, stderr, code) = podplace(&["place", "-f", "vault/vault.yaml"]);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("no nodes were loaded"), "{stderr}");
+    assert!(stdout.contains("0 placed, 3 pending"), "{stdout}");
+    assert!(
+        stdout.contains("no nodes available to schedule pods"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_file_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("podplace-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector:\n          matchExpressions:\n          - {key: app, operator: In}\n        topologyKey: kubernetes.io/hostname\n",
+    )
+    .unwrap();
+    let (_, stderr, code) = podplace(&["place", "-f", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.yaml:11:"), "{stderr}");
+    assert!(stderr.contains("Pod/default/p"), "{stderr}");
+    assert!(stderr.contains("values"), "{stderr}");
+}
