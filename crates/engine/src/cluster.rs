@@ -301,7 +301,10 @@ impl Cluster {
         let ns = self.intern_namespace(svc.metadata.namespace.as_deref());
         let mut selector = LabelSelector::everything();
         for (k, v) in map {
-            selector.push(Requirement::In(self.interner.intern(k), smallvec::smallvec![self.interner.intern(v)]));
+            selector.push(Requirement::In(
+                self.interner.intern(k),
+                smallvec::smallvec![self.interner.intern(v)],
+            ));
         }
         self.service_selectors.push((ns, selector));
     }
@@ -309,19 +312,35 @@ impl Cluster {
     /// Adds a ReplicationController (default spread of the pods it owns).
     pub fn add_replication_controller(&mut self, rc: &core::ReplicationController) {
         let ns = self.intern_namespace(rc.metadata.namespace.as_deref());
-        let name = self.interner.intern(rc.metadata.name.as_deref().unwrap_or(""));
+        let name = self
+            .interner
+            .intern(rc.metadata.name.as_deref().unwrap_or(""));
         let mut selector = LabelSelector::everything();
-        for (k, v) in rc.spec.as_ref().and_then(|s| s.selector.as_ref()).into_iter().flatten() {
-            selector.push(Requirement::In(self.interner.intern(k), smallvec::smallvec![self.interner.intern(v)]));
+        for (k, v) in rc
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            selector.push(Requirement::In(
+                self.interner.intern(k),
+                smallvec::smallvec![self.interner.intern(v)],
+            ));
         }
-        self.owner_selectors.replication_controllers.push((ns, name, selector));
+        self.owner_selectors
+            .replication_controllers
+            .push((ns, name, selector));
     }
 
     /// Adds a ReplicaSet (default spread of the pods it owns).
     pub fn add_replica_set(&mut self, rs: &apps::ReplicaSet) -> Result<(), CompileError> {
         let ns = self.intern_namespace(rs.metadata.namespace.as_deref());
-        let name = self.interner.intern(rs.metadata.name.as_deref().unwrap_or(""));
-        let selector = LabelSelector::compile(rs.spec.as_ref().map(|s| &s.selector), &mut self.interner)?;
+        let name = self
+            .interner
+            .intern(rs.metadata.name.as_deref().unwrap_or(""));
+        let selector =
+            LabelSelector::compile(rs.spec.as_ref().map(|s| &s.selector), &mut self.interner)?;
         self.owner_selectors.replica_sets.push((ns, name, selector));
         Ok(())
     }
@@ -329,14 +348,20 @@ impl Cluster {
     /// Adds a StatefulSet (default spread of the pods it owns).
     pub fn add_stateful_set(&mut self, sts: &apps::StatefulSet) -> Result<(), CompileError> {
         let ns = self.intern_namespace(sts.metadata.namespace.as_deref());
-        let name = self.interner.intern(sts.metadata.name.as_deref().unwrap_or(""));
-        let selector = LabelSelector::compile(sts.spec.as_ref().map(|s| &s.selector), &mut self.interner)?;
-        self.owner_selectors.stateful_sets.push((ns, name, selector));
+        let name = self
+            .interner
+            .intern(sts.metadata.name.as_deref().unwrap_or(""));
+        let selector =
+            LabelSelector::compile(sts.spec.as_ref().map(|s| &s.selector), &mut self.interner)?;
+        self.owner_selectors
+            .stateful_sets
+            .push((ns, name, selector));
         Ok(())
     }
 
     fn intern_namespace(&mut self, ns: Option<&str>) -> Sym {
-        self.interner.intern(ns.filter(|n| !n.is_empty()).unwrap_or("default"))
+        self.interner
+            .intern(ns.filter(|n| !n.is_empty()).unwrap_or("default"))
     }
 
     /// Looks a node up by name.
@@ -392,7 +417,11 @@ impl Cluster {
     pub fn pod_terms(&mut self, pod: &Pod) -> PodTerms {
         let a = &pod.affinity;
         PodTerms {
-            required_affinity: a.required_affinity.iter().map(|t| self.term_id(t)).collect(),
+            required_affinity: a
+                .required_affinity
+                .iter()
+                .map(|t| self.term_id(t))
+                .collect(),
             required_anti_affinity: a
                 .required_anti_affinity
                 .iter()
@@ -512,10 +541,30 @@ impl Cluster {
     fn account_held(&mut self, id: PodId, node: NodeId, sign: i32) {
         let terms = self.pods[id.index()].terms.clone();
         let mut held: SmallVec<[(TermId, HeldKind, i32); 4]> = SmallVec::new();
-        held.extend(terms.required_anti_affinity.iter().map(|&t| (t, HeldKind::RequiredAntiAffinity, 1)));
-        held.extend(terms.required_affinity.iter().map(|&t| (t, HeldKind::RequiredAffinity, 1)));
-        held.extend(terms.preferred_affinity.iter().map(|&(t, w)| (t, HeldKind::PreferredAffinity, w)));
-        held.extend(terms.preferred_anti_affinity.iter().map(|&(t, w)| (t, HeldKind::PreferredAntiAffinity, w)));
+        held.extend(
+            terms
+                .required_anti_affinity
+                .iter()
+                .map(|&t| (t, HeldKind::RequiredAntiAffinity, 1)),
+        );
+        held.extend(
+            terms
+                .required_affinity
+                .iter()
+                .map(|&t| (t, HeldKind::RequiredAffinity, 1)),
+        );
+        held.extend(
+            terms
+                .preferred_affinity
+                .iter()
+                .map(|&(t, w)| (t, HeldKind::PreferredAffinity, w)),
+        );
+        held.extend(
+            terms
+                .preferred_anti_affinity
+                .iter()
+                .map(|&(t, w)| (t, HeldKind::PreferredAntiAffinity, w)),
+        );
         for key in held {
             let group = match self.held_ids.get(&key) {
                 Some(&g) => g,
@@ -562,7 +611,12 @@ impl Cluster {
         for set_index in candidates {
             let set = &self.match_sets[set_index];
             let all = set.iter().all(|t| {
-                incoming_term_matches(&self.terms[t.0 as usize], pod, &self.namespaces, &self.interner)
+                incoming_term_matches(
+                    &self.terms[t.0 as usize],
+                    pod,
+                    &self.namespaces,
+                    &self.interner,
+                )
             });
             if all {
                 if let Some(counts) = self.match_cache.get_mut(set) {
@@ -600,7 +654,12 @@ impl Cluster {
             for entry in self.pods.iter().filter(|e| e.alive) {
                 let Some(node) = entry.node else { continue };
                 let all = set.iter().all(|t| {
-                    incoming_term_matches(&self.terms[t.0 as usize], &entry.pod, &self.namespaces, &self.interner)
+                    incoming_term_matches(
+                        &self.terms[t.0 as usize],
+                        &entry.pod,
+                        &self.namespaces,
+                        &self.interner,
+                    )
                 });
                 if all {
                     counts.add(&self.nodes[node.index()].labels, 1);
@@ -637,7 +696,10 @@ impl Cluster {
     }
 
     /// Groups of existing pods' terms that could apply to a pod with these labels.
-    pub fn held_groups_for<'a>(&'a self, labels: &'a Labels) -> impl Iterator<Item = &'a HeldGroup> + 'a {
+    pub fn held_groups_for<'a>(
+        &'a self,
+        labels: &'a Labels,
+    ) -> impl Iterator<Item = &'a HeldGroup> + 'a {
         self.held_index
             .candidates(labels)
             .map(|g| &self.held_groups[g])

@@ -90,9 +90,8 @@ pub fn build(case: &Case) -> Result<(Cluster, Pod), String> {
         let bad = |e: serde_json::Error| format!("{kind}: {e}");
         match kind {
             "Service" => cluster.add_service(&serde_json::from_value(obj.clone()).map_err(bad)?),
-            "ReplicationController" => {
-                cluster.add_replication_controller(&serde_json::from_value(obj.clone()).map_err(bad)?)
-            }
+            "ReplicationController" => cluster
+                .add_replication_controller(&serde_json::from_value(obj.clone()).map_err(bad)?),
             "ReplicaSet" => {
                 let rs: apps::ReplicaSet = serde_json::from_value(obj.clone()).map_err(bad)?;
                 cluster.add_replica_set(&rs).map_err(|e| e.to_string())?;
@@ -133,8 +132,11 @@ pub fn compare(cluster: &Cluster, outcome: &Outcome, expected: &Expected) -> Vec
     }
     let mut got_scores: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
     for s in &outcome.scores {
-        let mut m: BTreeMap<String, i64> =
-            s.plugins.iter().map(|(p, v)| (p.name().to_string(), *v)).collect();
+        let mut m: BTreeMap<String, i64> = s
+            .plugins
+            .iter()
+            .map(|(p, v)| (p.name().to_string(), *v))
+            .collect();
         m.insert("total".to_string(), s.total);
         got_scores.insert(cluster.node(s.node).name.to_string(), m);
     }
@@ -144,8 +146,12 @@ pub fn compare(cluster: &Cluster, outcome: &Outcome, expected: &Expected) -> Vec
         let (want, got) = (expected.scores.get(name), got_scores.get(name));
         if want != got {
             let mut line = format!("scores {name}:");
-            let plugins: std::collections::BTreeSet<&String> =
-                want.into_iter().flatten().chain(got.into_iter().flatten()).map(|(k, _)| k).collect();
+            let plugins: std::collections::BTreeSet<&String> = want
+                .into_iter()
+                .flatten()
+                .chain(got.into_iter().flatten())
+                .map(|(k, _)| k)
+                .collect();
             for p in plugins {
                 let w = want.and_then(|m| m.get(p));
                 let g = got.and_then(|m| m.get(p));
@@ -179,7 +185,10 @@ pub fn compare(cluster: &Cluster, outcome: &Outcome, expected: &Expected) -> Vec
 
 /// Runs one case file.
 pub fn run_file(path: &Path) -> CaseReport {
-    let fallback = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let fallback = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {

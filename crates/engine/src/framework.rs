@@ -12,8 +12,8 @@ use crate::message::fit_error_message;
 use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
 use crate::plugins::{
     default_normalize, default_preemption, image_locality, node_affinity, node_name, node_ports,
-    node_resources_balanced_allocation, node_resources_fit, node_unschedulable, pod_topology_spread,
-    taint_toleration,
+    node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
+    pod_topology_spread, taint_toleration,
 };
 use crate::status::{Code, Plugin, Status};
 
@@ -73,7 +73,10 @@ pub fn weight(plugin: Plugin) -> i64 {
 
 /// Runs PreFilter. `Err` carries the status of a PreFilter plugin that
 /// rejected the pod outright.
-fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Result<(CycleState, node_affinity::PreFilter), Status> {
+fn pre_filter(
+    cluster: &mut Cluster,
+    pod: &Pod,
+) -> Result<(CycleState, node_affinity::PreFilter), Status> {
     let narrowed = node_affinity::pre_filter(pod);
     if narrowed == node_affinity::PreFilter::Conflict {
         return Err(Status::reject(
@@ -98,7 +101,13 @@ fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Result<(CycleState, node_affi
 /// Runs every Filter plugin in profile order on one node; the first
 /// rejection wins. `info` is passed separately so preemption can filter
 /// against a node with victims removed.
-pub fn run_filters(cluster: &Cluster, state: &CycleState, pod: &Pod, node: NodeId, info: &NodeInfo) -> Status {
+pub fn run_filters(
+    cluster: &Cluster,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> Status {
     let n = cluster.node(node);
     let checks: [&dyn Fn() -> Status; 8] = [
         &|| node_unschedulable::filter(pod, n, &state.unschedulable_taint),
@@ -152,12 +161,22 @@ pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
     let mut feasible = Vec::new();
     for node in cluster.node_ids() {
         let status = match &narrowed {
-            node_affinity::PreFilter::Only(names) if !names.contains(&cluster.node(node).name_sym) => Status {
-                code: Code::UnschedulableAndUnresolvable,
-                plugin: None,
-                reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
-            },
-            _ => run_filters(cluster, &state, pod, node, &cluster.node_infos[node.index()]),
+            node_affinity::PreFilter::Only(names)
+                if !names.contains(&cluster.node(node).name_sym) =>
+            {
+                Status {
+                    code: Code::UnschedulableAndUnresolvable,
+                    plugin: None,
+                    reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
+                }
+            }
+            _ => run_filters(
+                cluster,
+                &state,
+                pod,
+                node,
+                &cluster.node_infos[node.index()],
+            ),
         };
         if status.is_success() {
             feasible.push(node);
@@ -179,7 +198,11 @@ pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
     }
     let scores = score_nodes(cluster, pod, &feasible);
     let best_total = scores.iter().map(|s| s.total).max().unwrap_or(0);
-    let best: Vec<NodeId> = scores.iter().filter(|s| s.total == best_total).map(|s| s.node).collect();
+    let best: Vec<NodeId> = scores
+        .iter()
+        .filter(|s| s.total == best_total)
+        .map(|s| s.node)
+        .collect();
     let chosen = pick(&best, seed, pod, cluster);
     Outcome {
         statuses,
@@ -219,7 +242,8 @@ fn pick(best: &[NodeId], seed: u64, pod: &Pod, cluster: &Cluster) -> Option<Node
 /// PreScore, Score and NormalizeScore of every score plugin over the feasible nodes.
 fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<NodeScore> {
     let mut per_plugin: Vec<(Plugin, Vec<i64>)> = Vec::new();
-    let column = |f: &mut dyn FnMut(NodeId) -> i64| feasible.iter().map(|&n| f(n)).collect::<Vec<i64>>();
+    let column =
+        |f: &mut dyn FnMut(NodeId) -> i64| feasible.iter().map(|&n| f(n)).collect::<Vec<i64>>();
 
     let mut taints = column(&mut |n| taint_toleration::score(pod, cluster.node(n)));
     default_normalize(&mut taints, true);
@@ -231,7 +255,9 @@ fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<Nod
         per_plugin.push((Plugin::NodeAffinity, s));
     }
 
-    let fit = column(&mut |n| node_resources_fit::score(pod, cluster.node(n), &cluster.node_infos[n.index()]));
+    let fit = column(&mut |n| {
+        node_resources_fit::score(pod, cluster.node(n), &cluster.node_infos[n.index()])
+    });
     per_plugin.push((Plugin::NodeResourcesFit, fit));
 
     if let Some(state) = pod_topology_spread::pre_score(cluster, pod, feasible) {
@@ -251,13 +277,18 @@ fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<Nod
 
     if node_resources_balanced_allocation::scores(pod) {
         let s = column(&mut |n| {
-            node_resources_balanced_allocation::score(pod, cluster.node(n), &cluster.node_infos[n.index()])
+            node_resources_balanced_allocation::score(
+                pod,
+                cluster.node(n),
+                &cluster.node_infos[n.index()],
+            )
         });
         per_plugin.push((Plugin::NodeResourcesBalancedAllocation, s));
     }
 
     let total_nodes = cluster.nodes.len();
-    let images = column(&mut |n| image_locality::score(pod, cluster.node(n), &cluster.images, total_nodes));
+    let images =
+        column(&mut |n| image_locality::score(pod, cluster.node(n), &cluster.images, total_nodes));
     per_plugin.push((Plugin::ImageLocality, images));
 
     per_plugin.push((Plugin::DynamicResources, vec![0; feasible.len()]));
@@ -271,7 +302,11 @@ fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<Nod
                 .map(|(p, s)| (*p, s[i] * weight(*p)))
                 .collect();
             let total = plugins.iter().map(|(_, s)| s).sum();
-            NodeScore { node, plugins, total }
+            NodeScore {
+                node,
+                plugins,
+                total,
+            }
         })
         .collect()
 }

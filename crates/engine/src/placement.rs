@@ -25,7 +25,10 @@ pub enum BuildError {
 /// The scheduler name podplace plays.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
-fn object_name(kind: &str, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+fn object_name(
+    kind: &str,
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> String {
     match &meta.namespace {
         Some(ns) => format!("{kind}/{ns}/{}", meta.name.as_deref().unwrap_or("")),
         None => format!("{kind}/{}", meta.name.as_deref().unwrap_or("")),
@@ -102,7 +105,11 @@ pub struct PlaceOptions {
 /// Schedules every pending pod in PrioritySort order (higher priority first,
 /// then arrival order), binding each as it is placed, and retries the pods
 /// that did not fit while binds keep happening.
-pub fn place_all(cluster: &mut Cluster, pending: &[PodId], options: PlaceOptions) -> Vec<Placement> {
+pub fn place_all(
+    cluster: &mut Cluster,
+    pending: &[PodId],
+    options: PlaceOptions,
+) -> Vec<Placement> {
     let mut queue: Vec<PodId> = pending.to_vec();
     queue.sort_by_key(|&id| std::cmp::Reverse(cluster.pod(id).priority));
     let mut results: Vec<Option<Placement>> = vec![None; cluster.pods.len()];
@@ -112,7 +119,9 @@ pub fn place_all(cluster: &mut Cluster, pending: &[PodId], options: PlaceOptions
         for &id in &queue {
             let scheduler = &*cluster.pod(id).scheduler_name;
             if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
-                let message = format!("not scheduled by {DEFAULT_SCHEDULER}: spec.schedulerName is {scheduler:?}");
+                let message = format!(
+                    "not scheduled by {DEFAULT_SCHEDULER}: spec.schedulerName is {scheduler:?}"
+                );
                 results[id.index()] = Some(Placement {
                     pod: id,
                     node: None,

@@ -8,19 +8,32 @@ use podplace_engine::conformance::{case_files, run_file};
 fn corpus_dir() -> PathBuf {
     std::env::var_os("PODPLACE_CONFORMANCE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance")))
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/conformance"
+            ))
+        })
 }
 
 #[test]
 fn every_conformance_case_matches_kube_scheduler() {
     let dir = corpus_dir();
     let files = case_files(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
-    assert!(!files.is_empty(), "no conformance cases found in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "no conformance cases found in {}",
+        dir.display()
+    );
     let mut failures = Vec::new();
     for file in &files {
         let report = run_file(file);
         if !report.mismatches.is_empty() {
-            failures.push(format!("{}:\n  {}", report.name, report.mismatches.join("\n  ")));
+            failures.push(format!(
+                "{}:\n  {}",
+                report.name,
+                report.mismatches.join("\n  ")
+            ));
         }
     }
     let passed = files.len() - failures.len();

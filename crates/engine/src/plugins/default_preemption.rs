@@ -36,7 +36,12 @@ pub struct Preemption {
 }
 
 /// PostFilter: DynamicResources (nothing to deallocate), then DefaultPreemption.
-pub fn post_filter(cluster: &Cluster, state: &CycleState, pod: &Pod, statuses: &[Status]) -> Preemption {
+pub fn post_filter(
+    cluster: &Cluster,
+    state: &CycleState,
+    pod: &Pod,
+    statuses: &[Status],
+) -> Preemption {
     if pod.never_preempts {
         return Preemption {
             candidates: Vec::new(),
@@ -62,7 +67,11 @@ pub fn post_filter(cluster: &Cluster, state: &CycleState, pod: &Pod, statuses: &
         };
     }
     let absent = statuses.len() - node_statuses.len();
-    let inner = histogram(statuses.len(), &node_statuses, Some((absent, REASON_NOT_HELPFUL)));
+    let inner = histogram(
+        statuses.len(),
+        &node_statuses,
+        Some((absent, REASON_NOT_HELPFUL)),
+    );
     Preemption {
         candidates,
         message: format!("{DRA_NOTHING_TO_DEALLOCATE}, preemption: {inner}"),
@@ -71,7 +80,12 @@ pub fn post_filter(cluster: &Cluster, state: &CycleState, pod: &Pod, statuses: &
 
 /// Removes every lower-priority pod from the node (in a copy) and filters
 /// again, updating the PreFilter state as kube-scheduler's RemovePod does.
-fn select_victims(cluster: &Cluster, state: &CycleState, pod: &Pod, node: NodeId) -> Result<Vec<PodId>, Status> {
+fn select_victims(
+    cluster: &Cluster,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+) -> Result<Vec<PodId>, Status> {
     let mut info = cluster.node_infos[node.index()].clone();
     let victims: Vec<PodId> = info
         .pods

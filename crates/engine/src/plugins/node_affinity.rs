@@ -77,7 +77,11 @@ pub fn filter(pod: &Pod, node: &Node, interner: &Interner) -> Status {
     if matches(pod, node, interner) {
         Status::success()
     } else {
-        Status::reject(Code::UnschedulableAndUnresolvable, Plugin::NodeAffinity, REASON)
+        Status::reject(
+            Code::UnschedulableAndUnresolvable,
+            Plugin::NodeAffinity,
+            REASON,
+        )
     }
 }
 

@@ -24,7 +24,12 @@ fn balance(used: [i64; 2], allocatable: [i64; 2]) -> i64 {
         2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
         n => {
             let mean = fractions.iter().sum::<f64>() / n as f64;
-            (fractions.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n as f64).sqrt()
+            (fractions
+                .iter()
+                .map(|f| (f - mean) * (f - mean))
+                .sum::<f64>()
+                / n as f64)
+                .sqrt()
         }
     };
     ((1.0 - std) * 100.0) as i64

@@ -24,7 +24,12 @@ pub struct Shortage {
 }
 
 /// Every resource the node is short of, in kube-scheduler's order.
-pub fn shortages(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -> SmallVec<[Shortage; 1]> {
+pub fn shortages(
+    pod: &Pod,
+    node: &Node,
+    info: &NodeInfo,
+    interner: &Interner,
+) -> SmallVec<[Shortage; 1]> {
     let mut out = SmallVec::new();
     let alloc = &node.allocatable;
     let used = &info.requested;
@@ -39,7 +44,8 @@ pub fn shortages(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -
         });
     }
     let req = &pod.requests;
-    if req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalar.is_empty() {
+    if req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalar.is_empty()
+    {
         return out;
     }
     let mut check = |reason: Reason, r: i64, a: i64, u: i64| {
@@ -53,8 +59,18 @@ pub fn shortages(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -
             });
         }
     };
-    check("Insufficient cpu".into(), req.milli_cpu, alloc.milli_cpu, used.milli_cpu);
-    check("Insufficient memory".into(), req.memory, alloc.memory, used.memory);
+    check(
+        "Insufficient cpu".into(),
+        req.milli_cpu,
+        alloc.milli_cpu,
+        used.milli_cpu,
+    );
+    check(
+        "Insufficient memory".into(),
+        req.memory,
+        alloc.memory,
+        used.memory,
+    );
     check(
         "Insufficient ephemeral-storage".into(),
         req.ephemeral_storage,
@@ -104,7 +120,10 @@ pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
     let mut total = 0;
     let mut weights = 0;
     for (requested, capacity) in [
-        (info.non_zero_requested.0 + pod_cpu, node.allocatable.milli_cpu),
+        (
+            info.non_zero_requested.0 + pod_cpu,
+            node.allocatable.milli_cpu,
+        ),
         (info.non_zero_requested.1 + pod_mem, node.allocatable.memory),
     ] {
         if capacity == 0 {

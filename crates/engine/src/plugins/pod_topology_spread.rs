@@ -73,7 +73,11 @@ impl FilterState {
         if (domains.len() as i64) < i64::from(min_domains) {
             return 0;
         }
-        domains.values().copied().min().unwrap_or(i64::from(i32::MAX))
+        domains
+            .values()
+            .copied()
+            .min()
+            .unwrap_or(i64::from(i32::MAX))
     }
 }
 
@@ -119,12 +123,21 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
 
 /// Updates the state for a pod added (`+1`) or removed (`-1`) on `node`
 /// (preemption's dry run).
-pub fn update_with_pod(state: &mut FilterState, cluster: &Cluster, pod: &Pod, other: &Pod, node: NodeId, delta: i64) {
+pub fn update_with_pod(
+    state: &mut FilterState,
+    cluster: &Cluster,
+    pod: &Pod,
+    other: &Pod,
+    node: NodeId,
+    delta: i64,
+) {
     if other.namespace != pod.namespace || !has_all_keys(cluster, &state.constraints, node) {
         return;
     }
     for (i, c) in state.constraints.iter().enumerate() {
-        if !c.spec.selector.matches(&other.labels, &cluster.interner) || !includes(cluster, &c.spec, pod, node) {
+        if !c.spec.selector.matches(&other.labels, &cluster.interner)
+            || !includes(cluster, &c.spec, pod, node)
+        {
             continue;
         }
         if let Some(value) = cluster.node(node).labels.get(c.spec.topology_key) {
@@ -160,7 +173,10 @@ pub fn default_selector(cluster: &mut Cluster, pod: &Pod) -> LabelSelector {
     let mut requirements: Vec<Requirement> = Vec::new();
     let mut label_set: Vec<(Sym, Sym)> = Vec::new();
     for (ns, selector) in &cluster.service_selectors {
-        if *ns == pod.namespace && !selector.is_nothing() && selector.matches(&pod.labels, &cluster.interner) {
+        if *ns == pod.namespace
+            && !selector.is_nothing()
+            && selector.matches(&pod.labels, &cluster.interner)
+        {
             for r in selector.requirements() {
                 if let Some(pair) = r.necessary_pair() {
                     if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0) {
@@ -184,7 +200,8 @@ pub fn default_selector(cluster: &mut Cluster, pod: &Pod) -> LabelSelector {
                 if let Some(s) = find(&cluster.owner_selectors.replication_controllers) {
                     for r in s.requirements() {
                         if let Some(pair) = r.necessary_pair() {
-                            if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0) {
+                            if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0)
+                            {
                                 existing.1 = pair.1;
                             } else {
                                 label_set.push(pair);
@@ -281,7 +298,9 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
                 continue;
             }
             let value = cluster.node(node).labels.get(key).unwrap_or(empty);
-            if let std::collections::hash_map::Entry::Vacant(e) = state.pair_counts.entry((key, value)) {
+            if let std::collections::hash_map::Entry::Vacant(e) =
+                state.pair_counts.entry((key, value))
+            {
                 e.insert(0);
                 sizes[i] += 1;
             }

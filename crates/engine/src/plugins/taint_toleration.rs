@@ -11,15 +11,21 @@ pub const REASON: &str = "node(s) had untolerated taint(s)";
 /// The first NoSchedule/NoExecute taint no toleration tolerates.
 pub fn untolerated_taint<'a>(pod: &Pod, node: &'a Node) -> Option<&'a Taint> {
     node.taints.iter().find(|taint| {
-        matches!(taint.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
-            && !pod.tolerations.iter().any(|t| t.tolerates(taint))
+        matches!(
+            taint.effect,
+            TaintEffect::NoSchedule | TaintEffect::NoExecute
+        ) && !pod.tolerations.iter().any(|t| t.tolerates(taint))
     })
 }
 
 /// Filter.
 pub fn filter(pod: &Pod, node: &Node) -> Status {
     match untolerated_taint(pod, node) {
-        Some(_) => Status::reject(Code::UnschedulableAndUnresolvable, Plugin::TaintToleration, REASON),
+        Some(_) => Status::reject(
+            Code::UnschedulableAndUnresolvable,
+            Plugin::TaintToleration,
+            REASON,
+        ),
         None => Status::success(),
     }
 }

@@ -7,7 +7,9 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY};
-use crate::cluster::{existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId};
+use crate::cluster::{
+    existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId,
+};
 use crate::status::{Code, Plugin, Status};
 
 /// Counts per (topology key, value), as kube-scheduler's `topologyToMatchedTermCount`.
@@ -59,7 +61,11 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
             continue;
         }
         for (&value, &count) in &group.domains {
-            add(&mut state.existing_anti, (term.topology_key, value), i64::from(count));
+            add(
+                &mut state.existing_anti,
+                (term.topology_key, value),
+                i64::from(count),
+            );
         }
     }
     if !state.terms.required_affinity.is_empty() {
@@ -72,7 +78,12 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
             }
         }
         state.matches_own_affinity = set.iter().all(|t| {
-            incoming_term_matches(cluster.term(*t), pod, &cluster.namespaces, &cluster.interner)
+            incoming_term_matches(
+                cluster.term(*t),
+                pod,
+                &cluster.namespaces,
+                &cluster.interner,
+            )
         });
     }
     for &t in &state.terms.required_anti_affinity.clone() {
@@ -117,9 +128,16 @@ pub fn update_with_pod(
         }
     }
     let matches = |t: &TermId| {
-        incoming_term_matches(cluster.term(*t), other, &cluster.namespaces, &cluster.interner)
+        incoming_term_matches(
+            cluster.term(*t),
+            other,
+            &cluster.namespaces,
+            &cluster.interner,
+        )
     };
-    if !state.terms.required_affinity.is_empty() && state.terms.required_affinity.iter().all(matches) {
+    if !state.terms.required_affinity.is_empty()
+        && state.terms.required_affinity.iter().all(matches)
+    {
         for t in &state.terms.required_affinity {
             let key = cluster.term(*t).topology_key;
             if let Some(v) = node.labels.get(key) {
@@ -180,13 +198,25 @@ pub fn satisfies_existing_anti_affinity(state: &State, node: &Node) -> bool {
 /// Filter.
 pub fn filter(state: &State, cluster: &Cluster, node: &Node) -> Status {
     if !satisfies_affinity(state, cluster, node) {
-        return Status::reject(Code::UnschedulableAndUnresolvable, Plugin::InterPodAffinity, REASON_AFFINITY);
+        return Status::reject(
+            Code::UnschedulableAndUnresolvable,
+            Plugin::InterPodAffinity,
+            REASON_AFFINITY,
+        );
     }
     if !satisfies_anti_affinity(state, cluster, node) {
-        return Status::reject(Code::Unschedulable, Plugin::InterPodAffinity, REASON_ANTI_AFFINITY);
+        return Status::reject(
+            Code::Unschedulable,
+            Plugin::InterPodAffinity,
+            REASON_ANTI_AFFINITY,
+        );
     }
     if !satisfies_existing_anti_affinity(state, node) {
-        return Status::reject(Code::Unschedulable, Plugin::InterPodAffinity, REASON_EXISTING_ANTI_AFFINITY);
+        return Status::reject(
+            Code::Unschedulable,
+            Plugin::InterPodAffinity,
+            REASON_EXISTING_ANTI_AFFINITY,
+        );
     }
     Status::success()
 }

@@ -23,16 +23,29 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
         .preferred_affinity
         .iter()
         .map(|&(t, w)| (t, i64::from(w)))
-        .chain(terms.preferred_anti_affinity.iter().map(|&(t, w)| (t, -i64::from(w))));
+        .chain(
+            terms
+                .preferred_anti_affinity
+                .iter()
+                .map(|&(t, w)| (t, -i64::from(w))),
+        );
     for (t, weight) in own.collect::<Vec<_>>() {
         let key = cluster.term(t).topology_key;
         let counts = cluster.match_counts(&[t]);
         for (&value, &count) in counts.domains(key).into_iter().flatten() {
             touched = true;
-            *state.topology_score.entry(key).or_default().entry(value).or_insert(0) += weight * count;
+            *state
+                .topology_score
+                .entry(key)
+                .or_default()
+                .entry(value)
+                .or_insert(0) += weight * count;
         }
     }
-    let ns_labels = cluster.namespace_labels(pod.namespace).cloned().unwrap_or_default();
+    let ns_labels = cluster
+        .namespace_labels(pod.namespace)
+        .cloned()
+        .unwrap_or_default();
     for group in cluster.held_groups_for(&pod.labels) {
         let weight = match group.kind {
             HeldKind::RequiredAntiAffinity => continue,
@@ -41,7 +54,9 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
             HeldKind::PreferredAntiAffinity => -i64::from(group.weight),
         };
         let term = cluster.term(group.term);
-        if group.domains.is_empty() || !existing_term_matches(term, pod, &ns_labels, &cluster.interner) {
+        if group.domains.is_empty()
+            || !existing_term_matches(term, pod, &ns_labels, &cluster.interner)
+        {
             continue;
         }
         touched = true;
