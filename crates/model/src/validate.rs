@@ -710,6 +710,9 @@ fn validate_containers(containers: &[Container], path: &FieldPath, errs: &mut Ve
 /// Validates the scheduling-relevant parts of a pod spec: affinity, topology
 /// spread constraints, tolerations and resource quantities.
 pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    if spec.containers.is_empty() {
+        errs.push(FieldError::required(path.child("containers"), ""));
+    }
     validate_containers(&spec.containers, &path.child("containers"), errs);
     if let Some(init) = spec.init_containers.as_ref() {
         validate_containers(init, &path.child("initContainers"), errs);

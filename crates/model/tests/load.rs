@@ -195,7 +195,8 @@ fn a_snapshot_expands_to_nothing_new() {
 
 #[test]
 fn loads_recorded_api_lists() {
-    let cases: &[(&str, fn(&Inventory) -> usize, usize)] = &[
+    type Count = fn(&Inventory) -> usize;
+    let cases: &[(&str, Count, usize)] = &[
         ("lists/nodes.json", |i| i.nodes.len(), 4),
         ("lists/namespaces.json", |i| i.namespaces.len(), 6),
         ("lists/deployments.json", |i| i.deployments.len(), 1),

@@ -857,7 +857,13 @@ impl State<'_> {
         anchor: Anchor,
         (kind, namespace, name): (&str, Option<&str>, Option<&str>),
     ) -> Result<(), LoadError> {
-        let id = object_id(kind, if T::NAMESPACED { namespace } else { None }, name);
+        let default_ns = self.opts.default_namespace.as_str();
+        let ns_for_id = if T::NAMESPACED {
+            Some(namespace.filter(|n| !n.is_empty()).unwrap_or(default_ns))
+        } else {
+            None
+        };
+        let id = object_id(kind, ns_for_id, name);
         let mut obj: T = match serde_path_to_error::deserialize(value) {
             Ok(o) => o,
             Err(e) => {
