@@ -67,7 +67,20 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    // Installed as `kubectl-podplace`, kubectl runs us as a plugin: say so in usage lines.
+    let as_plugin = std::env::args_os()
+        .next()
+        .and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .is_some_and(|name| name == "kubectl-podplace");
+    let mut command = Cli::command();
+    if as_plugin {
+        command = command.bin_name("kubectl podplace");
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Place {
             filenames,
