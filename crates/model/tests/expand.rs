@@ -380,7 +380,8 @@ fn toleration_seconds(p: &Pod) -> Vec<(String, Option<i64>)> {
 
 #[test]
 fn default_toleration_seconds_are_added_unless_already_tolerated() {
-    let cases: [(&str, &str, Vec<(&str, Option<i64>)>); 3] = [
+    type Expected = Vec<(&'static str, Option<i64>)>;
+    let cases: [(&str, &str, Expected); 3] = [
         (
             "none",
             "",
