@@ -277,15 +277,51 @@ fn replicas(r: Option<i32>) -> usize {
     usize::try_from(r.unwrap_or(1)).unwrap_or(0)
 }
 
+/// Most pods [`expand_workloads`] creates in one world: a typo such as
+/// `replicas: 1000000000` should not exhaust memory (Kubernetes' published
+/// limit is 150,000 pods per cluster).
+pub const MAX_EXPANDED_PODS: usize = 1_000_000;
+
+/// The pods created so far, up to a limit.
+struct NewPods {
+    pods: Vec<Sourced<Pod>>,
+    limit: usize,
+    truncated: bool,
+}
+
+impl NewPods {
+    /// Whether the limit is reached (and remembers that replicas were dropped).
+    fn full(&mut self) -> bool {
+        if self.pods.len() >= self.limit {
+            self.truncated = true;
+        }
+        self.truncated
+    }
+
+    fn push(&mut self, pod: Sourced<Pod>) {
+        self.pods.push(pod);
+    }
+}
+
 /// Adds the pods (and, for Deployments without one, the ReplicaSet) that the
 /// workload controllers would create for missing replicas, then applies
 /// admission defaults to every pod that comes from a manifest.
 ///
 /// Idempotent: running it twice adds nothing the second time, since the
-/// generated pods are found through their owner references.
+/// generated pods are found through their owner references. At most
+/// [`MAX_EXPANDED_PODS`] pods are added (with a warning when replicas are dropped).
 pub fn expand_workloads(inv: &mut Inventory) {
+    expand_workloads_up_to(inv, MAX_EXPANDED_PODS);
+}
+
+/// [`expand_workloads`] with a smaller limit on new pods (fuzzing, previews).
+pub fn expand_workloads_up_to(inv: &mut Inventory, max_new_pods: usize) {
     let mut index = PodIndex::new(&inv.pods);
-    let mut new_pods: Vec<Sourced<Pod>> = Vec::new();
+    let mut new_pods = NewPods {
+        pods: Vec::new(),
+        limit: max_new_pods,
+        truncated: false,
+    };
     let mut new_replica_sets: Vec<Sourced<ReplicaSet>> = Vec::new();
     // ReplicaSets a Deployment of the world controls: expanded through it.
     let mut handled_rs: HashSet<(String, String)> = HashSet::new();
@@ -335,6 +371,9 @@ pub fn expand_workloads(inv: &mut Inventory) {
                 .and_then(|s| s.template.clone())
                 .unwrap_or_else(|| spec.template.clone());
             for _ in active..want {
+                if new_pods.full() {
+                    break;
+                }
                 let base = format!("{}-", rs_owner.name);
                 let name = index.fresh_name(rs_owner.namespace, &base);
                 let pod = pod_from_template(
@@ -382,6 +421,9 @@ pub fn expand_workloads(inv: &mut Inventory) {
         let rs_owner = Owner::new("apps/v1", "ReplicaSet", &rs_meta);
         let base = format!("{rs_name}-");
         for _ in 0..want {
+            if new_pods.full() {
+                break;
+            }
             let name = index.fresh_name(owner.namespace, &base);
             let pod = pod_from_template(
                 &template,
@@ -481,6 +523,9 @@ pub fn expand_workloads(inv: &mut Inventory) {
             .max(0);
         let start = usize::try_from(start).unwrap_or(0);
         for ordinal in start..start + replicas(spec.replicas) {
+            if new_pods.full() {
+                break;
+            }
             let name = format!("{}-{ordinal}", owner.name);
             if index.taken(owner.namespace, &name) {
                 continue;
@@ -558,6 +603,9 @@ pub fn expand_workloads(inv: &mut Inventory) {
         add_daemon_tolerations(template.spec.get_or_insert_with(Default::default));
         let pod_spec = template.spec.clone().unwrap_or_default();
         for node in &inv.nodes {
+            if new_pods.full() {
+                break;
+            }
             let node_name = node.object.metadata.name.clone().unwrap_or_default();
             if covered.contains(&node_name) || !daemon_should_run(&pod_spec, &node.object) {
                 continue;
@@ -630,6 +678,9 @@ pub fn expand_workloads(inv: &mut Inventory) {
             .collect();
         let mut next_index = 0usize;
         for _ in active.len()..want_active {
+            if new_pods.full() {
+                break;
+            }
             let mut labels = vec![
                 ("batch.kubernetes.io/controller-uid", uid.clone()),
                 ("batch.kubernetes.io/job-name", owner.name.to_string()),
@@ -680,10 +731,15 @@ pub fn expand_workloads(inv: &mut Inventory) {
         }
     }
 
-    let generated = new_pods.len();
+    let generated = new_pods.pods.len();
+    if new_pods.truncated {
+        inv.warnings.push(format!(
+            "workload expansion stopped after {generated} new pods (the limit); some replicas were not created"
+        ));
+    }
     inv.replica_sets.extend(new_replica_sets);
     let first_new = inv.pods.len();
-    inv.pods.extend(new_pods);
+    inv.pods.extend(new_pods.pods);
     let admission = Admission::new(inv);
     let mut warnings = Vec::new();
     for (i, pod) in inv.pods.iter_mut().enumerate() {
@@ -707,7 +763,7 @@ fn expand_replicated(
     origin: &Origin,
     inv: &Inventory,
     index: &mut PodIndex,
-    new_pods: &mut Vec<Sourced<Pod>>,
+    new_pods: &mut NewPods,
 ) {
     let active = index
         .owned(&inv.pods, owner)
@@ -716,6 +772,9 @@ fn expand_replicated(
         .count();
     let base = format!("{}-", owner.name);
     for _ in active..want {
+        if new_pods.full() {
+            break;
+        }
         let name = index.fresh_name(owner.namespace, &base);
         let pod = pod_from_template(
             template,

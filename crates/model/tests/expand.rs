@@ -515,3 +515,17 @@ overhead: {podFixed: {cpu: 250m, memory: 120Mi}}
     assert_eq!(overhead["cpu"].0, "250m");
     assert_eq!(overhead["memory"].0, "120Mi");
 }
+
+#[test]
+fn a_replica_typo_cannot_exhaust_memory() {
+    let mut inv = world(&DEPLOY.replace("replicas: 3", "replicas: 1000000000"));
+    podplace_model::expand::expand_workloads_up_to(&mut inv, 10);
+    assert_eq!(inv.pods.len(), 10);
+    assert!(
+        inv.warnings
+            .iter()
+            .any(|w| w.contains("expansion stopped after 10 new pods")),
+        "{:?}",
+        inv.warnings
+    );
+}
