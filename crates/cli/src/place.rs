@@ -8,7 +8,9 @@ use owo_colors::{OwoColorize, Stream};
 use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
 use serde::Serialize;
 
-use crate::world::{load_world, workload_of};
+use podplace_model::workloads::Workloads;
+
+use crate::world::load_world;
 use crate::{Exit, OutputFormat};
 
 /// One pod's placement, as `-o json` prints it.
@@ -73,13 +75,14 @@ pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool)
                 )
             })
             .collect();
+    let workloads = Workloads::new(&inventory);
     let mut rows = Vec::new();
     for p in &placements {
         let pod = cluster.pod(p.pod);
         let namespace = cluster.interner.resolve(pod.namespace).to_string();
         let api_pod = api_pods.get(&(namespace.as_str(), &*pod.name));
         let workload = api_pod
-            .map(|p| workload_of(&inventory, &namespace, p))
+            .map(|p| workloads.of(p).to_string())
             .unwrap_or_else(|| format!("Pod/{namespace}/{}", pod.name));
         let outcome = p.outcome.as_ref();
         let tied = outcome

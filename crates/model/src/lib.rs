@@ -2,12 +2,13 @@
 //! and the compact, interned form the engine schedules against
 //! ([`objects`], [`selector`], [`labels`], [`intern`], [`quantity`]).
 
+pub mod expand;
 pub mod intern;
 pub mod inventory;
 pub mod labels;
+pub mod load;
 pub mod objects;
 pub mod quantity;
 pub mod selector;
-pub mod expand;
-pub mod load;
 pub mod validate;
+pub mod workloads;
