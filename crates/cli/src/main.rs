@@ -71,7 +71,11 @@ fn main() -> ExitCode {
     // Installed as `kubectl-podplace`, kubectl runs us as a plugin: say so in usage lines.
     let as_plugin = std::env::args_os()
         .next()
-        .and_then(|a| PathBuf::from(a).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            PathBuf::from(a)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
         .is_some_and(|name| name == "kubectl-podplace");
     let mut command = Cli::command();
     if as_plugin {

@@ -44,7 +44,10 @@ impl Resources {
             None => {
                 self.scalar.push((name, 0));
                 self.scalar.sort_unstable_by_key(|(n, _)| *n);
-                self.scalar.iter().position(|(n, _)| *n == name).unwrap_or(0)
+                self.scalar
+                    .iter()
+                    .position(|(n, _)| *n == name)
+                    .unwrap_or(0)
             }
         };
         &mut self.scalar[pos].1
@@ -54,7 +57,9 @@ impl Resources {
     pub fn add(&mut self, other: &Resources) {
         self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
         self.memory = self.memory.saturating_add(other.memory);
-        self.ephemeral_storage = self.ephemeral_storage.saturating_add(other.ephemeral_storage);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_add(other.ephemeral_storage);
         self.pods = self.pods.saturating_add(other.pods);
         for &(n, v) in &other.scalar {
             let slot = self.scalar_mut(n);
@@ -66,7 +71,9 @@ impl Resources {
     pub fn sub(&mut self, other: &Resources) {
         self.milli_cpu = self.milli_cpu.saturating_sub(other.milli_cpu);
         self.memory = self.memory.saturating_sub(other.memory);
-        self.ephemeral_storage = self.ephemeral_storage.saturating_sub(other.ephemeral_storage);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_sub(other.ephemeral_storage);
         self.pods = self.pods.saturating_sub(other.pods);
         for &(n, v) in &other.scalar {
             let slot = self.scalar_mut(n);
@@ -88,7 +95,12 @@ impl Resources {
 
     /// Reads a `ResourceList` (requests, allocatable, overhead).
     pub fn from_list(
-        list: Option<&std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+        list: Option<
+            &std::collections::BTreeMap<
+                String,
+                k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            >,
+        >,
         interner: &mut Interner,
     ) -> Result<Self, CompileError> {
         let mut out = Resources::default();
@@ -118,7 +130,9 @@ impl Resources {
 fn is_scalar_resource(name: &str) -> bool {
     name.starts_with("hugepages-")
         || name.starts_with("attachable-volumes-")
-        || (name.contains('/') && !name.starts_with("kubernetes.io/") && !name.starts_with("requests."))
+        || (name.contains('/')
+            && !name.starts_with("kubernetes.io/")
+            && !name.starts_with("requests."))
 }
 
 /// Why an object could not be compiled for the engine.
@@ -385,8 +399,16 @@ impl Pod {
         for c in spec.containers.iter().chain(restartable_init) {
             for p in c.ports.iter().flatten() {
                 if let Some(hp) = p.host_port.filter(|&hp| hp > 0) {
-                    let ip = p.host_ip.as_deref().filter(|s| !s.is_empty()).unwrap_or("0.0.0.0");
-                    let proto = p.protocol.as_deref().filter(|s| !s.is_empty()).unwrap_or("TCP");
+                    let ip = p
+                        .host_ip
+                        .as_deref()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("0.0.0.0");
+                    let proto = p
+                        .protocol
+                        .as_deref()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("TCP");
                     host_ports.push(HostPort {
                         ip: interner.intern(ip),
                         protocol: interner.intern(proto),
@@ -405,14 +427,25 @@ impl Pod {
             .node_selector
             .iter()
             .flatten()
-            .map(|(k, v)| Requirement::In(interner.intern(k), smallvec::smallvec![interner.intern(v)]))
+            .map(|(k, v)| {
+                Requirement::In(interner.intern(k), smallvec::smallvec![interner.intern(v)])
+            })
             .collect();
-        let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
+        let node_affinity = spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref());
         let required_node_affinity = node_affinity
-            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
             .map(|s| NodeSelector::compile(s, interner));
         let preferred_node_affinity = node_affinity
-            .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|na| {
+                na.preferred_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
             .into_iter()
             .flatten()
             .map(|p| (p.weight, NodeSelectorTerm::compile(&p.preference, interner)))
@@ -465,7 +498,11 @@ impl Pod {
             name: meta.name.as_deref().unwrap_or("").into(),
             namespace,
             labels,
-            node_name: spec.node_name.as_deref().filter(|n| !n.is_empty()).map(Into::into),
+            node_name: spec
+                .node_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .map(Into::into),
             priority: spec.priority.unwrap_or(0),
             never_preempts: spec.preemption_policy.as_deref() == Some("Never"),
             scheduler_name: spec.scheduler_name.as_deref().unwrap_or("").into(),
@@ -504,11 +541,16 @@ fn compile_toleration(t: &core::Toleration, interner: &mut Interner) -> Tolerati
     let effect_text = t.effect.as_deref().unwrap_or("");
     let effect = TaintEffect::parse(effect_text);
     Toleration {
-        key: t.key.as_deref().filter(|k| !k.is_empty()).map(|k| interner.intern(k)),
+        key: t
+            .key
+            .as_deref()
+            .filter(|k| !k.is_empty())
+            .map(|k| interner.intern(k)),
         exists: op == "Exists",
         value: interner.intern(t.value.as_deref().unwrap_or("")),
         effect,
-        invalid: !matches!(op, "Exists" | "Equal" | "") || (!effect_text.is_empty() && effect.is_none()),
+        invalid: !matches!(op, "Exists" | "Equal" | "")
+            || (!effect_text.is_empty() && effect.is_none()),
     }
 }
 
@@ -546,10 +588,20 @@ fn compile_affinity(
         return Ok(rules);
     };
     if let Some(pa) = &affinity.pod_affinity {
-        for t in pa.required_during_scheduling_ignored_during_execution.iter().flatten() {
-            rules.required_affinity.push(compile_term(t, namespace, interner)?);
+        for t in pa
+            .required_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+        {
+            rules
+                .required_affinity
+                .push(compile_term(t, namespace, interner)?);
         }
-        for w in pa.preferred_during_scheduling_ignored_during_execution.iter().flatten() {
+        for w in pa
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+        {
             rules.preferred_affinity.push(WeightedTerm {
                 weight: w.weight,
                 term: compile_term(&w.pod_affinity_term, namespace, interner)?,
@@ -557,10 +609,20 @@ fn compile_affinity(
         }
     }
     if let Some(pa) = &affinity.pod_anti_affinity {
-        for t in pa.required_during_scheduling_ignored_during_execution.iter().flatten() {
-            rules.required_anti_affinity.push(compile_term(t, namespace, interner)?);
+        for t in pa
+            .required_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+        {
+            rules
+                .required_anti_affinity
+                .push(compile_term(t, namespace, interner)?);
         }
-        for w in pa.preferred_during_scheduling_ignored_during_execution.iter().flatten() {
+        for w in pa
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+        {
             rules.preferred_anti_affinity.push(WeightedTerm {
                 weight: w.weight,
                 term: compile_term(&w.pod_affinity_term, namespace, interner)?,
@@ -580,7 +642,10 @@ fn pod_requests(
     interner: &mut Interner,
 ) -> Result<PodRequests, CompileError> {
     let container_requests = |c: &core::Container, interner: &mut Interner| {
-        Resources::from_list(c.resources.as_ref().and_then(|r| r.requests.as_ref()), interner)
+        Resources::from_list(
+            c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+            interner,
+        )
     };
     let non_zero = |r: &Resources, c: &core::Container| {
         let has = |name: &str| {
@@ -589,8 +654,16 @@ fn pod_requests(
                 .and_then(|r| r.requests.as_ref())
                 .is_some_and(|m| m.contains_key(name))
         };
-        let cpu = if has("cpu") { r.milli_cpu } else { DEFAULT_MILLI_CPU_REQUEST };
-        let mem = if has("memory") { r.memory } else { DEFAULT_MEMORY_REQUEST };
+        let cpu = if has("cpu") {
+            r.milli_cpu
+        } else {
+            DEFAULT_MILLI_CPU_REQUEST
+        };
+        let mem = if has("memory") {
+            r.memory
+        } else {
+            DEFAULT_MEMORY_REQUEST
+        };
         (cpu, mem)
     };
     let mut total = Resources::default();
@@ -620,7 +693,10 @@ fn pod_requests(
             (e, (cpu + sidecars_nz.0, mem + sidecars_nz.1))
         };
         init_max.max_with(&effective);
-        init_max_nz = (init_max_nz.0.max(effective_nz.0), init_max_nz.1.max(effective_nz.1));
+        init_max_nz = (
+            init_max_nz.0.max(effective_nz.0),
+            init_max_nz.1.max(effective_nz.1),
+        );
     }
     total.max_with(&init_max);
     nz = (nz.0.max(init_max_nz.0), nz.1.max(init_max_nz.1));
@@ -648,8 +724,16 @@ fn pod_requests(
                                 .is_some_and(|m| m.contains_key(name))
                         })
             };
-            nz.0 = if listed("cpu") { total.milli_cpu } else { DEFAULT_MILLI_CPU_REQUEST };
-            nz.1 = if listed("memory") { total.memory } else { DEFAULT_MEMORY_REQUEST };
+            nz.0 = if listed("cpu") {
+                total.milli_cpu
+            } else {
+                DEFAULT_MILLI_CPU_REQUEST
+            };
+            nz.1 = if listed("memory") {
+                total.memory
+            } else {
+                DEFAULT_MEMORY_REQUEST
+            };
         }
     }
     if let Some(overhead) = &spec.overhead {
@@ -709,7 +793,8 @@ impl Node {
                 })
             })
             .collect();
-        let allocatable = Resources::from_list(status.and_then(|s| s.allocatable.as_ref()), interner)?;
+        let allocatable =
+            Resources::from_list(status.and_then(|s| s.allocatable.as_ref()), interner)?;
         let mut images = Vec::new();
         for image in status.and_then(|s| s.images.as_ref()).into_iter().flatten() {
             for n in image.names.iter().flatten() {

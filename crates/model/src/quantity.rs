@@ -8,7 +8,9 @@ use thiserror::Error;
 
 /// Why a quantity string is not a valid Kubernetes quantity.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
-#[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+#[error(
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)]
 pub struct QuantityError;
 
 /// A parsed quantity: an exact rational `mantissa × 2^bin_exp × 10^dec_exp`.
@@ -187,7 +189,10 @@ mod tests {
     #[test]
     fn rejects_what_the_api_server_rejects() {
         for text in ["", "abc", "1.2.3", "1Ki2", "1e", "1x", ".", "1 Gi", "--1"] {
-            assert!(Quantity::parse(text).is_err(), "{text:?} should be rejected");
+            assert!(
+                Quantity::parse(text).is_err(),
+                "{text:?} should be rejected"
+            );
         }
     }
 

@@ -96,7 +96,10 @@ impl LabelSelector {
         let mut reqs: SmallVec<[Requirement; 3]> = SmallVec::new();
         if let Some(labels) = &selector.match_labels {
             for (k, v) in labels {
-                reqs.push(Requirement::In(interner.intern(k), smallvec::smallvec![interner.intern(v)]));
+                reqs.push(Requirement::In(
+                    interner.intern(k),
+                    smallvec::smallvec![interner.intern(v)],
+                ));
             }
         }
         for expr in selector.match_expressions.iter().flatten() {
@@ -120,7 +123,9 @@ impl LabelSelector {
     ) -> Self {
         let reqs: SmallVec<[Requirement; 3]> = map
             .into_iter()
-            .map(|(k, v)| Requirement::In(interner.intern(k), smallvec::smallvec![interner.intern(v)]))
+            .map(|(k, v)| {
+                Requirement::In(interner.intern(k), smallvec::smallvec![interner.intern(v)])
+            })
             .collect();
         if reqs.is_empty() {
             LabelSelector::Nothing
@@ -164,7 +169,9 @@ impl LabelSelector {
 
     /// A label pair every matching object must carry, for indexing.
     pub fn necessary_pair(&self) -> Option<(Sym, Sym)> {
-        self.requirements().iter().find_map(Requirement::necessary_pair)
+        self.requirements()
+            .iter()
+            .find_map(Requirement::necessary_pair)
     }
 }
 
@@ -320,9 +327,13 @@ mod tests {
     fn nil_matches_nothing_and_empty_matches_everything() {
         let mut i = Interner::new();
         let l = labels(&mut i, &[("app", "web")]);
-        assert!(!LabelSelector::compile(None, &mut i).unwrap().matches(&l, &i));
+        assert!(!LabelSelector::compile(None, &mut i)
+            .unwrap()
+            .matches(&l, &i));
         let empty = meta::LabelSelector::default();
-        assert!(LabelSelector::compile(Some(&empty), &mut i).unwrap().matches(&l, &i));
+        assert!(LabelSelector::compile(Some(&empty), &mut i)
+            .unwrap()
+            .matches(&l, &i));
     }
 
     #[test]
@@ -345,7 +356,11 @@ mod tests {
             };
             let s = LabelSelector::compile(Some(&sel), &mut i).unwrap();
             assert_eq!(s.matches(&web, &i), on_web, "{op} {values:?} on app=web");
-            assert_eq!(s.matches(&none, &i), on_none, "{op} {values:?} on no labels");
+            assert_eq!(
+                s.matches(&none, &i),
+                on_none,
+                "{op} {values:?} on no labels"
+            );
         }
     }
 
