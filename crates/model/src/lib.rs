@@ -4,10 +4,12 @@
 
 pub mod expand;
 pub mod intern;
+pub mod intstr;
 pub mod inventory;
 pub mod labels;
 pub mod load;
 pub mod objects;
+pub mod pdb;
 pub mod quantity;
 pub mod selector;
 pub mod validate;
