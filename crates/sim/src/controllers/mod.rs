@@ -1,0 +1,6 @@
+//! The workload controllers' decisions as pure functions of their inputs:
+//! how many pods each ReplicaSet should have during a rolling update, which
+//! pod a ReplicaSet deletes first, in which order a StatefulSet creates and
+//! updates its pods.
+
+pub mod deployment;
