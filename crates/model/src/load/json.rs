@@ -183,6 +183,18 @@ pub(crate) fn locate(text: &str, pos: usize, path: &[PathSegment]) -> usize {
     at
 }
 
+/// Offset of the value at exactly `path`, if it is written.
+pub(crate) fn find(text: &str, pos: usize, path: &[PathSegment]) -> Option<usize> {
+    let mut at = pos;
+    for seg in path {
+        at = match seg {
+            PathSegment::Field(k) | PathSegment::Key(k) => member(text, at, k)?,
+            PathSegment::Index(i) => elements(text, at).get(*i).copied()?,
+        };
+    }
+    Some(at)
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());

@@ -83,6 +83,17 @@ pub fn load(sources: &[Source]) -> Result<Inventory, LoadError> {
     load_with_options(sources, &LoadOptions::default())
 }
 
+/// Loads every object from `sources` and keeps a [`SourceMap`] of where each
+/// object's fields are written, for diagnostics that point at a field
+/// (`podplace lint`). Ordinary loads ([`load`], [`load_with_options`]) drop
+/// the parsed trees as soon as they are done and do not pay for this.
+pub fn load_with_source_map(
+    sources: &[Source],
+    opts: &LoadOptions,
+) -> Result<(Inventory, SourceMap), LoadError> {
+    on_loader_thread(|| run(sources, opts, true)).map(|(inv, map)| (inv, map.unwrap_or_default()))
+}
+
 /// Stack for the loader thread: deep (but within limits) documents recurse
 /// through the parser and decoders, and debug builds use large frames.
 const LOADER_STACK: usize = 256 << 20;
@@ -92,11 +103,19 @@ const LOADER_STACK: usize = 256 << 20;
 /// Runs on a helper thread with a large stack so that nesting up to the
 /// parser limits can never overflow the caller's stack.
 pub fn load_with_options(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
+    on_loader_thread(|| run(sources, opts, false)).map(|(inv, _)| inv)
+}
+
+/// Runs `f` on a helper thread with [`LOADER_STACK`] (on this thread when
+/// no thread can be spawned).
+fn on_loader_thread<T: Send>(
+    f: impl Fn() -> Result<T, LoadError> + Send + Sync,
+) -> Result<T, LoadError> {
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("podplace-load".to_string())
             .stack_size(LOADER_STACK)
-            .spawn_scoped(scope, || run(sources, opts));
+            .spawn_scoped(scope, &f);
         match spawned {
             Ok(handle) => handle.join().unwrap_or_else(|_| {
                 Err(LoadError::new(
@@ -105,9 +124,62 @@ pub fn load_with_options(sources: &[Source], opts: &LoadOptions) -> Result<Inven
                     "internal error: the loader stopped unexpectedly",
                 ))
             }),
-            Err(_) => run(sources, opts),
+            Err(_) => f(),
         }
     })
+}
+
+/// Where the fields of every loaded object are written, kept by
+/// [`load_with_source_map`] so that diagnostics can point at the offending
+/// field (line and column) and quote the source text, also for stdin.
+///
+/// Positions are looked up on demand by [`FieldPath`] (the same paths
+/// validation errors use, e.g.
+/// `spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]`);
+/// lines count from the start of the file, so each document of a
+/// multi-document stream keeps its own lines.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<FileData>,
+    /// (file index, line, column) of an object's origin → its anchor.
+    objects: HashMap<(usize, usize, usize), Anchor>,
+    by_name: HashMap<String, usize>,
+}
+
+/// The position of a field in its source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldSpan {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// Whether the whole path was found; when not, the position is that of
+    /// the deepest field of the path that is written (as in load errors).
+    pub exact: bool,
+}
+
+impl SourceMap {
+    /// The position of `path` inside the object loaded at `origin`, or
+    /// `None` when no object was loaded there.
+    pub fn locate(&self, origin: &Origin, path: &FieldPath) -> Option<FieldSpan> {
+        let file = *self.by_name.get(&origin.file)?;
+        let anchor = self.objects.get(&(file, origin.line, origin.column))?;
+        let (line, column) = locate(&self.files, anchor, path.segments());
+        let exact = locate_exact(&self.files, anchor, path.segments());
+        Some(FieldSpan {
+            line,
+            column,
+            exact,
+        })
+    }
+
+    /// The text of a loaded file (stdin included), by the name in origins.
+    pub fn source(&self, file: &str) -> Option<&str> {
+        self.by_name
+            .get(file)
+            .and_then(|&i| self.files.get(i))
+            .map(|f| f.text.as_str())
+    }
 }
 
 /// One input read into memory.
@@ -119,6 +191,7 @@ struct Input {
 }
 
 /// A file's text and, for YAML, its parsed documents (kept for locating fields).
+#[derive(Debug)]
 struct FileData {
     name: String,
     text: String,
@@ -164,6 +237,23 @@ fn locate(files: &[FileData], anchor: &Anchor, path: &[PathSegment]) -> (usize, 
             }
             json::line_col(&f.text, json::locate(&f.text, *offset, path))
         }
+    }
+}
+
+/// Whether all of `path` is written in the object at `anchor`.
+fn locate_exact(files: &[FileData], anchor: &Anchor, path: &[PathSegment]) -> bool {
+    let Some(f) = files.get(anchor.file) else {
+        return false;
+    };
+    match &anchor.at {
+        AnchorAt::Yaml { doc, items } => {
+            let mut node = f.yaml.get(*doc);
+            for &i in items {
+                node = node.and_then(|n| n.get("items")).and_then(|n| n.at(i));
+            }
+            node.and_then(|n| n.find(path)).is_some()
+        }
+        AnchorAt::Json { offset } => json::find(&f.text, *offset, path).is_some(),
     }
 }
 
@@ -512,9 +602,15 @@ struct State<'o> {
     /// Anchor of each pod in `inv.pods`, to point at `spec.nodeName` later.
     pod_anchors: Vec<Anchor>,
     defaulted_namespaces: usize,
+    /// Anchor of every stored object, kept only for [`load_with_source_map`].
+    anchors: Option<Vec<Anchor>>,
 }
 
-fn run(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
+fn run(
+    sources: &[Source],
+    opts: &LoadOptions,
+    keep_spans: bool,
+) -> Result<(Inventory, Option<SourceMap>), LoadError> {
     let (inputs, notices) = read_inputs(sources)?;
     let mut files: Vec<FileData> = Vec::new();
     let mut st = State {
@@ -523,6 +619,7 @@ fn run(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
         seen: HashMap::new(),
         pod_anchors: Vec::new(),
         defaulted_namespaces: 0,
+        anchors: keep_spans.then(Vec::new),
     };
     st.inv.notices.extend(notices);
     for input in inputs {
@@ -590,7 +687,25 @@ fn run(sources: &[Source], opts: &LoadOptions) -> Result<Inventory, LoadError> {
             }
         }
     }
-    st.finish(&files)
+    let anchors = st.anchors.take();
+    let inv = st.finish(&files)?;
+    let map = anchors.map(|anchors| {
+        let by_name = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.clone(), i))
+            .collect();
+        let objects = anchors
+            .into_iter()
+            .map(|a| ((a.file, a.line, a.column), a))
+            .collect();
+        SourceMap {
+            files,
+            objects,
+            by_name,
+        }
+    });
+    Ok((inv, map))
 }
 
 impl State<'_> {
@@ -1016,6 +1131,9 @@ impl State<'_> {
                     origin.file, origin.line, origin.column
                 ));
             }
+        }
+        if let Some(anchors) = &mut self.anchors {
+            anchors.push(anchor.clone());
         }
         if <T as k8s_openapi::Resource>::KIND == "Pod" {
             self.pod_anchors.push(anchor);

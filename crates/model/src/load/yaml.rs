@@ -71,6 +71,18 @@ impl SNode {
         (node.line, node.column)
     }
 
+    /// The node at exactly `path`, if it is written.
+    pub fn find(&self, path: &[PathSegment]) -> Option<&SNode> {
+        let mut node = self;
+        for seg in path {
+            node = match seg {
+                PathSegment::Field(k) | PathSegment::Key(k) => node.get(k)?,
+                PathSegment::Index(i) => node.at(*i)?,
+            };
+        }
+        Some(node)
+    }
+
     /// Converts to a JSON value for the typed decode.
     pub fn to_json(&self) -> Value {
         match &self.value {
