@@ -1,0 +1,123 @@
+//! The crate's one error type: what went wrong talking to a cluster, with
+//! the exit code the CLI gives it.
+
+use std::path::PathBuf;
+
+/// Why talking to the cluster failed.
+///
+/// A 403 on a list is not an error (it is reported in
+/// [`Fetched::unreadable`](crate::Fetched::unreadable)), and neither is a 429
+/// on an eviction ([`EvictionOutcome::Blocked`](crate::EvictionOutcome::Blocked)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The kubeconfig could not be read, or names no usable context.
+    #[error("cannot use the kubeconfig{}: {message}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
+    Kubeconfig {
+        /// The file, when one was given with `--kubeconfig`.
+        path: Option<PathBuf>,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// No kubeconfig was found and podplace is not running inside a cluster.
+    #[error("no cluster configured: {kubeconfig}; and not running in a cluster: {in_cluster}")]
+    NoConfig {
+        /// Why the kubeconfig (KUBECONFIG or ~/.kube/config) could not be used.
+        kubeconfig: String,
+        /// Why the in-cluster service account could not be used.
+        in_cluster: String,
+    },
+    /// The API server answered a request with an error status.
+    #[error("{action}: the API server answered {code} {reason}: {message}")]
+    Api {
+        /// What podplace was doing (`list pods in namespace shop`).
+        action: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The Status reason (`Unauthorized`, `InternalError`...).
+        reason: String,
+        /// The Status message, as the server wrote it.
+        message: String,
+    },
+    /// A list's continue token kept expiring (410 Gone) however often the
+    /// list was restarted: the cluster changes faster than it can be read.
+    #[error(
+        "{action}: the list expired (410 Gone) {attempts} times in a row; try a larger --page-size"
+    )]
+    ListExpired {
+        /// What podplace was doing.
+        action: String,
+        /// How many times the list was started.
+        attempts: u32,
+    },
+    /// The server could not be reached, or its answer could not be read.
+    #[error("{action}: {message}")]
+    Transport {
+        /// What podplace was doing.
+        action: String,
+        /// The underlying problem.
+        message: String,
+    },
+    /// An argument cannot name an object (a pod name with a `/`).
+    #[error("invalid {what} {value:?}: {message}")]
+    InvalidName {
+        /// What the value was meant to be (`pod name`).
+        what: &'static str,
+        /// The value given.
+        value: String,
+        /// Why it is not valid.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The process exit code DESIGN.md gives this error: 2 for bad input or
+    /// usage (a kubeconfig that cannot be used, an invalid name), 3 for
+    /// everything the cluster or the network did.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Kubeconfig { .. } | Error::InvalidName { .. } => 2,
+            _ => 3,
+        }
+    }
+
+    /// The HTTP status code when the API server answered with an error.
+    pub fn status_code(&self) -> Option<u16> {
+        match self {
+            Error::Api { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// Converts a kube-rs error, naming what was being done.
+    pub(crate) fn from_kube(action: impl Into<String>, err: kube::Error) -> Error {
+        let action = action.into();
+        match err {
+            kube::Error::Api(status) => Error::Api {
+                action,
+                code: status.code,
+                reason: status.reason.clone(),
+                message: status.message.clone(),
+            },
+            other => Error::Transport {
+                action,
+                message: error_chain(&other),
+            },
+        }
+    }
+}
+
+/// An error and its sources, joined with `: ` (kube-rs wraps the useful part).
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut s = err.to_string();
+    let mut source = err.source();
+    while let Some(e) = source {
+        let m = e.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        source = e.source();
+    }
+    s
+}

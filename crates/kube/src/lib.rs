@@ -1,0 +1,31 @@
+//! podplace's only door to a live cluster, on kube-rs.
+//!
+//! Everything else in podplace is pure and works from files; this crate
+//! turns a user's kubeconfig into a [`kube::Client`] ([`connect`]), lists
+//! the cluster into the model's [`Inventory`](podplace_model::inventory::Inventory)
+//! ([`fetch_inventory`]), writes it as one `v1 List` ([`snapshot`]), evicts
+//! pods through the policy/v1 Eviction API ([`evict()`]) and elects a leader
+//! with a coordination.k8s.io/v1 Lease ([`LeaderElector`]).
+//!
+//! With the `testserver` feature, [`testserver`] serves the recorded
+//! responses of a real v1.36 API server so that every caller can be tested
+//! end to end without a cluster.
+
+mod connect;
+mod error;
+mod evict;
+mod fetch;
+mod lease;
+pub mod snapshot;
+#[cfg(feature = "testserver")]
+pub mod testserver;
+
+pub use connect::{connect, ConnectOptions};
+pub use error::Error;
+pub use evict::{evict, EvictionOutcome};
+pub use fetch::{fetch_inventory, FetchOptions, Fetched, Unreadable};
+pub use lease::{LeaderElector, LeaderState, LeaseConfig};
+
+/// The kube-rs client type callers hold, re-exported so they need no
+/// direct dependency on `kube`.
+pub use kube::Client;

@@ -1,0 +1,91 @@
+//! Writing an [`Inventory`] as one `v1 List`, the file every podplace
+//! command loads with `-f` (and a bug report can carry).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use podplace_model::inventory::{Inventory, Sourced};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The file format a snapshot is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON (loads fastest; the default).
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+impl Format {
+    /// YAML for names ending in `.yaml` or `.yml` (any case), else JSON.
+    pub fn for_path(path: &std::path::Path) -> Format {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("yaml" | "yml") => Format::Yaml,
+            _ => Format::Json,
+        }
+    }
+}
+
+/// Every object of `inv` as items of one `{"apiVersion": "v1", "kind":
+/// "List"}`, each with its own apiVersion and kind, in dependency order:
+/// namespaces, priority classes, nodes, services, PodDisruptionBudgets,
+/// workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+/// CronJobs, ReplicationControllers), then pods. `metadata.managedFields`
+/// is dropped, as `kubectl get` drops it.
+pub fn to_list(inv: &Inventory) -> Value {
+    let mut items: Vec<Value> = Vec::new();
+    push(&mut items, &inv.namespaces);
+    push(&mut items, &inv.priority_classes);
+    push(&mut items, &inv.runtime_classes);
+    push(&mut items, &inv.nodes);
+    push(&mut items, &inv.services);
+    push(&mut items, &inv.pod_disruption_budgets);
+    push(&mut items, &inv.deployments);
+    push(&mut items, &inv.replica_sets);
+    push(&mut items, &inv.stateful_sets);
+    push(&mut items, &inv.daemon_sets);
+    push(&mut items, &inv.jobs);
+    push(&mut items, &inv.cron_jobs);
+    push(&mut items, &inv.replication_controllers);
+    push(&mut items, &inv.pods);
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": items,
+    })
+}
+
+/// [`to_list`] rendered in `format`, ending with a newline.
+pub fn render(inv: &Inventory, format: Format) -> Result<String, String> {
+    let list = to_list(inv);
+    let mut text = match format {
+        Format::Json => serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?,
+        Format::Yaml => serde_saphyr::to_string(&list).map_err(|e| e.to_string())?,
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+fn push<K>(items: &mut Vec<Value>, objects: &[Sourced<K>])
+where
+    K: Serialize + k8s_openapi::Metadata<Ty = ObjectMeta> + Clone,
+{
+    items.reserve(objects.len());
+    for s in objects {
+        // Serialising k8s-openapi types writes apiVersion and kind.
+        let Ok(mut v) = serde_json::to_value(&s.object) else {
+            continue;
+        };
+        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        items.push(v);
+    }
+}
