@@ -676,23 +676,27 @@ impl Cluster {
         &self.match_cache[set]
     }
 
-    /// Matching non-terminating pods per node for a spread selector in a
-    /// namespace; built on first use, then kept current.
-    pub fn spread_counts(&mut self, namespace: Sym, selector: &LabelSelector) -> &SpreadCounts {
+    /// Makes sure matching non-terminating pods per node are counted for a
+    /// spread selector in a namespace; counted on first use, then kept
+    /// current by bind and unbind.
+    pub fn ensure_spread_counts(&mut self, namespace: Sym, selector: &LabelSelector) {
         let key = (namespace, selector.clone());
-        if !self.spread_cache.contains_key(&key) {
-            let mut counts = SpreadCounts::default();
-            for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
-                let Some(node) = entry.node else { continue };
-                if entry.pod.namespace == namespace
-                    && selector.matches(&entry.pod.labels, &self.interner)
-                {
-                    *counts.entry(node).or_insert(0) += 1;
-                }
-            }
-            self.spread_cache.insert(key.clone(), counts);
+        if self.spread_cache.contains_key(&key) {
+            return;
         }
-        &self.spread_cache[&key]
+        let mut counts = SpreadCounts::default();
+        for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
+            let Some(node) = entry.node else { continue };
+            if entry.pod.namespace == namespace && selector.matches(&entry.pod.labels, &self.interner) {
+                *counts.entry(node).or_insert(0) += 1;
+            }
+        }
+        self.spread_cache.insert(key, counts);
+    }
+
+    /// The counts [`Cluster::ensure_spread_counts`] prepared.
+    pub fn spread_counts(&self, namespace: Sym, selector: &LabelSelector) -> Option<&SpreadCounts> {
+        self.spread_cache.get(&(namespace, selector.clone()))
     }
 
     /// Groups of existing pods' terms that could apply to a pod with these labels.

@@ -261,9 +261,10 @@ fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<Nod
     per_plugin.push((Plugin::NodeResourcesFit, fit));
 
     if let Some(state) = pod_topology_spread::pre_score(cluster, pod, feasible) {
+        let hostname = cluster.interner.intern("kubernetes.io/hostname");
         let mut s: Vec<i64> = feasible
             .iter()
-            .map(|&n| pod_topology_spread::score(&state, cluster, pod, n))
+            .map(|&n| pod_topology_spread::score(&state, cluster, n, hostname))
             .collect();
         pod_topology_spread::normalize(&state, feasible, &mut s);
         per_plugin.push((Plugin::PodTopologySpread, s));

@@ -9,7 +9,7 @@ use podplace_model::selector::{LabelSelector, Requirement};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{node_affinity, taint_toleration};
-use crate::cluster::{Cluster, NodeId};
+use crate::cluster::{Cluster, NodeId, SpreadCounts};
 use crate::status::{Code, Plugin, Status};
 
 /// Filter reason when the node lacks a constraint's topology key.
@@ -42,18 +42,27 @@ fn has_all_keys(cluster: &Cluster, constraints: &[Constraint], node: NodeId) -> 
     constraints.iter().all(|c| labels.has(c.spec.topology_key))
 }
 
-/// Matching pods on one node (0 for an everything-selector, as kube-scheduler counts).
-fn count_on_node(cluster: &mut Cluster, pod: &Pod, selector: &LabelSelector, node: NodeId) -> i64 {
-    if selector.is_everything() {
-        return 0;
-    }
-    i64::from(
-        cluster
-            .spread_counts(pod.namespace, selector)
-            .get(&node)
-            .copied()
-            .unwrap_or(0),
-    )
+/// Matching pods per node for each constraint, prepared once per cycle so
+/// the per-node loops only read.
+fn per_node_counts(cluster: &mut Cluster, pod: &Pod, constraints: &[Constraint]) -> Vec<Option<SpreadCounts>> {
+    constraints
+        .iter()
+        .map(|c| {
+            // kube-scheduler counts nothing for an everything-selector.
+            if c.spec.selector.is_everything() {
+                return None;
+            }
+            cluster.ensure_spread_counts(pod.namespace, &c.spec.selector);
+            cluster.spread_counts(pod.namespace, &c.spec.selector).cloned()
+        })
+        .collect()
+}
+
+fn count(counts: &Option<SpreadCounts>, node: NodeId) -> i64 {
+    counts
+        .as_ref()
+        .and_then(|c| c.get(&node))
+        .map_or(0, |&c| i64::from(c))
 }
 
 /// What PreFilter computed.
@@ -99,8 +108,8 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
         return None;
     }
     let mut domain_counts = vec![FxHashMap::default(); constraints.len()];
-    let nodes: Vec<NodeId> = cluster.node_ids().collect();
-    for node in nodes {
+    let counts = per_node_counts(cluster, pod, &constraints);
+    for node in cluster.node_ids() {
         if !has_all_keys(cluster, &constraints, node) {
             continue;
         }
@@ -111,8 +120,7 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
             let Some(value) = cluster.node(node).labels.get(c.spec.topology_key) else {
                 continue;
             };
-            let count = count_on_node(cluster, pod, &c.spec.selector, node);
-            *domain_counts[i].entry(value).or_insert(0) += count;
+            *domain_counts[i].entry(value).or_insert(0) += count(&counts[i], node);
         }
     }
     Some(FilterState {
@@ -244,6 +252,8 @@ pub struct ScoreState {
     pub pair_counts: FxHashMap<(Sym, Sym), i64>,
     /// `ln(domains + 2)` per constraint.
     pub weights: Vec<f64>,
+    /// Matching pods per node, per constraint.
+    counts: Vec<Option<SpreadCounts>>,
 }
 
 /// PreScore over the feasible nodes: `None` means Skip.
@@ -319,25 +329,19 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
             ((size + 2) as f64).ln()
         })
         .collect();
-    let nodes: Vec<NodeId> = cluster.node_ids().collect();
-    for node in nodes {
+    state.counts = per_node_counts(cluster, pod, &state.constraints);
+    for node in cluster.node_ids() {
         if require_all && !has_all_keys(cluster, &state.constraints, node) {
             continue;
         }
-        for i in 0..state.constraints.len() {
-            let c = &state.constraints[i];
+        for (i, c) in state.constraints.iter().enumerate() {
             let key = c.spec.topology_key;
             if key == hostname || !includes(cluster, &c.spec, pod, node) {
                 continue;
             }
             let value = cluster.node(node).labels.get(key).unwrap_or(empty);
-            if !state.pair_counts.contains_key(&(key, value)) {
-                continue;
-            }
-            let selector = c.spec.selector.clone();
-            let count = count_on_node(cluster, pod, &selector, node);
             if let Some(slot) = state.pair_counts.get_mut(&(key, value)) {
-                *slot += count;
+                *slot += count(&state.counts[i], node);
             }
         }
     }
@@ -345,11 +349,10 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
 }
 
 /// Raw score of a node (lower is better before normalisation).
-pub fn score(state: &ScoreState, cluster: &mut Cluster, pod: &Pod, node: NodeId) -> i64 {
+pub fn score(state: &ScoreState, cluster: &Cluster, node: NodeId, hostname: Sym) -> i64 {
     if state.ignored.contains(&node) {
         return 0;
     }
-    let hostname = cluster.interner.intern(HOSTNAME);
     let mut total = 0.0f64;
     for (i, c) in state.constraints.iter().enumerate() {
         let key = c.spec.topology_key;
@@ -357,7 +360,7 @@ pub fn score(state: &ScoreState, cluster: &mut Cluster, pod: &Pod, node: NodeId)
             continue;
         };
         let count = if key == hostname {
-            count_on_node(cluster, pod, &c.spec.selector, node)
+            count(&state.counts[i], node)
         } else {
             state.pair_counts.get(&(key, value)).copied().unwrap_or(0)
         };

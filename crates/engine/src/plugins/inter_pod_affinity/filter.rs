@@ -70,9 +70,9 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     }
     if !state.terms.required_affinity.is_empty() {
         let set = state.terms.required_affinity.clone();
-        let counts = cluster.match_counts(&set).clone();
-        for t in &set {
-            let key = cluster.term(*t).topology_key;
+        let keys: SmallVec<[Sym; 2]> = set.iter().map(|t| cluster.term(*t).topology_key).collect();
+        let counts = cluster.match_counts(&set);
+        for key in keys {
             for (&value, &count) in counts.domains(key).into_iter().flatten() {
                 add(&mut state.affinity, (key, value), count);
             }
@@ -88,14 +88,7 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     }
     for &t in &state.terms.required_anti_affinity.clone() {
         let key = cluster.term(t).topology_key;
-        let counts = cluster.match_counts(&[t]);
-        let pairs: SmallVec<[(Sym, i64); 8]> = counts
-            .domains(key)
-            .into_iter()
-            .flatten()
-            .map(|(&v, &c)| (v, c))
-            .collect();
-        for (value, count) in pairs {
+        for (&value, &count) in cluster.match_counts(&[t]).domains(key).into_iter().flatten() {
             add(&mut state.anti, (key, value), count);
         }
     }
