@@ -4,3 +4,5 @@
 //! updates its pods.
 
 pub mod deployment;
+pub mod replicaset;
+pub mod statefulset;

@@ -1,0 +1,306 @@
+//! The StatefulSet controller's ordering (`stateful_set_control.go`): which
+//! pod to create, delete or replace next, for OrderedReady and Parallel
+//! pod management and the RollingUpdate (reverse ordinal, `partition`) and
+//! OnDelete update strategies.
+
+/// `podManagementPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodManagement {
+    /// One pod at a time, each waiting for the previous to be Running and Ready.
+    OrderedReady,
+    /// All at once.
+    Parallel,
+}
+
+/// `updateStrategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateStrategy {
+    /// Replace pods from the highest ordinal down to `partition`, one at a time.
+    RollingUpdate {
+        /// Ordinals below it keep the current revision.
+        partition: i32,
+    },
+    /// Replace pods only when something else deletes them.
+    OnDelete,
+}
+
+/// One ordinal's pod as the controller sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Slot {
+    /// The pod exists (terminating or not).
+    pub exists: bool,
+    /// It has a deletion timestamp.
+    pub terminating: bool,
+    /// Running and Ready.
+    pub healthy: bool,
+    /// It runs the update revision.
+    pub updated: bool,
+}
+
+/// What the controller does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Create the pod with this ordinal.
+    Create(i32),
+    /// Delete the pod with this ordinal (scale-down or update).
+    Delete(i32),
+}
+
+/// One sync: the actions for `replicas` pods with ordinals from `start`,
+/// given the pods present. `slots` maps each ordinal present or wanted to
+/// its pod: index `i` is ordinal `start + i`; pods beyond the replicas
+/// (condemned) follow in the same vector.
+pub fn sync(
+    replicas: i32,
+    start: i32,
+    policy: PodManagement,
+    strategy: UpdateStrategy,
+    slots: &[Slot],
+) -> Vec<Action> {
+    let parallel = policy == PodManagement::Parallel;
+    let mut actions = Vec::new();
+    let wanted = replicas.max(0) as usize;
+    let slot = |i: usize| slots.get(i).copied().unwrap_or_default();
+    // Create missing pods in ordinal order; OrderedReady waits on each.
+    for i in 0..wanted {
+        let s = slot(i);
+        if !s.exists {
+            actions.push(Action::Create(start + i as i32));
+            if !parallel {
+                return actions;
+            }
+            continue;
+        }
+        if !parallel && (s.terminating || !s.healthy) {
+            return actions;
+        }
+    }
+    // Condemned pods go from the highest ordinal down; OrderedReady one at
+    // a time and only while every other pod is healthy.
+    let all_healthy = (0..wanted).all(|i| {
+        let s = slot(i);
+        s.exists && !s.terminating && s.healthy
+    });
+    for i in (wanted..slots.len()).rev() {
+        let s = slot(i);
+        if !s.exists {
+            continue;
+        }
+        if s.terminating {
+            if !parallel {
+                return actions;
+            }
+            continue;
+        }
+        if !parallel && !all_healthy {
+            return actions;
+        }
+        actions.push(Action::Delete(start + i as i32));
+        if !parallel {
+            return actions;
+        }
+    }
+    if !actions.is_empty() {
+        return actions;
+    }
+    // RollingUpdate: replace the highest outdated pod once all are healthy.
+    let UpdateStrategy::RollingUpdate { partition } = strategy else {
+        return actions;
+    };
+    if !all_healthy {
+        return actions;
+    }
+    let min = (partition.max(0) as usize).min(wanted);
+    for i in (min..wanted).rev() {
+        let s = slot(i);
+        if !s.updated && !s.terminating {
+            actions.push(Action::Delete(start + i as i32));
+            return actions;
+        }
+        if !s.healthy {
+            return actions;
+        }
+    }
+    actions
+}
+
+/// The revision a new pod with this ordinal gets: pods below the
+/// partition keep the current revision (`newVersionedStatefulSetPod`).
+pub fn uses_update_revision(strategy: UpdateStrategy, ordinal_index: i32) -> bool {
+    match strategy {
+        UpdateStrategy::RollingUpdate { partition } => ordinal_index >= partition,
+        UpdateStrategy::OnDelete => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: Slot = Slot {
+        exists: true,
+        terminating: false,
+        healthy: true,
+        updated: true,
+    };
+    const NEW: Slot = Slot {
+        exists: true,
+        terminating: false,
+        healthy: false,
+        updated: true,
+    };
+    const OLD: Slot = Slot {
+        exists: true,
+        terminating: false,
+        healthy: true,
+        updated: false,
+    };
+    const GONE: Slot = Slot {
+        exists: false,
+        terminating: false,
+        healthy: false,
+        updated: false,
+    };
+    const TERM: Slot = Slot {
+        exists: true,
+        terminating: true,
+        healthy: false,
+        updated: false,
+    };
+    const ROLL: UpdateStrategy = UpdateStrategy::RollingUpdate { partition: 0 };
+
+    #[test]
+    fn ordering_table() {
+        use Action::*;
+        use PodManagement::*;
+        type Row = (
+            &'static str,
+            i32,
+            PodManagement,
+            UpdateStrategy,
+            Vec<Slot>,
+            Vec<Action>,
+        );
+        let table: Vec<Row> = vec![
+            (
+                "ordered: create 0 first",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![],
+                vec![Create(0)],
+            ),
+            (
+                "ordered: wait for 0 to be ready",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![NEW],
+                vec![],
+            ),
+            (
+                "ordered: then 1",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OK],
+                vec![Create(1)],
+            ),
+            (
+                "parallel: all at once",
+                3,
+                Parallel,
+                ROLL,
+                vec![],
+                vec![Create(0), Create(1), Create(2)],
+            ),
+            (
+                "ordered: recreate a deleted middle pod",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OK, GONE, OK],
+                vec![Create(1)],
+            ),
+            (
+                "ordered: wait for a terminating pod",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OK, TERM, OK],
+                vec![],
+            ),
+            (
+                "ordered: scale down from the top, one at a time",
+                1,
+                OrderedReady,
+                ROLL,
+                vec![OK, OK, OK],
+                vec![Delete(2)],
+            ),
+            (
+                "parallel: scale down all condemned",
+                1,
+                Parallel,
+                ROLL,
+                vec![OK, OK, OK],
+                vec![Delete(2), Delete(1)],
+            ),
+            (
+                "rolling update: highest ordinal first",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OLD, OLD, OLD],
+                vec![Delete(2)],
+            ),
+            (
+                "rolling update: then the next",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OLD, OLD, OK],
+                vec![Delete(1)],
+            ),
+            (
+                "rolling update: waits while a pod is unhealthy",
+                3,
+                OrderedReady,
+                ROLL,
+                vec![OLD, OLD, NEW],
+                vec![],
+            ),
+            (
+                "rolling update: partition keeps low ordinals",
+                3,
+                OrderedReady,
+                UpdateStrategy::RollingUpdate { partition: 2 },
+                vec![OLD, OLD, OK],
+                vec![],
+            ),
+            (
+                "on delete: nothing replaced",
+                3,
+                OrderedReady,
+                UpdateStrategy::OnDelete,
+                vec![OLD, OLD, OLD],
+                vec![],
+            ),
+        ];
+        for (name, replicas, policy, strategy, slots, want) in table {
+            assert_eq!(sync(replicas, 0, policy, strategy, &slots), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn ordinals_start_where_asked_and_partition_picks_the_revision() {
+        assert_eq!(
+            sync(2, 5, PodManagement::OrderedReady, ROLL, &[]),
+            vec![Action::Create(5)]
+        );
+        let p = UpdateStrategy::RollingUpdate { partition: 2 };
+        assert!(!uses_update_revision(p, 1));
+        assert!(uses_update_revision(p, 2));
+        assert!(uses_update_revision(UpdateStrategy::OnDelete, 0));
+    }
+}

@@ -1,0 +1,637 @@
+//! The scenario file: a world (`cluster:` files and directories, or
+//! `nodes:`/`objects:` inline) and the steps to replay on it.
+//!
+//! ```yaml
+//! cluster: [cluster.yaml, apps/]
+//! readyAfter: {deployment/web: 10s}
+//! steps:
+//!   - apply: deployment.yaml
+//!   - scale: {workload: deployment/demo-app, replicas: 5}
+//!   - drain: worker3
+//!   - fail: worker2
+//!   - restore: worker2
+//!   - uncordon: [worker2, worker3]
+//!   - rollout: {workload: deployment/web, set: {image: nginx:1.17}}
+//!   - wait: 10m
+//!   - expect: {pending: 0, max-per-node: {workload: deployment/demo-app, max: 2}}
+//! ```
+//!
+//! Paths are relative to the scenario file. Every step is one key naming
+//! what to do; [`Step::describe`] renders it back for reports.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::time::Duration;
+
+/// A scenario that could not be read.
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("{file}: cannot read the scenario: {message}")]
+    Read {
+        /// The scenario file.
+        file: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// The YAML is malformed or does not describe a scenario.
+    #[error("{file}: {message}")]
+    Parse {
+        /// The scenario file.
+        file: String,
+        /// What is wrong, with line and column.
+        message: String,
+    },
+}
+
+/// One value or a list of them (`drain: worker3` or `drain: [worker2, worker3]`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single value.
+    One(String),
+    /// A list.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The values as a list.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+impl Default for OneOrMany {
+    fn default() -> Self {
+        OneOrMany::Many(Vec::new())
+    }
+}
+
+/// A scenario read from a file.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file it was read from (for messages).
+    pub file: String,
+    /// Directory that relative paths are resolved against.
+    pub base_dir: PathBuf,
+    /// The world's files and directories, resolved.
+    pub cluster: Vec<PathBuf>,
+    /// Objects written inline (`nodes:` and `objects:`), in order.
+    pub inline_objects: Vec<Value>,
+    /// Seed for choosing among equally scored nodes.
+    pub seed: u64,
+    /// Delay between a pod's binding and its readiness, per workload
+    /// (`deployment/web`, or `*` for every workload).
+    pub ready_after: BTreeMap<String, Duration>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    #[serde(default)]
+    cluster: OneOrMany,
+    #[serde(default)]
+    nodes: Vec<Value>,
+    #[serde(default)]
+    objects: Vec<Value>,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default, rename = "readyAfter", alias = "ready-after")]
+    ready_after: BTreeMap<String, Duration>,
+    #[serde(default)]
+    steps: Vec<Step>,
+}
+
+/// A reference to a workload: `deployment/web`, `deployment/shop/web`, with
+/// an optional separate `namespace`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// One step of a scenario.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    /// Create or update objects, like `kubectl apply -f`.
+    Apply(Apply),
+    /// Set a workload's replicas, like `kubectl scale`.
+    Scale(Scale),
+    /// Merge-patch a workload, like `kubectl patch --type merge`.
+    Patch(Patch),
+    /// Change a workload's pod template and wait for the rollout, like
+    /// `kubectl set image` + `kubectl rollout status`.
+    Rollout(Rollout),
+    /// Cordon and evict, like `kubectl drain --ignore-daemonsets`.
+    Drain(Drain),
+    /// Mark nodes unschedulable.
+    Cordon(OneOrMany),
+    /// Mark nodes schedulable again.
+    Uncordon(OneOrMany),
+    /// Nodes stop responding: NotReady, unreachable taints, evictions when
+    /// tolerationSeconds run out.
+    Fail(OneOrMany),
+    /// Failed nodes come back.
+    Restore(OneOrMany),
+    /// Add a node, copied from another one or given as an object.
+    AddNode(AddNode),
+    /// Delete pods (`namespace/name`), like `kubectl delete pod`.
+    Delete(OneOrMany),
+    /// Let simulated time pass.
+    Wait(Duration),
+    /// Check the state; a failed expectation makes the command exit 1.
+    Expect(Expect),
+    /// Rebalance like the descheduler (provided by `podplace rebalance`).
+    Rebalance(Rebalance),
+}
+
+/// What `apply` creates or updates.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Apply {
+    /// One file or directory.
+    File(String),
+    /// Several files or directories.
+    Files(Vec<String>),
+    /// Files and inline objects.
+    Detailed {
+        /// Files or directories.
+        #[serde(default)]
+        files: OneOrMany,
+        /// Objects written inline.
+        #[serde(default)]
+        objects: Vec<Value>,
+    },
+}
+
+/// `scale`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// The new replica count.
+    pub replicas: i32,
+}
+
+/// `patch`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Patch {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// A JSON merge patch (RFC 7386) of the workload object.
+    pub patch: Value,
+}
+
+/// What `rollout` changes in the pod template.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SetSpec {
+    /// The image of every container.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Images per container name.
+    #[serde(default)]
+    pub images: BTreeMap<String, String>,
+}
+
+/// `rollout`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rollout {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Template changes (`kubectl set image`).
+    #[serde(default)]
+    pub set: Option<SetSpec>,
+    /// Restart without other changes (`kubectl rollout restart`).
+    #[serde(default)]
+    pub restart: bool,
+    /// A merge patch of the workload applied together with the change.
+    #[serde(default)]
+    pub patch: Option<Value>,
+}
+
+/// `drain`: node names, or the details.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Drain {
+    /// One node.
+    Node(String),
+    /// Several nodes, drained one after the other.
+    Nodes(Vec<String>),
+    /// With kubectl drain's options.
+    Detailed(DrainOptions),
+}
+
+/// `kubectl drain`'s options.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DrainOptions {
+    /// One node.
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Several nodes.
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// Only evict pods matching this label selector (`--pod-selector`).
+    #[serde(default, rename = "podSelector", alias = "pod-selector")]
+    pub pod_selector: Option<String>,
+    /// Also delete pods without a controller (`--force`).
+    #[serde(default)]
+    pub force: bool,
+    /// Give up after this long (`--timeout`; default: until no progress is possible).
+    #[serde(default)]
+    pub timeout: Option<Duration>,
+    /// Termination grace period instead of each pod's own (`--grace-period`).
+    #[serde(default, rename = "gracePeriod", alias = "grace-period")]
+    pub grace_period: Option<Duration>,
+}
+
+impl Drain {
+    /// The options, whichever form was written.
+    pub fn options(&self) -> DrainOptions {
+        match self {
+            Drain::Node(n) => DrainOptions {
+                nodes: vec![n.clone()],
+                ..Default::default()
+            },
+            Drain::Nodes(ns) => DrainOptions {
+                nodes: ns.clone(),
+                ..Default::default()
+            },
+            Drain::Detailed(o) => {
+                let mut o = o.clone();
+                if let Some(n) = o.node.take() {
+                    o.nodes.insert(0, n);
+                }
+                o
+            }
+        }
+    }
+}
+
+/// `add-node`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AddNode {
+    /// The new node's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Copy capacity, labels and taints from this node.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Labels to set (over the copied ones); `kubernetes.io/hostname` follows the name.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// A full Node object instead.
+    #[serde(default)]
+    pub object: Option<Value>,
+}
+
+/// `expect`: every given check must hold.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Expect {
+    /// Exactly this many pods are Pending.
+    #[serde(default)]
+    pub pending: Option<usize>,
+    /// No node holds more than `max` pods of the workload.
+    #[serde(default)]
+    pub max_per_node: Option<MaxPerNode>,
+    /// The workload's pods are on at least `min` nodes.
+    #[serde(default)]
+    pub min_nodes: Option<MinNodes>,
+    /// The workload has exactly `replicas` Ready pods.
+    #[serde(default)]
+    pub ready: Option<ReadyCount>,
+    /// The workload's rollout is complete.
+    #[serde(default)]
+    pub rollout_complete: Option<String>,
+    /// No finding of this kind was reported at this step (`HALost`, ...).
+    #[serde(default)]
+    pub no_finding: Option<OneOrMany>,
+}
+
+/// `max-per-node`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MaxPerNode {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Most pods allowed on one node.
+    pub max: usize,
+}
+
+/// `min-nodes`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MinNodes {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Fewest distinct nodes.
+    pub min: usize,
+}
+
+/// `ready`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyCount {
+    /// `kind/name` or `kind/namespace/name`.
+    pub workload: String,
+    /// Namespace, when not in `workload`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Ready pods expected.
+    pub replicas: usize,
+}
+
+/// `rebalance`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Rebalance {
+    /// A descheduler policy file.
+    #[serde(default)]
+    pub policy: Option<String>,
+}
+
+fn list(v: &[String]) -> String {
+    v.join(", ")
+}
+
+impl Step {
+    /// A one-line description, as reports show the step.
+    pub fn describe(&self) -> String {
+        match self {
+            Step::Apply(Apply::File(f)) => format!("apply {f}"),
+            Step::Apply(Apply::Files(f)) => format!("apply {}", list(f)),
+            Step::Apply(Apply::Detailed { files, objects }) => {
+                let mut parts = files.to_vec();
+                if !objects.is_empty() {
+                    parts.push(format!("{} inline object(s)", objects.len()));
+                }
+                format!("apply {}", list(&parts))
+            }
+            Step::Scale(s) => format!(
+                "scale {} to {}",
+                qualified(&s.workload, s.namespace.as_deref()),
+                s.replicas
+            ),
+            Step::Patch(p) => format!(
+                "patch {} {}",
+                qualified(&p.workload, p.namespace.as_deref()),
+                p.patch
+            ),
+            Step::Rollout(r) => {
+                let mut what = Vec::new();
+                if let Some(set) = &r.set {
+                    if let Some(i) = &set.image {
+                        what.push(format!("image={i}"));
+                    }
+                    for (c, i) in &set.images {
+                        what.push(format!("{c}={i}"));
+                    }
+                }
+                if r.restart {
+                    what.push("restart".to_string());
+                }
+                if let Some(p) = &r.patch {
+                    what.push(format!("patch {p}"));
+                }
+                format!(
+                    "rollout {} {}",
+                    qualified(&r.workload, r.namespace.as_deref()),
+                    what.join(" ")
+                )
+                .trim_end()
+                .to_string()
+            }
+            Step::Drain(d) => {
+                let o = d.options();
+                let mut s = format!("drain {}", list(&o.nodes));
+                if let Some(sel) = &o.pod_selector {
+                    s.push_str(&format!(" --pod-selector {sel}"));
+                }
+                s
+            }
+            Step::Cordon(n) => format!("cordon {}", list(&n.to_vec())),
+            Step::Uncordon(n) => format!("uncordon {}", list(&n.to_vec())),
+            Step::Fail(n) => format!("fail {}", list(&n.to_vec())),
+            Step::Restore(n) => format!("restore {}", list(&n.to_vec())),
+            Step::AddNode(a) => format!(
+                "add-node {}",
+                a.name.clone().unwrap_or_else(|| "(object)".to_string())
+            ),
+            Step::Delete(p) => format!("delete {}", list(&p.to_vec())),
+            Step::Wait(d) => format!("wait {d}"),
+            Step::Expect(e) => format!("expect {e}"),
+            Step::Rebalance(r) => match &r.policy {
+                Some(p) => format!("rebalance --policy {p}"),
+                None => "rebalance".to_string(),
+            },
+        }
+    }
+}
+
+fn qualified(workload: &str, namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("{workload} -n {ns}"),
+        None => workload.to_string(),
+    }
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(p) = self.pending {
+            parts.push(format!("pending={p}"));
+        }
+        if let Some(m) = &self.max_per_node {
+            parts.push(format!(
+                "max-per-node({})={}",
+                qualified(&m.workload, m.namespace.as_deref()),
+                m.max
+            ));
+        }
+        if let Some(m) = &self.min_nodes {
+            parts.push(format!(
+                "min-nodes({})={}",
+                qualified(&m.workload, m.namespace.as_deref()),
+                m.min
+            ));
+        }
+        if let Some(r) = &self.ready {
+            parts.push(format!(
+                "ready({})={}",
+                qualified(&r.workload, r.namespace.as_deref()),
+                r.replicas
+            ));
+        }
+        if let Some(w) = &self.rollout_complete {
+            parts.push(format!("rollout-complete({w})"));
+        }
+        if let Some(k) = &self.no_finding {
+            parts.push(format!("no-finding({})", list(&k.to_vec())));
+        }
+        write!(f, "{}", parts.join(" "))
+    }
+}
+
+impl Scenario {
+    /// Reads a scenario file.
+    pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let base = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Scenario::from_str(&file, &text, &base)
+    }
+
+    /// Parses a scenario; `base_dir` resolves relative paths.
+    pub fn from_str(file: &str, text: &str, base_dir: &Path) -> Result<Scenario, ScenarioError> {
+        let options = serde_saphyr::options! { with_snippet: false };
+        let raw: RawScenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+            ScenarioError::Parse {
+                file: file.to_string(),
+                message: e.to_string(),
+            }
+        })?;
+        if raw.steps.is_empty() {
+            return Err(ScenarioError::Parse {
+                file: file.to_string(),
+                message: "the scenario has no `steps:`".to_string(),
+            });
+        }
+        let mut inline_objects = raw.nodes;
+        inline_objects.extend(raw.objects);
+        Ok(Scenario {
+            file: file.to_string(),
+            base_dir: base_dir.to_path_buf(),
+            cluster: raw
+                .cluster
+                .to_vec()
+                .iter()
+                .map(|p| base_dir.join(p))
+                .collect(),
+            inline_objects,
+            seed: raw.seed,
+            ready_after: raw.ready_after,
+            steps: raw.steps,
+        })
+    }
+
+    /// A path of the scenario resolved against its directory.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        self.base_dir.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::from_str("s.yaml", text, Path::new("/base"))
+    }
+
+    #[test]
+    fn reads_every_step_form() {
+        let s = parse(
+            r#"
+cluster: [cluster.yaml, apps/]
+readyAfter: {deployment/web: 10s}
+steps:
+  - apply: deployment.yaml
+  - apply: {objects: [{apiVersion: v1, kind: Namespace, metadata: {name: x}}]}
+  - scale: {workload: deployment/demo-app, replicas: 5}
+  - drain: worker3
+  - drain: {node: worker2, podSelector: "app!=db", timeout: 2m}
+  - fail: worker2
+  - restore: worker2
+  - uncordon: [worker2, worker3]
+  - rollout: {workload: deployment/web, set: {image: "nginx:1.17"}}
+  - wait: 10m
+  - expect: {pending: 0, max-per-node: {workload: deployment/demo-app, max: 2}}
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.cluster,
+            vec![
+                PathBuf::from("/base/cluster.yaml"),
+                PathBuf::from("/base/apps/")
+            ]
+        );
+        assert_eq!(s.ready_after["deployment/web"], Duration(10));
+        let described: Vec<String> = s.steps.iter().map(Step::describe).collect();
+        assert_eq!(
+            described,
+            [
+                "apply deployment.yaml",
+                "apply 1 inline object(s)",
+                "scale deployment/demo-app to 5",
+                "drain worker3",
+                "drain worker2 --pod-selector app!=db",
+                "fail worker2",
+                "restore worker2",
+                "uncordon worker2, worker3",
+                "rollout deployment/web image=nginx:1.17",
+                "wait 10m",
+                "expect pending=0 max-per-node(deployment/demo-app)=2",
+            ]
+        );
+        let Step::Drain(d) = &s.steps[4] else {
+            panic!("not a drain")
+        };
+        assert_eq!(d.options().timeout, Some(Duration(120)));
+    }
+
+    #[test]
+    fn bad_scenarios_say_where() {
+        let e = parse("steps:\n  - scael: {workload: deployment/x, replicas: 2}\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("s.yaml: "), "{msg}");
+        assert!(msg.contains("scael"), "{msg}");
+        assert!(msg.contains("line 2"), "{msg}");
+        let e = parse("steps:\n  - wait: 10x\n").unwrap_err();
+        assert!(e.to_string().contains("invalid duration"), "{e}");
+        assert!(parse("cluster: a.yaml\n").is_err());
+    }
+}

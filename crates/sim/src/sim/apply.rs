@@ -1,0 +1,904 @@
+//! Objects entering the simulation: the initial world, `apply`, `scale`,
+//! `patch` and `rollout`.
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use podplace_model::expand::{expand_workloads, pod_template_hash, synthetic_uid};
+use podplace_model::inventory::{Inventory, Sourced};
+use podplace_model::objects::Pod;
+use podplace_model::selector::LabelSelector;
+use serde_json::Value;
+
+use super::{
+    deletion_cost, lifecycle_of, Ctl, DeployCtl, DsCtl, NodeState, Pdb, PodInfo, Progress, RsCtl,
+    SimError, Simulation, StsCtl, WorkloadId,
+};
+use crate::report::Change;
+
+const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+const HASH_LABEL: &str = "pod-template-hash";
+
+/// A template's identity for "is this the same revision", ignoring the
+/// pod-template-hash label that controllers add.
+pub(super) fn fingerprint(template: &PodTemplateSpec) -> String {
+    let mut t = template.clone();
+    if let Some(labels) = t.metadata.as_mut().and_then(|m| m.labels.as_mut()) {
+        labels.remove(HASH_LABEL);
+    }
+    serde_json::to_string(&t).unwrap_or_default()
+}
+
+fn ns_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (String, String) {
+    (
+        meta.namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "default".to_string()),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+fn controller_of(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&OwnerReference> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|o| o.controller == Some(true))
+}
+
+/// RFC 7386 JSON merge patch.
+pub(crate) fn merge_patch(target: &mut Value, patch: &Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Default::default());
+            }
+            let t = target.as_object_mut().expect("object");
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+fn patched<T: serde::Serialize + serde::de::DeserializeOwned>(
+    object: &T,
+    patch: &Value,
+    what: &str,
+) -> Result<T, SimError> {
+    let mut v =
+        serde_json::to_value(object).map_err(|e| SimError::Invalid(format!("{what}: {e}")))?;
+    merge_patch(&mut v, patch);
+    serde_json::from_value(v).map_err(|e| SimError::Invalid(format!("patch of {what}: {e}")))
+}
+
+impl Simulation {
+    /// Loads the initial world.
+    pub(super) fn load(&mut self, inv: &Inventory) -> Result<(), SimError> {
+        for p in &inv.pods {
+            if let (Some(o), Some(rev)) = (
+                controller_of(&p.object.metadata),
+                p.object
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("controller-revision-hash")),
+            ) {
+                let (ns, _) = ns_name(&p.object.metadata);
+                self.pod_revisions
+                    .insert((o.kind.clone(), ns, o.name.clone()), rev.clone());
+            }
+        }
+        for ns in &inv.namespaces {
+            self.cluster.add_namespace(&ns.object);
+        }
+        for node in &inv.nodes {
+            self.add_node_object(&node.object)?;
+        }
+        self.add_objects(inv)?;
+        Ok(())
+    }
+
+    /// Adds or updates every object of `inv` except namespaces and nodes.
+    fn add_objects(&mut self, inv: &Inventory) -> Result<(), SimError> {
+        for svc in &inv.services {
+            self.cluster.add_service(&svc.object);
+        }
+        for rc in &inv.replication_controllers {
+            self.cluster.add_replication_controller(&rc.object);
+        }
+        for pdb in &inv.pod_disruption_budgets {
+            self.upsert_pdb(&pdb.object)?;
+        }
+        for pc in &inv.priority_classes {
+            self.priority_classes
+                .retain(|p| p.object.metadata.name != pc.object.metadata.name);
+            self.priority_classes.push(pc.clone());
+        }
+        for rc in &inv.runtime_classes {
+            self.runtime_classes
+                .retain(|p| p.object.metadata.name != rc.object.metadata.name);
+            self.runtime_classes.push(rc.clone());
+        }
+        for d in &inv.deployments {
+            self.upsert_deployment(d.object.clone())?;
+        }
+        for rs in &inv.replica_sets {
+            self.upsert_replica_set(rs.object.clone())?;
+        }
+        for sts in &inv.stateful_sets {
+            self.upsert_stateful_set(sts.object.clone())?;
+        }
+        for ds in &inv.daemon_sets {
+            self.upsert_daemon_set(ds.object.clone())?;
+        }
+        // Bare pods, Jobs and ReplicationControllers: admitted and expanded
+        // once, then left alone (their controllers are not simulated).
+        let mut rest = Inventory {
+            pods: inv.pods.clone(),
+            jobs: inv.jobs.clone(),
+            cron_jobs: inv.cron_jobs.clone(),
+            replication_controllers: inv.replication_controllers.clone(),
+            namespaces: inv.namespaces.clone(),
+            ..Default::default()
+        };
+        let pods = self.admit(&mut rest);
+        for pod in pods {
+            self.add_api_pod(&pod)?;
+        }
+        Ok(())
+    }
+
+    /// Runs admission (and expansion) on a small inventory with the
+    /// world's PriorityClasses and RuntimeClasses; returns its pods.
+    fn admit(&mut self, inv: &mut Inventory) -> Vec<core::Pod> {
+        inv.priority_classes = self.priority_classes.clone();
+        inv.runtime_classes = self.runtime_classes.clone();
+        expand_workloads(inv);
+        for w in inv.warnings.drain(..) {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+        inv.pods.drain(..).map(|p| p.object).collect()
+    }
+
+    pub(super) fn compile(&mut self, pod: &core::Pod) -> Result<Pod, SimError> {
+        Pod::compile(pod, &mut self.cluster.interner).map_err(|e| SimError::Compile {
+            object: format!(
+                "Pod/{}/{}",
+                pod.metadata.namespace.as_deref().unwrap_or("default"),
+                pod.metadata.name.as_deref().unwrap_or("")
+            ),
+            message: e.to_string(),
+        })
+    }
+
+    fn pod_info(&mut self, pod: &core::Pod) -> PodInfo {
+        let (grace, no_execute) = lifecycle_of(pod, &mut self.cluster.interner);
+        let labels = pod.metadata.labels.as_ref();
+        let revision = labels
+            .and_then(|l| {
+                l.get(HASH_LABEL)
+                    .or_else(|| l.get("controller-revision-hash"))
+            })
+            .cloned()
+            .unwrap_or_default();
+        PodInfo {
+            owner: None,
+            created: self.now,
+            queued: 0,
+            bound_at: None,
+            ready_since: None,
+            deleting_since: None,
+            grace,
+            no_execute,
+            revision,
+            ordinal: None,
+            daemon_node: None,
+            deletion_cost: deletion_cost(pod),
+            message: String::new(),
+            nominated: None,
+            uid: String::new(),
+        }
+    }
+
+    /// Adds an API pod, owned by the simulated controller its owner
+    /// reference names (if any).
+    pub(super) fn add_api_pod(&mut self, pod: &core::Pod) -> Result<super::PodId, SimError> {
+        let (ns, name) = ns_name(&pod.metadata);
+        if self.cluster.pod_id(&ns, &name).is_some() {
+            return Err(SimError::Invalid(format!("pod {ns}/{name} already exists")));
+        }
+        let compiled = self.compile(pod)?;
+        let mut info = self.pod_info(pod);
+        let owner = controller_of(&pod.metadata).and_then(|o| {
+            self.by_key
+                .get(&(o.kind.clone(), ns.clone(), o.name.clone()))
+                .copied()
+                .filter(|&w| !matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_)))
+        });
+        if let Some(w) = owner {
+            match &self.workloads[w.index()].ctl {
+                Ctl::StatefulSet(_) => {
+                    info.ordinal = name.rsplit('-').next().and_then(|o| o.parse().ok());
+                }
+                Ctl::DaemonSet(_) => {
+                    info.daemon_node = compiled
+                        .node_name
+                        .as_deref()
+                        .and_then(|n| self.cluster.node_id(n));
+                }
+                _ => {}
+            }
+        }
+        let terminating = pod.metadata.deletion_timestamp.is_some();
+        let id = self.add_pod(compiled, owner, info);
+        if let Some(node) = self.cluster.pods[id.index()].node {
+            if terminating {
+                self.delete_pod(
+                    id,
+                    None,
+                    Change::Deleted {
+                        pod: self.pod_name(id),
+                        reason: "was terminating".to_string(),
+                    },
+                );
+            } else {
+                self.after_bind(id, node);
+            }
+        } else {
+            self.changes.push(Change::Created {
+                pod: self.pod_name(id),
+                workload: self.workload_of(id),
+            });
+        }
+        Ok(id)
+    }
+
+    /// Creates a pod for a controller from an admitted API pod.
+    pub(super) fn create_owned(
+        &mut self,
+        pod: &core::Pod,
+        owner: WorkloadId,
+        ordinal: Option<i32>,
+        daemon_node: Option<super::NodeId>,
+    ) -> Result<super::PodId, SimError> {
+        let compiled = self.compile(pod)?;
+        let mut info = self.pod_info(pod);
+        info.ordinal = ordinal;
+        info.daemon_node = daemon_node;
+        let id = self.add_pod(compiled, Some(owner), info);
+        self.changes.push(Change::Created {
+            pod: self.pod_name(id),
+            workload: self.workload_of(id),
+        });
+        Ok(id)
+    }
+
+    pub(super) fn add_node_object(&mut self, node: &core::Node) -> Result<super::NodeId, SimError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        if self.cluster.node_id(&name).is_some() {
+            return Err(SimError::Invalid(format!("node {name} already exists")));
+        }
+        let id = self.cluster.add_node(node).map_err(|e| SimError::Compile {
+            object: format!("Node/{name}"),
+            message: e.to_string(),
+        })?;
+        let ready = node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+            .is_none_or(|c| c.status == "True");
+        self.nodes.push(NodeState { ready, epoch: 0 });
+        self.api_nodes.push(node.clone());
+        self.sched_dirty = true;
+        self.node_changed(id);
+        Ok(id)
+    }
+
+    fn upsert_pdb(
+        &mut self,
+        pdb: &k8s_openapi::api::policy::v1::PodDisruptionBudget,
+    ) -> Result<(), SimError> {
+        let (namespace, name) = ns_name(&pdb.metadata);
+        let selector = LabelSelector::compile(
+            pdb.spec.as_ref().and_then(|s| s.selector.as_ref()),
+            &mut self.cluster.interner,
+        )
+        .map_err(|e| SimError::Compile {
+            object: format!("PodDisruptionBudget/{namespace}/{name}"),
+            message: e.to_string(),
+        })?;
+        self.pdbs
+            .retain(|p| !(p.namespace == namespace && p.name == name));
+        self.pdbs.push(Pdb {
+            api: pdb.clone(),
+            namespace,
+            name,
+            selector,
+        });
+        Ok(())
+    }
+
+    fn upsert_deployment(&mut self, d: Deployment) -> Result<WorkloadId, SimError> {
+        let (ns, name) = ns_name(&d.metadata);
+        let spec = d.spec.clone().unwrap_or_default();
+        let fp = fingerprint(&spec.template);
+        if let Some(&w) = self
+            .by_key
+            .get(&("Deployment".to_string(), ns.clone(), name.clone()))
+        {
+            let desired = spec.replicas.unwrap_or(1);
+            if let Ctl::Deployment(ctl) = &mut self.workloads[w.index()].ctl {
+                let old_desired = ctl.api.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                let template_changed = ctl.fingerprint != fp;
+                ctl.api = d;
+                ctl.fingerprint = fp;
+                if template_changed {
+                    ctl.progress.exceeded = false;
+                    ctl.progress.active = true;
+                    ctl.progress.announce = true;
+                    ctl.progress.started = self.now;
+                    self.changes.push(Change::RolloutStarted {
+                        workload: format!("Deployment/{ns}/{name}"),
+                    });
+                }
+                if old_desired != desired {
+                    self.changes.push(Change::Scaled {
+                        workload: format!("Deployment/{ns}/{name}"),
+                        from: old_desired,
+                        to: desired,
+                    });
+                }
+            }
+            self.mark(w);
+            return Ok(w);
+        }
+        let desired = spec.replicas.unwrap_or(1);
+        let ctl = DeployCtl {
+            api: d,
+            replica_sets: Vec::new(),
+            fingerprint: fp,
+            last_desired: desired,
+            progress: Progress {
+                active: true,
+                started: self.now,
+                announce: !self.loading,
+                ..Default::default()
+            },
+        };
+        Ok(self.add_workload("Deployment", &ns, &name, Ctl::Deployment(Box::new(ctl))))
+    }
+
+    fn upsert_replica_set(&mut self, rs: ReplicaSet) -> Result<WorkloadId, SimError> {
+        let (ns, name) = ns_name(&rs.metadata);
+        if let Some(&w) = self
+            .by_key
+            .get(&("ReplicaSet".to_string(), ns.clone(), name.clone()))
+        {
+            if let Ctl::ReplicaSet(ctl) = &mut self.workloads[w.index()].ctl {
+                let template = rs
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.template.clone())
+                    .unwrap_or_default();
+                ctl.fingerprint = fingerprint(&template);
+                ctl.proto = None;
+                ctl.api = rs;
+            }
+            self.mark(w);
+            return Ok(w);
+        }
+        self.cluster
+            .add_replica_set(&rs)
+            .map_err(|e| SimError::Compile {
+                object: format!("ReplicaSet/{ns}/{name}"),
+                message: e.to_string(),
+            })?;
+        let owner = controller_of(&rs.metadata)
+            .filter(|o| o.kind == "Deployment")
+            .and_then(|o| {
+                self.by_key
+                    .get(&("Deployment".to_string(), ns.clone(), o.name.clone()))
+                    .copied()
+            });
+        let revision = rs
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(REVISION_ANNOTATION))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0);
+        let template = rs
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.clone())
+            .unwrap_or_default();
+        let ctl = RsCtl {
+            api: rs,
+            owner,
+            fingerprint: fingerprint(&template),
+            revision,
+            proto: None,
+        };
+        let w = self.add_workload("ReplicaSet", &ns, &name, Ctl::ReplicaSet(Box::new(ctl)));
+        if let Some(d) = owner {
+            if let Ctl::Deployment(dc) = &mut self.workloads[d.index()].ctl {
+                dc.replica_sets.push(w);
+            }
+            self.mark(d);
+        }
+        Ok(w)
+    }
+
+    /// Creates the ReplicaSet of a Deployment's current template, as the
+    /// Deployment controller names it (`name-<pod-template-hash>`).
+    pub(super) fn create_replica_set_for(&mut self, d: WorkloadId) -> Result<WorkloadId, SimError> {
+        let (api, revision) = match &self.workloads[d.index()].ctl {
+            Ctl::Deployment(dc) => {
+                let max = dc
+                    .replica_sets
+                    .iter()
+                    .filter_map(|&r| match &self.workloads[r.index()].ctl {
+                        Ctl::ReplicaSet(rs) => Some(rs.revision),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                (dc.api.clone(), max + 1)
+            }
+            _ => return Err(SimError::Invalid("not a Deployment".to_string())),
+        };
+        let (ns, dname) = ns_name(&api.metadata);
+        let spec = api.spec.clone().unwrap_or_default();
+        let hash = pod_template_hash(&spec.template);
+        let mut rs_name = format!("{dname}-{hash}");
+        let mut n = 1;
+        while self
+            .by_key
+            .contains_key(&("ReplicaSet".to_string(), ns.clone(), rs_name.clone()))
+        {
+            rs_name = format!("{dname}-{hash}{n}");
+            n += 1;
+        }
+        let mut template = spec.template.clone();
+        template
+            .metadata
+            .get_or_insert_with(Default::default)
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(HASH_LABEL.to_string(), hash.clone());
+        let mut selector = spec.selector.clone();
+        selector
+            .match_labels
+            .get_or_insert_with(Default::default)
+            .insert(HASH_LABEL.to_string(), hash);
+        let uid = api
+            .metadata
+            .uid
+            .clone()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| synthetic_uid("Deployment", &ns, &dname));
+        let rs = ReplicaSet {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(rs_name),
+                namespace: Some(ns.clone()),
+                labels: template.metadata.as_ref().and_then(|m| m.labels.clone()),
+                annotations: Some(
+                    [(REVISION_ANNOTATION.to_string(), revision.to_string())]
+                        .into_iter()
+                        .collect(),
+                ),
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "apps/v1".to_string(),
+                    kind: "Deployment".to_string(),
+                    name: dname,
+                    uid,
+                    controller: Some(true),
+                    block_owner_deletion: Some(true),
+                }]),
+                ..Default::default()
+            },
+            spec: Some(k8s_openapi::api::apps::v1::ReplicaSetSpec {
+                replicas: Some(0),
+                min_ready_seconds: spec.min_ready_seconds,
+                selector,
+                template: Some(template),
+            }),
+            status: None,
+        };
+        self.upsert_replica_set(rs)
+    }
+
+    fn upsert_stateful_set(&mut self, sts: StatefulSet) -> Result<WorkloadId, SimError> {
+        let (ns, name) = ns_name(&sts.metadata);
+        let template = sts
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
+        let computed = format!("{name}-{}", pod_template_hash(&template));
+        if let Some(&w) = self
+            .by_key
+            .get(&("StatefulSet".to_string(), ns.clone(), name.clone()))
+        {
+            if let Ctl::StatefulSet(ctl) = &mut self.workloads[w.index()].ctl {
+                let old = ctl.api.spec.as_ref().map(|s| fingerprint(&s.template));
+                if old.as_deref() != Some(fingerprint(&template).as_str()) {
+                    ctl.update_revision = computed.clone();
+                    ctl.templates.retain(|(r, _)| *r != computed);
+                    ctl.templates.push((computed, template));
+                    self.changes.push(Change::RolloutStarted {
+                        workload: format!("StatefulSet/{ns}/{name}"),
+                    });
+                }
+                ctl.api = sts;
+            }
+            self.mark(w);
+            return Ok(w);
+        }
+        self.cluster
+            .add_stateful_set(&sts)
+            .map_err(|e| SimError::Compile {
+                object: format!("StatefulSet/{ns}/{name}"),
+                message: e.to_string(),
+            })?;
+        let status = sts.status.as_ref();
+        let update = status
+            .and_then(|s| s.update_revision.clone())
+            .filter(|r| !r.is_empty())
+            .unwrap_or(computed);
+        let current = status
+            .and_then(|s| s.current_revision.clone())
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| update.clone());
+        let mut templates = vec![(update.clone(), template.clone())];
+        if current != update {
+            templates.push((current.clone(), template));
+        }
+        let ctl = StsCtl {
+            api: sts,
+            current_revision: current,
+            update_revision: update,
+            templates,
+        };
+        Ok(self.add_workload("StatefulSet", &ns, &name, Ctl::StatefulSet(Box::new(ctl))))
+    }
+
+    fn upsert_daemon_set(&mut self, ds: DaemonSet) -> Result<WorkloadId, SimError> {
+        let (ns, name) = ns_name(&ds.metadata);
+        let template = ds
+            .spec
+            .as_ref()
+            .map(|s| s.template.clone())
+            .unwrap_or_default();
+        if let Some(&w) = self
+            .by_key
+            .get(&("DaemonSet".to_string(), ns.clone(), name.clone()))
+        {
+            let mut started = false;
+            if let Ctl::DaemonSet(ctl) = &mut self.workloads[w.index()].ctl {
+                let old = ctl.api.spec.as_ref().map(|s| fingerprint(&s.template));
+                if old.as_deref() != Some(fingerprint(&template).as_str()) {
+                    ctl.revision = pod_template_hash(&template);
+                    started = true;
+                }
+                ctl.api = ds;
+                ctl.eligible.clear();
+            }
+            if started {
+                self.changes.push(Change::RolloutStarted {
+                    workload: format!("DaemonSet/{ns}/{name}"),
+                });
+            }
+            self.mark(w);
+            return Ok(w);
+        }
+        // Pods already running keep their revision: they are current.
+        let adopted = self
+            .pod_revisions
+            .get(&("DaemonSet".to_string(), ns.clone(), name.clone()))
+            .cloned();
+        let ctl = DsCtl {
+            api: ds,
+            revision: adopted.unwrap_or_else(|| pod_template_hash(&template)),
+            eligible: Default::default(),
+        };
+        Ok(self.add_workload("DaemonSet", &ns, &name, Ctl::DaemonSet(Box::new(ctl))))
+    }
+
+    /// `apply`: creates or updates the objects of `inv`.
+    pub fn apply(&mut self, inv: &Inventory) -> Result<(), SimError> {
+        for ns in &inv.namespaces {
+            self.cluster.add_namespace(&ns.object);
+        }
+        for node in &inv.nodes {
+            let name = node.object.metadata.name.clone().unwrap_or_default();
+            match self.cluster.node_id(&name) {
+                None => {
+                    self.add_node_object(&node.object)?;
+                    self.changes.push(Change::NodeAdded { node: name });
+                }
+                Some(id) => self.update_node_object(id, &node.object)?,
+            }
+        }
+        self.add_objects(inv)
+    }
+
+    /// `scale`.
+    pub fn scale(
+        &mut self,
+        reference: &str,
+        namespace: Option<&str>,
+        replicas: i32,
+    ) -> Result<(), SimError> {
+        if replicas < 0 {
+            return Err(SimError::Invalid(format!(
+                "scale {reference}: replicas must be >= 0"
+            )));
+        }
+        let w = self.find_workload(reference, namespace)?;
+        let display = self.workloads[w.index()].display();
+        let from = match &mut self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => {
+                let spec = d.api.spec.get_or_insert_with(Default::default);
+                let from = spec.replicas.unwrap_or(1);
+                spec.replicas = Some(replicas);
+                if from != replicas {
+                    d.progress.active = true;
+                    d.progress.exceeded = false;
+                }
+                from
+            }
+            Ctl::ReplicaSet(rs) => {
+                let spec = rs.api.spec.get_or_insert_with(Default::default);
+                let from = spec.replicas.unwrap_or(1);
+                spec.replicas = Some(replicas);
+                from
+            }
+            Ctl::StatefulSet(s) => {
+                let spec = s.api.spec.get_or_insert_with(Default::default);
+                let from = spec.replicas.unwrap_or(1);
+                spec.replicas = Some(replicas);
+                from
+            }
+            _ => return Err(SimError::Invalid(format!("{display} cannot be scaled"))),
+        };
+        self.changes.push(Change::Scaled {
+            workload: display,
+            from,
+            to: replicas,
+        });
+        self.mark(w);
+        Ok(())
+    }
+
+    /// `patch`: a JSON merge patch of a workload.
+    pub fn patch(
+        &mut self,
+        reference: &str,
+        namespace: Option<&str>,
+        patch: &Value,
+    ) -> Result<(), SimError> {
+        let w = self.find_workload(reference, namespace)?;
+        let display = self.workloads[w.index()].display();
+        match self.workloads[w.index()].ctl.clone() {
+            Ctl::Deployment(d) => {
+                let p = patched(&d.api, patch, &display)?;
+                self.upsert_deployment(p)?;
+            }
+            Ctl::ReplicaSet(rs) => {
+                let p = patched(&rs.api, patch, &display)?;
+                self.upsert_replica_set(p)?;
+            }
+            Ctl::StatefulSet(s) => {
+                let p = patched(&s.api, patch, &display)?;
+                self.upsert_stateful_set(p)?;
+            }
+            Ctl::DaemonSet(ds) => {
+                let p = patched(&ds.api, patch, &display)?;
+                self.upsert_daemon_set(p)?;
+            }
+        }
+        self.changes.push(Change::Patched { workload: display });
+        Ok(())
+    }
+
+    /// Starts a rollout: sets images (all containers, or by name), adds
+    /// the restart annotation, and applies an optional merge patch.
+    pub fn start_rollout(
+        &mut self,
+        reference: &str,
+        namespace: Option<&str>,
+        set: Option<&crate::scenario::SetSpec>,
+        restart: bool,
+        patch: Option<&Value>,
+    ) -> Result<WorkloadId, SimError> {
+        let w = self.find_workload(reference, namespace)?;
+        let display = self.workloads[w.index()].display();
+        let mut spec_patch = serde_json::json!({});
+        let template = match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => d.api.spec.as_ref().map(|s| s.template.clone()),
+            Ctl::StatefulSet(s) => s.api.spec.as_ref().map(|s| s.template.clone()),
+            Ctl::DaemonSet(d) => d.api.spec.as_ref().map(|s| s.template.clone()),
+            _ => {
+                return Err(SimError::Invalid(format!(
+                    "{display} has no rollout (Deployment, StatefulSet or DaemonSet)"
+                )))
+            }
+        }
+        .unwrap_or_default();
+        let mut template = template;
+        if let Some(set) = set {
+            let spec = template.spec.get_or_insert_with(Default::default);
+            for c in &set.images {
+                if !spec.containers.iter().any(|k| k.name == *c.0) {
+                    return Err(SimError::Invalid(format!(
+                        "{display} has no container {:?}",
+                        c.0
+                    )));
+                }
+            }
+            for c in spec.containers.iter_mut() {
+                if let Some(i) = &set.image {
+                    c.image = Some(i.clone());
+                }
+                if let Some(i) = set.images.get(&c.name) {
+                    c.image = Some(i.clone());
+                }
+            }
+        }
+        if restart {
+            template
+                .metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(
+                    "kubectl.kubernetes.io/restartedAt".to_string(),
+                    format!("t={}", crate::time::Duration(self.now)),
+                );
+        }
+        spec_patch["spec"] = serde_json::json!({
+            "template": serde_json::to_value(&template).unwrap_or(Value::Null)
+        });
+        if let Some(p) = patch {
+            merge_patch(&mut spec_patch, p);
+        }
+        let before = self.changes.len();
+        self.patch(reference, namespace, &spec_patch)?;
+        // `patch` reports "patched"; a rollout reports itself.
+        self.changes.retain({
+            let mut i = 0;
+            move |c| {
+                i += 1;
+                !(i > before && matches!(c, Change::Patched { .. }))
+            }
+        });
+        Ok(w)
+    }
+
+    fn update_node_object(&mut self, id: super::NodeId, node: &core::Node) -> Result<(), SimError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let old_labels = self.api_nodes[id.index()]
+            .metadata
+            .labels
+            .clone()
+            .unwrap_or_default();
+        let new_labels = node.metadata.labels.clone().unwrap_or_default();
+        if old_labels != new_labels {
+            return Err(SimError::Invalid(format!(
+                "node {name}: changing the labels of an existing node is not supported (pods were placed by them); add a new node instead"
+            )));
+        }
+        let compiled = podplace_model::objects::Node::compile(node, &mut self.cluster.interner)
+            .map_err(|e| SimError::Compile {
+                object: format!("Node/{name}"),
+                message: e.to_string(),
+            })?;
+        let n = &mut self.cluster.nodes[id.index()];
+        n.taints = compiled.taints;
+        n.unschedulable = compiled.unschedulable;
+        n.allocatable = compiled.allocatable;
+        self.api_nodes[id.index()] = node.clone();
+        self.changes.push(Change::NodeUpdated { node: name });
+        self.node_changed(id);
+        self.sched_dirty = true;
+        Ok(())
+    }
+
+    /// Objects loaded for `apply` (wraps [`podplace_model::load::load`]).
+    pub fn load_sources(sources: &[podplace_model::load::Source]) -> Result<Inventory, SimError> {
+        Ok(podplace_model::load::load(sources)?)
+    }
+}
+
+/// Builds an API pod for a ReplicaSet through expansion (admission,
+/// labels, owner reference).
+pub(super) fn replica_set_pod(sim: &mut Simulation, rs: &ReplicaSet) -> Option<core::Pod> {
+    let mut one = rs.clone();
+    one.spec.get_or_insert_with(Default::default).replicas = Some(1);
+    let mut inv = Inventory {
+        replica_sets: vec![Sourced {
+            object: one,
+            origin: Default::default(),
+        }],
+        ..Default::default()
+    };
+    sim.admit(&mut inv).into_iter().next()
+}
+
+/// Builds the API pod of one StatefulSet ordinal at a revision.
+pub(super) fn stateful_set_pod(
+    sim: &mut Simulation,
+    sts: &StatefulSet,
+    ordinal: i32,
+    revision: &str,
+    template: &PodTemplateSpec,
+) -> Option<core::Pod> {
+    let mut one = sts.clone();
+    let spec = one.spec.get_or_insert_with(Default::default);
+    spec.replicas = Some(1);
+    spec.template = template.clone();
+    spec.ordinals = Some(k8s_openapi::api::apps::v1::StatefulSetOrdinals {
+        start: Some(ordinal),
+    });
+    one.status = Some(k8s_openapi::api::apps::v1::StatefulSetStatus {
+        update_revision: Some(revision.to_string()),
+        ..Default::default()
+    });
+    let mut inv = Inventory {
+        stateful_sets: vec![Sourced {
+            object: one,
+            origin: Default::default(),
+        }],
+        ..Default::default()
+    };
+    sim.admit(&mut inv).into_iter().next()
+}
+
+/// Builds the API pod of a DaemonSet for one node, or `None` when the
+/// DaemonSet should not run there.
+pub(super) fn daemon_set_pod(
+    sim: &mut Simulation,
+    ds: &DaemonSet,
+    node: &core::Node,
+) -> Option<core::Pod> {
+    let mut inv = Inventory {
+        daemon_sets: vec![Sourced {
+            object: ds.clone(),
+            origin: Default::default(),
+        }],
+        nodes: vec![Sourced {
+            object: node.clone(),
+            origin: Default::default(),
+        }],
+        ..Default::default()
+    };
+    sim.admit(&mut inv).into_iter().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        let mut t = serde_json::json!({"a": {"b": 1, "c": 2}, "d": [1]});
+        merge_patch(
+            &mut t,
+            &serde_json::json!({"a": {"b": null, "e": 3}, "d": [2]}),
+        );
+        assert_eq!(t, serde_json::json!({"a": {"c": 2, "e": 3}, "d": [2]}));
+    }
+}

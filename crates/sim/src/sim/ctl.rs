@@ -1,0 +1,858 @@
+//! The controllers' reconcile loops over the simulation's state, using the
+//! pure rules of [`crate::controllers`].
+
+use podplace_engine::cluster::{NodeId, PodId};
+use rustc_hash::FxHashMap;
+
+use super::apply::{daemon_set_pod, replica_set_pod, stateful_set_pod};
+use super::{Ctl, Event, Proto, SimError, Simulation, WorkloadId};
+use crate::controllers::deployment::{
+    self as dep, is_complete, progress_deadline_seconds, RsCounts, StrategyKind,
+};
+use crate::controllers::replicaset::{deletion_order, Candidate};
+use crate::controllers::statefulset::{self as stsc, PodManagement, UpdateStrategy};
+use crate::findings::{Finding, FindingKind};
+use crate::report::Change;
+
+impl Simulation {
+    /// Reconciles every dirty workload (Deployments before their
+    /// ReplicaSets); returns whether any was dirty.
+    pub(super) fn sync_controllers(&mut self) -> Result<bool, SimError> {
+        if self.dirty_list.is_empty() {
+            return Ok(false);
+        }
+        let mut rounds = 0;
+        while !self.dirty_list.is_empty() {
+            rounds += 1;
+            if rounds > 10_000 {
+                return Err(SimError::NoFixpoint(crate::time::Duration(self.now)));
+            }
+            let mut list = std::mem::take(&mut self.dirty_list);
+            for &w in &list {
+                self.dirty[w.index()] = false;
+            }
+            list.sort_by_key(|&w| {
+                (
+                    !matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_)),
+                    w,
+                )
+            });
+            for w in list {
+                match &self.workloads[w.index()].ctl {
+                    Ctl::Deployment(_) => self.sync_deployment(w)?,
+                    Ctl::ReplicaSet(_) => self.sync_replica_set(w)?,
+                    Ctl::StatefulSet(_) => self.sync_stateful_set(w)?,
+                    Ctl::DaemonSet(_) => self.sync_daemon_set(w)?,
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    pub(super) fn min_ready_seconds(&self, w: WorkloadId) -> i64 {
+        match &self.workloads[w.index()].ctl {
+            Ctl::ReplicaSet(rs) => rs
+                .api
+                .spec
+                .as_ref()
+                .and_then(|s| s.min_ready_seconds)
+                .map_or(0, i64::from),
+            Ctl::Deployment(d) => d
+                .api
+                .spec
+                .as_ref()
+                .and_then(|s| s.min_ready_seconds)
+                .map_or(0, i64::from),
+            Ctl::StatefulSet(s) => s
+                .api
+                .spec
+                .as_ref()
+                .and_then(|s| s.min_ready_seconds)
+                .map_or(0, i64::from),
+            _ => 0,
+        }
+    }
+
+    fn active(&self, id: PodId) -> bool {
+        self.info(id).is_some_and(|i| i.deleting_since.is_none())
+    }
+
+    fn is_ready(&self, id: PodId) -> bool {
+        self.info(id)
+            .is_some_and(|i| i.ready_since.is_some() && i.deleting_since.is_none())
+    }
+
+    fn is_available(&self, id: PodId, min_ready: i64) -> bool {
+        self.info(id).is_some_and(|i| {
+            i.deleting_since.is_none()
+                && i.ready_since
+                    .is_some_and(|t| min_ready == 0 || t + min_ready <= self.now)
+        })
+    }
+
+    /// `spec.replicas` and availability of a ReplicaSet.
+    pub(super) fn rs_counts(&self, w: WorkloadId) -> RsCounts {
+        let Ctl::ReplicaSet(rs) = &self.workloads[w.index()].ctl else {
+            return RsCounts::default();
+        };
+        let min_ready = self.min_ready_seconds(w);
+        RsCounts {
+            replicas: rs.api.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+            available: self.workloads[w.index()]
+                .pods
+                .iter()
+                .filter(|&&p| self.is_available(p, min_ready))
+                .count() as i32,
+        }
+    }
+
+    fn set_rs_replicas(&mut self, w: WorkloadId, to: i32) {
+        let display = self.workloads[w.index()].display();
+        if let Ctl::ReplicaSet(rs) = &mut self.workloads[w.index()].ctl {
+            let spec = rs.api.spec.get_or_insert_with(Default::default);
+            let from = spec.replicas.unwrap_or(1);
+            if from != to {
+                spec.replicas = Some(to);
+                self.changes.push(Change::Scaled {
+                    workload: display,
+                    from,
+                    to,
+                });
+                self.mark(w);
+            }
+        }
+    }
+
+    /// The new ReplicaSet (same template) and the old ones, oldest first.
+    fn deployment_sets(&self, w: WorkloadId) -> (Option<WorkloadId>, Vec<WorkloadId>) {
+        let Ctl::Deployment(d) = &self.workloads[w.index()].ctl else {
+            return (None, Vec::new());
+        };
+        let mut new = None;
+        let mut old = Vec::new();
+        for &r in &d.replica_sets {
+            if let Ctl::ReplicaSet(rs) = &self.workloads[r.index()].ctl {
+                if rs.fingerprint == d.fingerprint && new.is_none() {
+                    new = Some(r);
+                } else {
+                    old.push((rs.revision, r));
+                }
+            }
+        }
+        old.sort();
+        (new, old.into_iter().map(|(_, r)| r).collect())
+    }
+
+    fn sync_deployment(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        let Ctl::Deployment(d) = &self.workloads[w.index()].ctl else {
+            return Ok(());
+        };
+        let spec = d.api.spec.clone().unwrap_or_default();
+        let desired = spec.replicas.unwrap_or(1);
+        let last_desired = d.last_desired;
+        let display = self.workloads[w.index()].display();
+        let limits = dep::limits(spec.strategy.as_ref(), desired)
+            .map_err(|e| SimError::Invalid(format!("{display}: spec.strategy: {e}")))?;
+        let (mut new, old) = self.deployment_sets(w);
+        if new.is_none() && spec.paused != Some(true) {
+            new = Some(self.create_replica_set_for(w)?);
+        }
+        let Some(new) = new else {
+            return Ok(());
+        };
+        if let Ctl::Deployment(d) = &mut self.workloads[w.index()].ctl {
+            d.last_desired = desired;
+        }
+        let new_counts = self.rs_counts(new);
+        let old_counts: Vec<RsCounts> = old.iter().map(|&r| self.rs_counts(r)).collect();
+        let old_active = old_counts.iter().filter(|c| c.replicas > 0).count();
+
+        if spec.paused != Some(true) {
+            if last_desired != desired
+                && old_active > 0
+                && limits.kind == StrategyKind::RollingUpdate
+            {
+                // A scaling event in the middle of a rollout: proportional scaling.
+                self.scale_proportionally(desired, limits.max_surge, new, &old);
+            } else {
+                let decision = match limits.kind {
+                    StrategyKind::RollingUpdate => {
+                        dep::rolling_update_step(desired, limits, new_counts, &old_counts)
+                    }
+                    StrategyKind::Recreate => {
+                        let running = old
+                            .iter()
+                            .any(|&r| !self.workloads[r.index()].pods.is_empty());
+                        dep::recreate_step(desired, new_counts, &old_counts, running)
+                    }
+                };
+                for (i, &r) in old.iter().enumerate() {
+                    self.set_rs_replicas(r, decision.old_replicas[i]);
+                }
+                self.set_rs_replicas(new, decision.new_replicas);
+            }
+        }
+        self.track_progress(w, desired, new, &old);
+        Ok(())
+    }
+
+    /// `scale()` of the Deployment controller: distributes the change over
+    /// the active ReplicaSets in proportion to their size.
+    fn scale_proportionally(
+        &mut self,
+        desired: i32,
+        max_surge: i32,
+        new: WorkloadId,
+        old: &[WorkloadId],
+    ) {
+        let mut sets: Vec<(WorkloadId, i32)> = std::iter::once(new)
+            .chain(old.iter().rev().copied())
+            .map(|r| (r, self.rs_counts(r).replicas))
+            .collect();
+        let total: i32 = sets.iter().map(|s| s.1).sum();
+        let allowed = desired + max_surge;
+        let to_add = allowed - total;
+        if to_add == 0 || total == 0 {
+            return;
+        }
+        if to_add > 0 {
+            sets.sort_by_key(|s| std::cmp::Reverse(s.1));
+        } else {
+            sets.sort_by_key(|s| s.1);
+        }
+        let mut added = 0;
+        let mut targets: Vec<(WorkloadId, i32)> = Vec::new();
+        for &(r, replicas) in &sets {
+            let share = if replicas == 0 {
+                0
+            } else {
+                let fraction = (f64::from(replicas) * f64::from(allowed) / f64::from(total)).round()
+                    as i32
+                    - replicas;
+                if to_add > 0 {
+                    fraction.min(to_add - added)
+                } else {
+                    fraction.max(to_add - added)
+                }
+            };
+            added += share;
+            targets.push((r, replicas + share));
+        }
+        if let Some(first) = targets.first_mut() {
+            first.1 = (first.1 + to_add - added).max(0);
+        }
+        for (r, to) in targets {
+            self.set_rs_replicas(r, to.max(0));
+        }
+    }
+
+    /// The Deployment's Progressing condition: progress is a new pod
+    /// updated, ready or available, or an old pod gone; without progress for
+    /// progressDeadlineSeconds the rollout is reported as stuck.
+    fn track_progress(&mut self, w: WorkloadId, desired: i32, new: WorkloadId, old: &[WorkloadId]) {
+        let updated = self.workloads[new.index()]
+            .pods
+            .iter()
+            .filter(|&&p| self.active(p))
+            .count() as i32;
+        let all: Vec<WorkloadId> = std::iter::once(new).chain(old.iter().copied()).collect();
+        let ready: i32 = all
+            .iter()
+            .map(|&r| {
+                self.workloads[r.index()]
+                    .pods
+                    .iter()
+                    .filter(|&&p| self.is_ready(p))
+                    .count() as i32
+            })
+            .sum();
+        let available: i32 = all.iter().map(|&r| self.rs_counts(r).available).sum();
+        let old_pods: i32 = old
+            .iter()
+            .map(|&r| {
+                self.workloads[r.index()]
+                    .pods
+                    .iter()
+                    .filter(|&&p| self.active(p))
+                    .count() as i32
+            })
+            .sum();
+        let new_counts = self.rs_counts(new);
+        let old_counts: Vec<RsCounts> = old.iter().map(|&r| self.rs_counts(r)).collect();
+        let complete =
+            is_complete(desired, new_counts, &old_counts) && old_pods == 0 && updated == desired;
+        let deadline = match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => progress_deadline_seconds(&d.api),
+            _ => return,
+        };
+        let now = self.now;
+        let display = self.workloads[w.index()].display();
+        let mut schedule = None;
+        let mut completed = false;
+        if let Ctl::Deployment(d) = &mut self.workloads[w.index()].ctl {
+            let p = &mut d.progress;
+            if complete {
+                if p.active && p.announce {
+                    completed = true;
+                }
+                p.active = false;
+                p.announce = false;
+                p.exceeded = false;
+            } else {
+                let progressed = !p.active
+                    || updated > p.updated
+                    || ready > p.ready
+                    || available > p.available
+                    || old_pods < p.old
+                    || p.epoch == 0;
+                if !p.active {
+                    p.active = true;
+                    p.started = now;
+                }
+                if progressed && !p.exceeded {
+                    p.epoch += 1;
+                    schedule = Some(p.epoch);
+                }
+            }
+            p.updated = updated;
+            p.ready = ready;
+            p.available = available;
+            p.old = old_pods;
+        }
+        if completed {
+            self.changes
+                .push(Change::RolloutComplete { workload: display });
+        }
+        if let Some(epoch) = schedule {
+            self.push(now + deadline, Event::ProgressCheck { workload: w, epoch });
+        }
+    }
+
+    /// Whether a Deployment's rollout is complete (all pods updated and
+    /// available, no old pod left).
+    pub(crate) fn deployment_complete(&self, w: WorkloadId) -> bool {
+        match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => !d.progress.active,
+            Ctl::StatefulSet(_) | Ctl::DaemonSet(_) => self.rollout_done(w),
+            _ => true,
+        }
+    }
+
+    /// Whether a Deployment's progress deadline was exceeded.
+    pub(crate) fn deadline_exceeded(&self, w: WorkloadId) -> bool {
+        matches!(&self.workloads[w.index()].ctl, Ctl::Deployment(d) if d.progress.exceeded)
+    }
+
+    pub(super) fn progress_check(&mut self, w: WorkloadId, epoch: u32) {
+        let stuck = match &mut self.workloads[w.index()].ctl {
+            Ctl::Deployment(d)
+                if d.progress.epoch == epoch && d.progress.active && !d.progress.exceeded =>
+            {
+                d.progress.exceeded = true;
+                true
+            }
+            _ => false,
+        };
+        if stuck {
+            let display = self.workloads[w.index()].display();
+            self.changes
+                .push(Change::DeadlineExceeded { workload: display });
+            let finding = self.stuck_rollout_finding(w);
+            self.findings.push(finding);
+        }
+    }
+
+    /// The RolloutStuck finding: where the rollout stands, the pod that
+    /// blocks it and why, and a strategy change verified to unblock it.
+    fn stuck_rollout_finding(&mut self, w: WorkloadId) -> Finding {
+        let display = self.workloads[w.index()].display();
+        let (new, old) = self.deployment_sets(w);
+        let (api, started) = match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => (d.api.clone(), d.progress.started),
+            _ => unreachable!("stuck rollouts are Deployments'"),
+        };
+        let spec = api.spec.clone().unwrap_or_default();
+        let desired = spec.replicas.unwrap_or(1);
+        let limits = dep::limits(spec.strategy.as_ref(), desired).ok();
+        let deadline = progress_deadline_seconds(&api);
+        let new_counts = new.map(|r| self.rs_counts(r)).unwrap_or_default();
+        let old_replicas: i32 = old.iter().map(|&r| self.rs_counts(r).replicas).sum();
+        let new_name = new
+            .map(|r| self.workloads[r.index()].name.clone())
+            .unwrap_or_default();
+        let stalled_at = format!(
+            "new ReplicaSet {new_name} at {}/{desired} ({} available), old ReplicaSets at {old_replicas}",
+            new_counts.replicas, new_counts.available
+        );
+        // The blocking pod: a Pending pod of the rollout, else a not-ready one.
+        let candidates: Vec<PodId> = new
+            .into_iter()
+            .chain(old.iter().copied())
+            .flat_map(|r| self.workloads[r.index()].pods.clone())
+            .filter(|&p| self.active(p))
+            .collect();
+        let pending = candidates
+            .iter()
+            .copied()
+            .find(|&p| self.cluster.pods[p.index()].node.is_none());
+        let (pod, rule) = match pending {
+            Some(p) => {
+                let c = self.culprit(p);
+                (Some(self.pod_name(p)), c.line)
+            }
+            None => match candidates.iter().copied().find(|&p| !self.is_ready(p)) {
+                Some(p) => (
+                    Some(self.pod_name(p)),
+                    "the pod is not Ready (readyAfter/minReadySeconds)".to_string(),
+                ),
+                None => (None, "no pod is blocked; the controller waits".to_string()),
+            },
+        };
+        let why = match limits {
+            Some(l) if l.kind == StrategyKind::RollingUpdate => format!(
+                "maxSurge {} and maxUnavailable {} of {desired}: {}",
+                l.max_surge,
+                l.max_unavailable,
+                if l.max_unavailable == 0 {
+                    "no old pod may go until a new one is available"
+                } else {
+                    "the controller waits for new pods to become available"
+                }
+            ),
+            _ => "Recreate waits for the new pods".to_string(),
+        };
+        let fix = if self.options.no_fix_search {
+            None
+        } else {
+            self.find_fix(w, deadline)
+        };
+        let mut message = format!(
+            "rollout of {display} exceeded its progress deadline ({}s, ProgressDeadlineExceeded) {} after it started: {stalled_at}; {why}",
+            deadline,
+            crate::time::Duration(self.now - started)
+        );
+        if let (Some(p), r) = (&pod, &rule) {
+            message.push_str(&format!("; {p} is blocked: {r}"));
+        }
+        match &fix {
+            Some(f) => message.push_str(&format!("; fix: {f}")),
+            None if !self.options.no_fix_search => message
+                .push_str("; no strategy change alone completes it (add nodes or relax the rule)"),
+            None => {}
+        }
+        Finding {
+            kind: FindingKind::RolloutStuck,
+            message,
+            workload: Some(display),
+            node: None,
+            pod,
+            rule: Some(rule),
+            stalled_at: Some(stalled_at),
+            fix,
+        }
+    }
+
+    /// Tries strategy changes on copies of the simulation from now; the
+    /// first whose rollout completes within the deadline is the fix.
+    fn find_fix(&mut self, w: WorkloadId, deadline: i64) -> Option<String> {
+        let api = match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => d.api.clone(),
+            _ => return None,
+        };
+        for (strategy, label) in crate::rollout::strategy_candidates(&api) {
+            let mut trial = self.clone();
+            trial.options.no_fix_search = true;
+            if let Ctl::Deployment(d) = &mut trial.workloads[w.index()].ctl {
+                d.api.spec.get_or_insert_with(Default::default).strategy = Some(strategy);
+                d.progress.exceeded = false;
+                d.progress.epoch += 1;
+            }
+            trial.mark(w);
+            let until = trial.now + deadline;
+            match trial.advance_until(until, |s| s.deployment_complete(w)) {
+                Ok(true) => {
+                    return Some(format!(
+                        "{label} (verified: the rollout then completes in {})",
+                        crate::time::Duration(trial.now - self.now)
+                    ))
+                }
+                _ => continue,
+            }
+        }
+        None
+    }
+
+    fn proto_for(&mut self, w: WorkloadId) -> Result<Option<Proto>, SimError> {
+        let rs = match &self.workloads[w.index()].ctl {
+            Ctl::ReplicaSet(rs) => {
+                if let Some(p) = &rs.proto {
+                    return Ok(Some(p.clone()));
+                }
+                rs.api.clone()
+            }
+            _ => return Ok(None),
+        };
+        let Some(api) = replica_set_pod(self, &rs) else {
+            return Ok(None);
+        };
+        let pod = self.compile(&api)?;
+        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.cluster.interner);
+        let proto = Proto {
+            pod,
+            grace,
+            no_execute,
+            deletion_cost: super::deletion_cost(&api),
+        };
+        if let Ctl::ReplicaSet(rs) = &mut self.workloads[w.index()].ctl {
+            rs.proto = Some(proto.clone());
+        }
+        Ok(Some(proto))
+    }
+
+    fn sync_replica_set(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        let counts = self.rs_counts(w);
+        let active: Vec<PodId> = self.workloads[w.index()]
+            .pods
+            .iter()
+            .copied()
+            .filter(|&p| self.active(p))
+            .collect();
+        let diff = active.len() as i32 - counts.replicas;
+        if diff < 0 {
+            let Some(proto) = self.proto_for(w)? else {
+                return Ok(());
+            };
+            let (ns, rs_name) = {
+                let wl = &self.workloads[w.index()];
+                (wl.namespace.clone(), wl.name.clone())
+            };
+            let base = format!("{rs_name}-");
+            let revision = match &self.workloads[w.index()].ctl {
+                Ctl::ReplicaSet(rs) => rs
+                    .api
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.template.as_ref())
+                    .and_then(|t| t.metadata.as_ref())
+                    .and_then(|m| m.labels.as_ref())
+                    .and_then(|l| l.get("pod-template-hash").cloned())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            for _ in 0..-diff {
+                let name = self.fresh_name(&ns, &base);
+                let mut pod = proto.pod.clone();
+                pod.name = name.into();
+                let info = super::PodInfo {
+                    owner: None,
+                    created: self.now,
+                    queued: 0,
+                    bound_at: None,
+                    ready_since: None,
+                    deleting_since: None,
+                    grace: proto.grace,
+                    no_execute: proto.no_execute.clone(),
+                    revision: revision.clone(),
+                    ordinal: None,
+                    daemon_node: None,
+                    deletion_cost: proto.deletion_cost,
+                    message: String::new(),
+                    nominated: None,
+                    uid: String::new(),
+                };
+                let id = self.add_pod(pod, Some(w), info);
+                self.changes.push(Change::Created {
+                    pod: self.pod_name(id),
+                    workload: self.workload_of(id),
+                });
+            }
+        } else if diff > 0 {
+            // Rank by pods of the same workload (all its ReplicaSets) on the same node.
+            let related: Vec<WorkloadId> = match &self.workloads[w.index()].ctl {
+                Ctl::ReplicaSet(rs) => match rs.owner {
+                    Some(d) => match &self.workloads[d.index()].ctl {
+                        Ctl::Deployment(dc) => dc.replica_sets.clone(),
+                        _ => vec![w],
+                    },
+                    None => vec![w],
+                },
+                _ => vec![w],
+            };
+            let mut on_node: FxHashMap<Option<NodeId>, usize> = FxHashMap::default();
+            for r in related {
+                for &p in &self.workloads[r.index()].pods {
+                    if self.active(p) {
+                        *on_node
+                            .entry(self.cluster.pods[p.index()].node)
+                            .or_default() += 1;
+                    }
+                }
+            }
+            let candidates: Vec<Candidate> = active
+                .iter()
+                .map(|&p| {
+                    let info = self.info(p).expect("active pods have info");
+                    let node = self.cluster.pods[p.index()].node;
+                    Candidate {
+                        assigned: node.is_some(),
+                        running: node.is_some(),
+                        ready: info.ready_since.is_some(),
+                        deletion_cost: info.deletion_cost,
+                        colocated: on_node.get(&node).copied().unwrap_or(0),
+                        ready_since: info.ready_since,
+                        restarts: 0,
+                        created: info.created,
+                        uid: info.uid.clone(),
+                    }
+                })
+                .collect();
+            let order = deletion_order(&candidates, self.now);
+            for &i in order.iter().take(diff as usize) {
+                let p = active[i];
+                let change = Change::Deleted {
+                    pod: self.pod_name(p),
+                    reason: "scaled down".to_string(),
+                };
+                self.delete_pod(p, None, change);
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_stateful_set(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        let Ctl::StatefulSet(s) = &self.workloads[w.index()].ctl else {
+            return Ok(());
+        };
+        let spec = s.api.spec.clone().unwrap_or_default();
+        let replicas = spec.replicas.unwrap_or(1);
+        let start = spec
+            .ordinals
+            .as_ref()
+            .and_then(|o| o.start)
+            .unwrap_or(0)
+            .max(0);
+        let policy = if spec.pod_management_policy.as_deref() == Some("Parallel") {
+            PodManagement::Parallel
+        } else {
+            PodManagement::OrderedReady
+        };
+        let strategy = match spec.update_strategy.as_ref() {
+            Some(u) if u.type_.as_deref() == Some("OnDelete") => UpdateStrategy::OnDelete,
+            Some(u) => UpdateStrategy::RollingUpdate {
+                partition: u
+                    .rolling_update
+                    .as_ref()
+                    .and_then(|r| r.partition)
+                    .unwrap_or(0),
+            },
+            None => UpdateStrategy::RollingUpdate { partition: 0 },
+        };
+        let update_rev = s.update_revision.clone();
+        let current_rev = s.current_revision.clone();
+        let mut by_ordinal: FxHashMap<i32, PodId> = FxHashMap::default();
+        let mut max_ordinal = start + replicas - 1;
+        for &p in &self.workloads[w.index()].pods {
+            if let Some(o) = self.info(p).and_then(|i| i.ordinal) {
+                // A terminating pod and its replacement: the live one wins.
+                let keep = match by_ordinal.get(&o) {
+                    Some(&q) => !self.active(q),
+                    None => true,
+                };
+                if keep {
+                    by_ordinal.insert(o, p);
+                }
+                max_ordinal = max_ordinal.max(o);
+            }
+        }
+        let slots: Vec<stsc::Slot> = (start..=max_ordinal)
+            .map(|o| match by_ordinal.get(&o) {
+                None => stsc::Slot::default(),
+                Some(&p) => {
+                    let info = self.info(p).expect("owned pods have info");
+                    stsc::Slot {
+                        exists: true,
+                        terminating: info.deleting_since.is_some(),
+                        healthy: info.ready_since.is_some() && info.deleting_since.is_none(),
+                        updated: info.revision == update_rev,
+                    }
+                }
+            })
+            .collect();
+        let all_updated = slots
+            .iter()
+            .take(replicas.max(0) as usize)
+            .all(|s| s.exists && s.updated && !s.terminating);
+        if all_updated && current_rev != update_rev {
+            if let Ctl::StatefulSet(s) = &mut self.workloads[w.index()].ctl {
+                s.current_revision = update_rev.clone();
+            }
+            self.changes.push(Change::RolloutComplete {
+                workload: self.workloads[w.index()].display(),
+            });
+        }
+        for action in stsc::sync(replicas, start, policy, strategy, &slots) {
+            match action {
+                stsc::Action::Create(o) => {
+                    let (sts, rev, template) = match &self.workloads[w.index()].ctl {
+                        Ctl::StatefulSet(s) => {
+                            let rev = if stsc::uses_update_revision(strategy, o - start) {
+                                s.update_revision.clone()
+                            } else {
+                                s.current_revision.clone()
+                            };
+                            let template = s
+                                .templates
+                                .iter()
+                                .find(|(r, _)| *r == rev)
+                                .or_else(|| s.templates.first())
+                                .map(|(_, t)| t.clone())
+                                .unwrap_or_default();
+                            (s.api.clone(), rev, template)
+                        }
+                        _ => return Ok(()),
+                    };
+                    let Some(pod) = stateful_set_pod(self, &sts, o, &rev, &template) else {
+                        continue;
+                    };
+                    let name = pod.metadata.name.clone().unwrap_or_default();
+                    let ns = self.workloads[w.index()].namespace.clone();
+                    if self.cluster.pod_id(&ns, &name).is_some() {
+                        continue;
+                    }
+                    let id = self.create_owned(&pod, w, Some(o), None)?;
+                    if let Some(info) = self.info_mut(id) {
+                        info.revision = rev;
+                    }
+                }
+                stsc::Action::Delete(o) => {
+                    if let Some(&p) = by_ordinal.get(&o) {
+                        let reason = if o >= start + replicas {
+                            "scaled down"
+                        } else {
+                            "updated (rolling update)"
+                        };
+                        let change = Change::Deleted {
+                            pod: self.pod_name(p),
+                            reason: reason.to_string(),
+                        };
+                        self.delete_pod(p, None, change);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_daemon_set(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        let Ctl::DaemonSet(ds) = &self.workloads[w.index()].ctl else {
+            return Ok(());
+        };
+        let api = ds.api.clone();
+        let revision = ds.revision.clone();
+        let mut covered: FxHashMap<NodeId, Vec<PodId>> = FxHashMap::default();
+        for &p in &self.workloads[w.index()].pods {
+            let node = self
+                .info(p)
+                .and_then(|i| i.daemon_node)
+                .or(self.cluster.pods[p.index()].node);
+            if let Some(n) = node {
+                covered.entry(n).or_default().push(p);
+            }
+        }
+        // Rolling update: replace one outdated pod at a time (maxUnavailable 1).
+        let outdated: Vec<PodId> = self.workloads[w.index()]
+            .pods
+            .iter()
+            .copied()
+            .filter(|&p| self.active(p) && self.info(p).is_some_and(|i| i.revision != revision))
+            .collect();
+        let unavailable = self.workloads[w.index()]
+            .pods
+            .iter()
+            .filter(|&&p| !self.is_ready(p))
+            .count();
+        let on_delete = api
+            .spec
+            .as_ref()
+            .and_then(|s| s.update_strategy.as_ref())
+            .and_then(|u| u.type_.as_deref())
+            == Some("OnDelete");
+        if !on_delete && unavailable == 0 {
+            if let Some(&p) = outdated.first() {
+                let change = Change::Deleted {
+                    pod: self.pod_name(p),
+                    reason: "updated (rolling update)".to_string(),
+                };
+                self.delete_pod(p, None, change);
+            }
+        }
+        for n in 0..self.cluster.nodes.len() {
+            let node = NodeId(n as u32);
+            if covered.get(&node).is_some_and(|v| !v.is_empty()) {
+                continue;
+            }
+            let known = match &self.workloads[w.index()].ctl {
+                Ctl::DaemonSet(ds) => ds.eligible.get(&node).copied(),
+                _ => None,
+            };
+            if known == Some(false) {
+                continue;
+            }
+            let api_node = self.api_nodes[n].clone();
+            let pod = daemon_set_pod(self, &api, &api_node);
+            if let Ctl::DaemonSet(ds) = &mut self.workloads[w.index()].ctl {
+                ds.eligible.insert(node, pod.is_some());
+            }
+            let Some(mut pod) = pod else {
+                continue;
+            };
+            let ns = self.workloads[w.index()].namespace.clone();
+            let base = format!("{}-", self.workloads[w.index()].name);
+            pod.metadata.name = Some(self.fresh_name(&ns, &base));
+            let id = self.create_owned(&pod, w, None, Some(node))?;
+            if let Some(info) = self.info_mut(id) {
+                info.revision = revision.clone();
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a StatefulSet or DaemonSet runs its update revision everywhere.
+    pub(crate) fn rollout_done(&self, w: WorkloadId) -> bool {
+        let wl = &self.workloads[w.index()];
+        match &wl.ctl {
+            Ctl::StatefulSet(s) => {
+                let replicas = s.api.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                let ready = wl
+                    .pods
+                    .iter()
+                    .filter(|&&p| {
+                        self.is_ready(p)
+                            && self
+                                .info(p)
+                                .is_some_and(|i| i.revision == s.update_revision)
+                    })
+                    .count();
+                ready as i32 >= replicas
+            }
+            Ctl::DaemonSet(d) => wl.pods.iter().all(|&p| {
+                self.is_ready(p) && self.info(p).is_some_and(|i| i.revision == d.revision)
+            }),
+            _ => true,
+        }
+    }
+
+    /// A node's taints or existence changed: DaemonSets re-evaluate it.
+    pub(super) fn node_changed(&mut self, node: NodeId) {
+        let ids: Vec<WorkloadId> = (0..self.workloads.len())
+            .map(|i| WorkloadId(i as u32))
+            .filter(|w| matches!(self.workloads[w.index()].ctl, Ctl::DaemonSet(_)))
+            .collect();
+        for w in ids {
+            if let Ctl::DaemonSet(ds) = &mut self.workloads[w.index()].ctl {
+                ds.eligible.remove(&node);
+            }
+            self.mark(w);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Simulated time: whole seconds since the scenario started, and the
+//! durations scenarios write (`30s`, `10m`, `1h30m`).
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer};
+
+/// A length of simulated time, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Duration(pub i64);
+
+impl Duration {
+    /// Seconds.
+    pub fn seconds(self) -> i64 {
+        self.0
+    }
+
+    /// Parses `90`, `90s`, `10m`, `1h30m`, `2h` (units s, m, h, d).
+    pub fn parse(text: &str) -> Result<Duration, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("empty duration".to_string());
+        }
+        if let Ok(n) = text.parse::<i64>() {
+            return if n < 0 {
+                Err(format!("negative duration {text:?}"))
+            } else {
+                Ok(Duration(n))
+            };
+        }
+        let mut total: i64 = 0;
+        let mut number = String::new();
+        for c in text.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                continue;
+            }
+            let unit = match c {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86_400,
+                _ => {
+                    return Err(format!(
+                        "invalid duration {text:?}: expected a number of seconds or units s, m, h, d (e.g. 10m, 1h30m)"
+                    ))
+                }
+            };
+            let n: i64 = number
+                .parse()
+                .map_err(|_| format!("invalid duration {text:?}: a unit without a number"))?;
+            total = total.saturating_add(n.saturating_mul(unit));
+            number.clear();
+        }
+        if !number.is_empty() {
+            return Err(format!(
+                "invalid duration {text:?}: the last number has no unit"
+            ));
+        }
+        Ok(Duration(total))
+    }
+}
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = self.0;
+        if s == 0 {
+            return write!(f, "0s");
+        }
+        if s < 0 {
+            write!(f, "-")?;
+            s = -s;
+        }
+        let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+        if h > 0 {
+            write!(f, "{h}h")?;
+        }
+        if m > 0 {
+            write!(f, "{m}m")?;
+        }
+        if sec > 0 {
+            write!(f, "{sec}s")?;
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) if n >= 0 => Ok(Duration(n)),
+            Raw::Int(n) => Err(serde::de::Error::custom(format!("negative duration {n}"))),
+            Raw::Text(t) => Duration::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A point in simulated time: seconds since the scenario started.
+pub type Time = i64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints_durations() {
+        for (text, secs, shown) in [
+            ("90", 90, "1m30s"),
+            ("30s", 30, "30s"),
+            ("10m", 600, "10m"),
+            ("1h30m", 5400, "1h30m"),
+            ("1d", 86_400, "24h"),
+            ("0", 0, "0s"),
+        ] {
+            let d = Duration::parse(text).unwrap();
+            assert_eq!(d.seconds(), secs, "{text}");
+            assert_eq!(d.to_string(), shown, "{text}");
+        }
+        for bad in ["", "10x", "m", "10m5", "-3"] {
+            assert!(Duration::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}
