@@ -3,6 +3,7 @@
 //! when installed as `kubectl-podplace`.
 
 mod place;
+mod snapshot;
 mod world;
 
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ pub enum Exit {
     Findings,
     /// Bad input or usage.
     BadInput,
+    /// The cluster or its API failed (exit code 3).
+    ClusterError,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +59,10 @@ enum Command {
         #[arg(short = 'v', long)]
         verbose: bool,
     },
+    /// Write the live cluster (nodes, pods, namespaces, workloads,
+    /// PodDisruptionBudgets, services, priority classes) to one file that
+    /// every command loads with -f.
+    Snapshot(snapshot::SnapshotArgs),
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
@@ -92,12 +99,14 @@ fn main() -> ExitCode {
             seed,
             verbose,
         } => place::run(&filenames, output, seed, verbose),
+        Command::Snapshot(args) => snapshot::run(args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
     };
     match result {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::Findings) => ExitCode::from(1),
         Ok(Exit::BadInput) => ExitCode::from(2),
+        Ok(Exit::ClusterError) => ExitCode::from(3),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

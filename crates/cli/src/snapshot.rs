@@ -1,0 +1,178 @@
+//! `podplace snapshot`: the live cluster written to one `v1 List` file that
+//! every command loads with `-f` (offline use, bug reports).
+//!
+//! Also home of the cluster flags (`--kubeconfig`, `--context`, `-n`, `-A`)
+//! and [`fetch_live`], which other live commands (`why`, `rebalance`) reuse.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use podplace_kube::snapshot::{render, Format};
+use podplace_kube::{ConnectOptions, FetchOptions, Fetched};
+
+use crate::Exit;
+
+/// kubectl's flags for reaching a cluster and choosing namespaces.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config,
+    /// then the in-cluster service account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Read namespaced objects from this namespace only (repeatable).
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        value_name = "NS",
+        conflicts_with = "all_namespaces"
+    )]
+    pub namespaces: Vec<String>,
+    /// Read every namespace (the default for a snapshot).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Objects per list request; larger lists are read in pages.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub page_size: u32,
+}
+
+/// `podplace snapshot` arguments.
+#[derive(Debug, clap::Args)]
+pub struct SnapshotArgs {
+    /// Where to write: YAML when the name ends in .yaml/.yml, else JSON;
+    /// `-` (the default) writes YAML to standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
+    pub output: String,
+    /// Cluster and namespaces.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Why a live read failed, with the exit code it deserves.
+#[derive(Debug)]
+pub struct LiveError(pub podplace_kube::Error);
+
+impl std::fmt::Display for LiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl LiveError {
+    /// 2 for an unusable kubeconfig, 3 for the cluster's and network's failures.
+    pub fn exit(&self) -> Exit {
+        if self.0.exit_code() == 2 {
+            Exit::BadInput
+        } else {
+            Exit::ClusterError
+        }
+    }
+}
+
+/// Connects with `args` and reads the cluster (workloads not expanded: the
+/// pods are live). Prints nothing; callers report `unreadable` and
+/// `inventory.warnings` as they see fit ([`report_gaps`]).
+pub fn fetch_live(args: &ClusterArgs) -> Result<Fetched, LiveError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            LiveError(podplace_kube::Error::Transport {
+                action: "start the I/O runtime".to_string(),
+                message: e.to_string(),
+            })
+        })?;
+    runtime.block_on(async {
+        let client = podplace_kube::connect(&ConnectOptions {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+        })
+        .await
+        .map_err(LiveError)?;
+        let opts = FetchOptions {
+            namespaces: if args.all_namespaces {
+                Vec::new()
+            } else {
+                args.namespaces.clone()
+            },
+            page_size: args.page_size,
+            ..FetchOptions::default()
+        };
+        podplace_kube::fetch_inventory(&client, &opts)
+            .await
+            .map_err(LiveError)
+    })
+}
+
+/// Prints, on stderr, what could not be read and what happened while reading.
+pub fn report_gaps(fetched: &Fetched) {
+    for warning in &fetched.inventory.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for u in &fetched.unreadable {
+        eprintln!("warning: could not read {u}");
+    }
+}
+
+/// Runs `snapshot`.
+pub fn run(args: SnapshotArgs) -> Result<Exit> {
+    let fetched = match fetch_live(&args.cluster) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(e.exit());
+        }
+    };
+    report_gaps(&fetched);
+    let inv = &fetched.inventory;
+    let to_stdout = args.output == "-";
+    let format = if to_stdout {
+        Format::Yaml
+    } else {
+        Format::for_path(Path::new(&args.output))
+    };
+    let text = match render(inv, format) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot render the snapshot: {e}");
+            return Ok(Exit::ClusterError);
+        }
+    };
+    if to_stdout {
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            eprintln!("error: cannot write to standard output: {e}");
+            return Ok(Exit::BadInput);
+        }
+    } else if let Err(e) = std::fs::write(&args.output, &text) {
+        eprintln!("error: cannot write {}: {e}", args.output);
+        return Ok(Exit::BadInput);
+    }
+    let workloads = inv.deployments.len()
+        + inv.replica_sets.len()
+        + inv.stateful_sets.len()
+        + inv.daemon_sets.len()
+        + inv.jobs.len()
+        + inv.cron_jobs.len()
+        + inv.replication_controllers.len();
+    eprintln!(
+        "wrote {}: {} nodes, {} pods, {} namespaces, {} workloads, {} PodDisruptionBudgets, {} services, {} priority classes{}",
+        if to_stdout { "standard output" } else { args.output.as_str() },
+        inv.nodes.len(),
+        inv.pods.len(),
+        inv.namespaces.len(),
+        workloads,
+        inv.pod_disruption_budgets.len(),
+        inv.services.len(),
+        inv.priority_classes.len(),
+        if fetched.unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} list(s) could not be read)", fetched.unreadable.len())
+        }
+    );
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,262 @@
+//! `podplace snapshot` end to end, as a user runs it: the real binary, a
+//! kubeconfig file, and the test API server answering with a real v1.36
+//! API server's recorded responses. The file it writes loads with `-f`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use podplace_kube::testserver::TestServer;
+use podplace_model::load::{load, Source};
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!(
+            "podplace-snapshot-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("scratch dir");
+        Scratch(p)
+    }
+    fn join(&self, f: &str) -> PathBuf {
+        self.0.join(f)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn podplace(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("run podplace");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn setup(name: &str) -> (TestServer, Scratch) {
+    let server = TestServer::start().expect("test server");
+    let dir = Scratch::new(name);
+    server
+        .write_kubeconfig(&dir.join("kubeconfig"))
+        .expect("kubeconfig");
+    (server, dir)
+}
+
+fn names<K>(objects: &[podplace_model::inventory::Sourced<K>]) -> Vec<String>
+where
+    K: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+{
+    objects
+        .iter()
+        .map(|s| {
+            let m = s.object.metadata();
+            match &m.namespace {
+                Some(ns) => format!("{ns}/{}", m.name.as_deref().unwrap_or("")),
+                None => m.name.clone().unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// The recorded `kubectl get ... -A -o yaml` of the same cluster state.
+fn kubectl_snapshot() -> podplace_model::inventory::Inventory {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/snapshots/cluster.yaml");
+    load(&[Source::Path(path)]).expect("kubectl snapshot loads")
+}
+
+#[test]
+fn snapshot_yaml_end_to_end_then_place_loads_it() {
+    let (_server, dir) = setup("yaml");
+    let (stdout, stderr, code) = podplace(
+        &dir.0,
+        &["snapshot", "-o", "x.yaml", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "wrote x.yaml: 4 nodes, 10 pods, 6 namespaces, 4 workloads, 1 PodDisruptionBudgets, \
+         3 services, 3 priority classes\n"
+    );
+    let text = std::fs::read_to_string(dir.join("x.yaml")).expect("written");
+    // Keys sorted, as kubectl writes them: apiVersion, items, kind, metadata.
+    assert!(
+        text.starts_with("apiVersion: v1\nitems:\n"),
+        "{}",
+        &text[..80]
+    );
+    assert!(text.contains("\nkind: List\n"));
+    assert!(!text.contains("managedFields"));
+
+    // It loads with the model's loader and holds what kubectl would have dumped.
+    let ours = load(&[Source::Path(dir.join("x.yaml"))]).expect("snapshot loads");
+    let kubectl = kubectl_snapshot();
+    assert_eq!(names(&ours.nodes), names(&kubectl.nodes));
+    assert_eq!(names(&ours.pods), names(&kubectl.pods));
+    assert_eq!(names(&ours.namespaces), names(&kubectl.namespaces));
+    assert_eq!(names(&ours.deployments), names(&kubectl.deployments));
+    assert_eq!(names(&ours.replica_sets), names(&kubectl.replica_sets));
+    assert_eq!(names(&ours.stateful_sets), names(&kubectl.stateful_sets));
+    assert_eq!(names(&ours.daemon_sets), names(&kubectl.daemon_sets));
+    assert_eq!(
+        names(&ours.pod_disruption_budgets),
+        names(&kubectl.pod_disruption_budgets)
+    );
+    assert_eq!(names(&ours.services), names(&kubectl.services));
+    assert_eq!(
+        names(&ours.priority_classes),
+        names(&kubectl.priority_classes)
+    );
+    // Field for field the same objects as kubectl's dump (both drop managedFields).
+    for (a, b) in ours.pods.iter().zip(&kubectl.pods) {
+        assert_eq!(a.object.spec, b.object.spec, "{:?}", a.object.metadata.name);
+        assert_eq!(a.object.metadata.labels, b.object.metadata.labels);
+    }
+    for (a, b) in ours.nodes.iter().zip(&kubectl.nodes) {
+        assert_eq!(a.object.spec, b.object.spec);
+        assert_eq!(a.object.metadata.labels, b.object.metadata.labels);
+        assert_eq!(
+            a.object.status.as_ref().map(|s| &s.allocatable),
+            b.object.status.as_ref().map(|s| &s.allocatable)
+        );
+    }
+
+    // Every command loads it with -f: `place` has nothing pending to place.
+    let (stdout, stderr, code) = podplace(&dir.0, &["place", "-f", "x.yaml", "-o", "json"]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(v["pending"], 0, "{stdout}");
+}
+
+#[test]
+fn snapshot_json_with_small_pages_equals_the_yaml_one() {
+    let (server, dir) = setup("json");
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &[
+            "snapshot",
+            "-o",
+            "x.json",
+            "--kubeconfig",
+            "kubeconfig",
+            "--page-size",
+            "3",
+        ],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    // The pods came in the recorded pages of 3.
+    let pages = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .count();
+    assert_eq!(pages, 4);
+    let text = std::fs::read_to_string(dir.join("x.json")).expect("written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["kind"], "List");
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &["snapshot", "-o", "x.yml", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let from_json = load(&[Source::Path(dir.join("x.json"))]).expect("json loads");
+    let from_yaml = load(&[Source::Path(dir.join("x.yml"))]).expect("yaml loads");
+    assert_eq!(from_json.pods.len(), 10);
+    for (a, b) in from_json.pods.iter().zip(&from_yaml.pods) {
+        assert_eq!(a.object, b.object);
+    }
+    for (a, b) in from_json.nodes.iter().zip(&from_yaml.nodes) {
+        assert_eq!(a.object, b.object);
+    }
+}
+
+#[test]
+fn snapshot_says_what_it_could_not_read() {
+    let (_server, dir) = setup("forbidden");
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &[
+            "snapshot",
+            "-o",
+            "shop.yaml",
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "pod-lister",
+            "-n",
+            "shop",
+        ],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[0],
+        "warning: could not read nodes: nodes is forbidden: User \"system:serviceaccount:shop:pod-lister\" cannot list resource \"nodes\" in API group \"\" at the cluster scope"
+    );
+    assert!(lines.contains(
+        &"warning: could not read deployments in namespace shop: deployments.apps is forbidden: User \"system:serviceaccount:shop:pod-lister\" cannot list resource \"deployments\" in API group \"apps\" in the namespace \"shop\""
+    ));
+    assert_eq!(
+        *lines.last().expect("summary"),
+        "wrote shop.yaml: 0 nodes, 4 pods, 0 namespaces, 0 workloads, 0 PodDisruptionBudgets, \
+         0 services, 0 priority classes (12 list(s) could not be read)"
+    );
+    let inv = load(&[Source::Path(dir.join("shop.yaml"))]);
+    // The pods are bound to nodes that could not be read: the loader says so.
+    let err = inv.expect_err("pods bound to unknown nodes");
+    assert!(err.to_string().contains("spec.nodeName"), "{err}");
+}
+
+#[test]
+fn cluster_errors_exit_3_and_kubeconfig_errors_exit_2() {
+    let (server, dir) = setup("errors");
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &[
+            "snapshot",
+            "-o",
+            "x.yaml",
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "bad-token",
+        ],
+    );
+    assert_eq!(code, 3, "stderr: {stderr}");
+    assert_eq!(
+        stderr,
+        "error: list nodes: the API server answered 401 Unauthorized: Unauthorized\n"
+    );
+    assert!(!dir.join("x.yaml").exists());
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &["snapshot", "-o", "x.yaml", "--kubeconfig", "missing"],
+    );
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("error: cannot use the kubeconfig missing: "),
+        "{stderr}"
+    );
+    drop(server);
+    let (_, stderr, code) = podplace(
+        &dir.0,
+        &["snapshot", "-o", "x.yaml", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(code, 3, "stderr: {stderr}");
+    assert!(stderr.starts_with("error: list nodes: "), "{stderr}");
+}
