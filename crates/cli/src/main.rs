@@ -3,6 +3,7 @@
 //! when installed as `kubectl-podplace`.
 
 mod place;
+mod why;
 mod snapshot;
 mod world;
 
@@ -63,6 +64,30 @@ enum Command {
     /// PodDisruptionBudgets, services, priority classes) to one file that
     /// every command loads with -f.
     Snapshot(snapshot::SnapshotArgs),
+    /// Explain why a pod is Pending (or placed where it is): every reason
+    /// per node, the pods, workloads and terms that block it, and fixes
+    /// verified by re-running the scheduler. Exit 0 placed, 1 Pending.
+    Why {
+        /// The pod: `name` or `namespace/name`.
+        pod: String,
+        /// Files, directories (recursive) or `-` for stdin; repeatable. The
+        /// world's waiting pods are placed first, in queue order.
+        #[arg(short = 'f', long = "filename")]
+        filenames: Vec<String>,
+        /// The pod's namespace (default: `default`, or the only namespace
+        /// holding a pod of that name).
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+        output: OutputFormat,
+        /// Seed for choosing among equally scored nodes.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Say what was done on the user's behalf (defaults added, kinds skipped).
+        #[arg(short = 'v', long)]
+        verbose: bool,
+    },
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
@@ -100,6 +125,21 @@ fn main() -> ExitCode {
             verbose,
         } => place::run(&filenames, output, seed, verbose),
         Command::Snapshot(args) => snapshot::run(args),
+        Command::Why {
+            pod,
+            filenames,
+            namespace,
+            output,
+            seed,
+            verbose,
+        } => why::run(&why::WhyArgs {
+            pod,
+            filenames,
+            namespace,
+            output,
+            seed,
+            verbose,
+        }),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
     };
     match result {

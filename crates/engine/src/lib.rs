@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod conformance;
+pub mod explain_support;
 pub mod framework;
 pub mod message;
 pub mod placement;

@@ -1,0 +1,1031 @@
+//! `podplace why POD`: why a pod is Pending (or placed where it is), node
+//! by node, down to the pod, workload and term that block it, with fixes
+//! the engine has verified. Text (colored on terminals unless NO_COLOR) or
+//! JSON (schema in docs/why-json.md).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::Result;
+use owo_colors::{OwoColorize, Stream};
+use podplace_explain::{
+    explain, group::short_message, Detail, Explanation, Group, NodeVerdict, Phase, Reason,
+    RuleOwner, TermKind, TermView, World,
+};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::world::load_world;
+use crate::{Exit, OutputFormat};
+
+/// What `why` was asked.
+#[derive(Debug, Clone)]
+pub struct WhyArgs {
+    /// `name` or `ns/name`.
+    pub pod: String,
+    /// `-f` sources; empty means the live cluster.
+    pub filenames: Vec<String>,
+    /// `-n`.
+    pub namespace: Option<String>,
+    /// Output format.
+    pub output: OutputFormat,
+    /// Tie-break seed.
+    pub seed: u64,
+    /// `-v`.
+    pub verbose: bool,
+}
+
+/// Runs `why`.
+pub fn run(args: &WhyArgs) -> Result<Exit> {
+    if args.filenames.is_empty() {
+        eprintln!(
+            "error: reading a live cluster is not available in this build yet; \
+             give the cluster as files with -f (e.g. kubectl get nodes,pods -A -o yaml > world.yaml)"
+        );
+        return Ok(Exit::BadInput);
+    }
+    let inventory = match load_world(&args.filenames, args.verbose) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    explain_in(inventory, args, &[])
+}
+
+/// Explains the pod in a loaded world and prints the answer; `unreadable`
+/// lists what could not be read (live clusters).
+pub fn explain_in(
+    inventory: podplace_model::inventory::Inventory,
+    args: &WhyArgs,
+    unreadable: &[String],
+) -> Result<Exit> {
+    let mut world = match World::new(inventory, args.seed) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let id = match world.find_pod(&args.pod, args.namespace.as_deref()) {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let explanation = explain(&mut world, id);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.output {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &json_view(&explanation, unreadable))?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => render_text(&mut out, &explanation, unreadable)?,
+    }
+    Ok(match explanation.phase {
+        Phase::Placed { .. } => Exit::Ok,
+        _ => Exit::Findings,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+
+#[derive(Serialize)]
+struct JsonWhy<'a> {
+    pod: &'a str,
+    workload: &'a str,
+    phase: &'static str,
+    node: Option<&'a str>,
+    placed_by_podplace: bool,
+    message: &'a str,
+    node_count: usize,
+    would_land_on: Option<&'a str>,
+    nodes: Vec<JsonNode<'a>>,
+    groups: Vec<JsonGroup<'a>>,
+    scores: Vec<JsonScore<'a>>,
+    tied: &'a [String],
+    terms: Vec<Value>,
+    notes: Vec<JsonNote<'a>>,
+    fixes: Vec<JsonFix<'a>>,
+    unreadable: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonNode<'a> {
+    node: &'a str,
+    reasons: Vec<JsonReason<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonReason<'a> {
+    plugin: &'a str,
+    code: &'a str,
+    reason: &'a str,
+    detail: Value,
+    blockers: Vec<Value>,
+    blockers_total: usize,
+}
+
+#[derive(Serialize)]
+struct JsonGroup<'a> {
+    nodes: Vec<&'a str>,
+    count: usize,
+    reasons: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonScore<'a> {
+    node: &'a str,
+    total: i64,
+    plugins: BTreeMap<&'a str, i64>,
+}
+
+#[derive(Serialize)]
+struct JsonNote<'a> {
+    kind: &'a str,
+    term: Option<usize>,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    title: &'a str,
+    target: &'a str,
+    patch: &'a str,
+    command: &'a str,
+    rationale: &'a str,
+    lands_on: &'a str,
+    verification: &'a str,
+}
+
+fn kind_name(kind: TermKind) -> &'static str {
+    match kind {
+        TermKind::RequiredAffinity | TermKind::PreferredAffinity => "podAffinity",
+        TermKind::RequiredAntiAffinity | TermKind::PreferredAntiAffinity => "podAntiAffinity",
+    }
+}
+
+fn term_json(id: usize, t: &TermView, domain: Option<&str>) -> Value {
+    let mut v = json!({
+        "id": id,
+        "kind": kind_name(t.kind),
+        "required": matches!(t.kind, TermKind::RequiredAffinity | TermKind::RequiredAntiAffinity),
+        "owner_workload": t.owner_workload,
+        "index": t.index,
+        "selector": t.selector,
+        "topology_key": t.topology_key,
+        "yaml": t.yaml,
+    });
+    if let Some(d) = domain {
+        v["domain"] = json!(d);
+    }
+    v
+}
+
+fn detail_json(detail: &Detail) -> Value {
+    match detail {
+        Detail::Cordoned => json!({"kind": "cordoned"}),
+        Detail::NodeName { wanted } => json!({"kind": "node_name", "wanted": wanted}),
+        Detail::Taints { taints } => json!({
+            "kind": "taints",
+            "taints": taints.iter().map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect})).collect::<Vec<_>>(),
+        }),
+        Detail::NodeAffinity {
+            node_selector,
+            terms,
+            excluded_by_name,
+        } => {
+            let miss = |m: &podplace_explain::LabelMiss| json!({"requirement": m.requirement, "key": m.key, "node_value": m.node_value});
+            json!({
+                "kind": "node_affinity",
+                "node_selector": node_selector.iter().map(miss).collect::<Vec<_>>(),
+                "terms": terms.iter().map(|(i, ms)| json!({"index": i, "failing": ms.iter().map(miss).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+                "excluded_by_name": excluded_by_name,
+            })
+        }
+        Detail::Ports { ports } => json!({
+            "kind": "ports",
+            "ports": ports.iter().map(|p| json!({"port": p.port, "protocol": p.protocol, "ip": p.ip, "used_by": p.used_by})).collect::<Vec<_>>(),
+        }),
+        Detail::Resource(s) => json!({
+            "kind": "resource",
+            "resource": s.resource,
+            "requested": s.requested,
+            "allocatable": s.allocatable,
+            "used": s.used,
+            "free": s.free,
+            "short_by": s.short_by,
+            "exceeds_node": s.exceeds_node,
+            "unit": unit(&s.resource),
+        }),
+        Detail::SpreadMissingLabel {
+            constraint,
+            topology_key,
+        } => {
+            json!({"kind": "spread_missing_label", "constraint": constraint, "topology_key": topology_key})
+        }
+        Detail::SpreadSkew {
+            constraint,
+            topology_key,
+            domain,
+            matching,
+            self_match,
+            min,
+            skew,
+            max_skew,
+            domains,
+            domain_total,
+        } => json!({
+            "kind": "spread_skew",
+            "constraint": constraint,
+            "topology_key": topology_key,
+            "domain": domain,
+            "matching": matching,
+            "self_match": self_match,
+            "min": min,
+            "skew": skew,
+            "max_skew": max_skew,
+            "domains": domains.iter().map(|d| json!({"domain": d.domain, "pods": d.pods})).collect::<Vec<_>>(),
+            "domain_total": domain_total,
+        }),
+        Detail::PodAffinity { misses } => json!({
+            "kind": "pod_affinity",
+            "misses": misses.iter().map(|m| json!({
+                "term": m.term,
+                "domain": m.domain,
+                "matching_here": m.matching_here,
+                "matching_anywhere": m.matching_anywhere,
+            })).collect::<Vec<_>>(),
+        }),
+        Detail::PodAntiAffinity => json!({"kind": "pod_anti_affinity"}),
+        Detail::ExistingAntiAffinity => json!({"kind": "existing_anti_affinity"}),
+        Detail::Conflict => json!({"kind": "node_affinity_conflict"}),
+    }
+}
+
+fn unit(resource: &str) -> &'static str {
+    match resource {
+        "cpu" => "millicores",
+        "pods" => "pods",
+        "memory" | "ephemeral-storage" => "bytes",
+        r if r.starts_with("hugepages-") => "bytes",
+        _ => "units",
+    }
+}
+
+fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
+    let (phase, node, by_podplace) = match &e.phase {
+        Phase::Pending => ("Pending", None, false),
+        Phase::Placed { node, by_podplace } => ("Placed", Some(node.as_str()), *by_podplace),
+        Phase::OtherScheduler { .. } => ("OtherScheduler", None, false),
+    };
+    let reason = |r: &'a Reason| JsonReason {
+        plugin: r.plugin,
+        code: r.code,
+        reason: &r.message,
+        detail: detail_json(&r.detail),
+        blockers: r
+            .blockers
+            .iter()
+            .map(|b| {
+                json!({
+                    "pod": b.pod,
+                    "workload": b.workload,
+                    "node": b.node,
+                    "rule_owner": b.rule_owner.as_str(),
+                    "term": term_json(b.term, &e.terms[b.term], Some(&b.domain)),
+                })
+            })
+            .collect(),
+        blockers_total: r.blockers_total,
+    };
+    JsonWhy {
+        pod: &e.pod,
+        workload: &e.workload,
+        phase,
+        node,
+        placed_by_podplace: by_podplace,
+        message: &e.message,
+        node_count: e.node_count,
+        would_land_on: e.would_land_on.as_deref(),
+        nodes: e
+            .nodes
+            .iter()
+            .map(|v| JsonNode {
+                node: &v.node,
+                reasons: v.reasons.iter().map(reason).collect(),
+            })
+            .collect(),
+        groups: e
+            .groups
+            .iter()
+            .map(|g| JsonGroup {
+                nodes: g
+                    .members
+                    .iter()
+                    .map(|&i| e.nodes[i].node.as_str())
+                    .collect(),
+                count: g.members.len(),
+                reasons: &g.summaries,
+            })
+            .collect(),
+        scores: e
+            .scores
+            .iter()
+            .map(|s| JsonScore {
+                node: &s.node,
+                total: s.total,
+                plugins: s.plugins.iter().map(|(p, v)| (*p, *v)).collect(),
+            })
+            .collect(),
+        tied: &e.tied,
+        terms: e
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| term_json(i, t, None))
+            .collect(),
+        notes: e
+            .notes
+            .iter()
+            .map(|n| JsonNote {
+                kind: n.kind.as_str(),
+                term: n.term,
+                text: &n.text,
+            })
+            .collect(),
+        fixes: e
+            .fixes
+            .iter()
+            .map(|f| JsonFix {
+                title: &f.title,
+                target: &f.target,
+                patch: &f.patch,
+                command: &f.command,
+                rationale: &f.rationale,
+                lands_on: &f.lands_on,
+                verification: &f.verification,
+            })
+            .collect(),
+        unreadable,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Text
+
+/// Nodes named in a group header before "and N more".
+const GROUP_NODES_SHOWN: usize = 8;
+/// Blocking pods named per workload before "and N more".
+const BLOCKERS_SHOWN: usize = 4;
+/// Score rows shown.
+const SCORES_SHOWN: usize = 10;
+
+macro_rules! paint {
+    ($text:expr, $style:ident) => {
+        $text.if_supports_color(Stream::Stdout, |t| t.$style())
+    };
+}
+
+/// `4,200`.
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A quantity as kubectl shows it: `500m`, `2`, `1Gi`, `1536Mi`.
+fn quantity(resource: &str, v: i64) -> String {
+    match unit(resource) {
+        "millicores" => {
+            if v % 1000 == 0 {
+                (v / 1000).to_string()
+            } else {
+                format!("{v}m")
+            }
+        }
+        "bytes" => {
+            for (suffix, size) in [("Gi", 1i64 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)] {
+                if v != 0 && v % size == 0 {
+                    return format!("{}{suffix}", v / size);
+                }
+            }
+            v.to_string()
+        }
+        _ => v.to_string(),
+    }
+}
+
+fn indent(text: &str, by: usize) -> String {
+    let pad = " ".repeat(by);
+    text.lines()
+        .map(|l| format!("{pad}{l}\n"))
+        .collect::<String>()
+}
+
+fn node_list(e: &Explanation, g: &Group) -> String {
+    let names: Vec<&str> = g
+        .members
+        .iter()
+        .take(GROUP_NODES_SHOWN)
+        .map(|&i| e.nodes[i].node.as_str())
+        .collect();
+    let mut s = names.join(", ");
+    if g.members.len() > GROUP_NODES_SHOWN {
+        s.push_str(&format!(
+            ", ... and {} more",
+            thousands(g.members.len() - GROUP_NODES_SHOWN)
+        ));
+    }
+    if g.members.len() > 1 {
+        s.push_str(&format!(" ({} nodes)", thousands(g.members.len())));
+    }
+    s
+}
+
+/// Tracks which terms were already printed in full.
+struct Printed {
+    terms: Vec<bool>,
+}
+
+impl Printed {
+    fn first_time(&mut self, t: usize) -> bool {
+        if t >= self.terms.len() {
+            self.terms.resize(t + 1, false);
+        }
+        !std::mem::replace(&mut self.terms[t], true)
+    }
+}
+
+fn render_text(out: &mut impl Write, e: &Explanation, unreadable: &[String]) -> Result<()> {
+    let head = format!("Pod {} ({})", e.pod, e.workload);
+    match &e.phase {
+        Phase::Pending => writeln!(out, "{} is {}.", paint!(head, bold), paint!("Pending", red))?,
+        Phase::Placed { node, by_podplace } => {
+            if *by_podplace {
+                writeln!(
+                    out,
+                    "{} was waiting; podplace places it on {}.",
+                    paint!(head, bold),
+                    paint!(node, green)
+                )?
+            } else {
+                writeln!(
+                    out,
+                    "{} runs on {}.",
+                    paint!(head, bold),
+                    paint!(node, green)
+                )?
+            }
+        }
+        Phase::OtherScheduler { scheduler } => writeln!(
+            out,
+            "{} is left to scheduler {scheduler:?}.",
+            paint!(head, bold)
+        )?,
+    }
+    if !unreadable.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{} could not read {} (the answer may be incomplete):",
+            paint!("warning:", yellow),
+            unreadable.len()
+        )?;
+        for u in unreadable {
+            writeln!(out, "  - {u}")?;
+        }
+    }
+    if !e.message.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            paint!("kube-scheduler's FailedScheduling event:", bold)
+        )?;
+        writeln!(out, "  {}", e.message)?;
+    }
+    let mut printed = Printed { terms: Vec::new() };
+    if !e.nodes.is_empty() {
+        writeln!(out)?;
+        let title = if matches!(e.phase, Phase::Pending) {
+            format!(
+                "Why each node rejects it ({} of {}; every reason, not only the first):",
+                thousands(e.nodes.len()),
+                thousands(e.node_count)
+            )
+        } else {
+            format!(
+                "Nodes that would reject it ({} of {}):",
+                thousands(e.nodes.len()),
+                thousands(e.node_count)
+            )
+        };
+        writeln!(out, "{}", paint!(title, bold))?;
+        for g in &e.groups {
+            writeln!(out)?;
+            writeln!(out, "  {}", paint!(node_list(e, g), cyan))?;
+            let first = &e.nodes[g.members[0]];
+            for (ri, reason) in first.reasons.iter().enumerate() {
+                render_reason(out, e, g, ri, reason, &mut printed)?;
+            }
+        }
+    }
+    if !e.scores.is_empty() {
+        writeln!(out)?;
+        render_scores(out, e)?;
+    }
+    if !e.notes.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", paint!("Notes:", bold))?;
+        for n in &e.notes {
+            write!(
+                out,
+                "  {} {}",
+                paint!("!", yellow),
+                wrap(&n.text, 4, 96).trim_start()
+            )?;
+            if let Some(t) = n.term {
+                let term = &e.terms[t];
+                if printed.first_time(t) {
+                    writeln!(
+                        out,
+                        "    the pod's {} term {}:",
+                        term.kind.short(),
+                        term.index + 1
+                    )?;
+                    write!(out, "{}", indent(&term.yaml, 6))?;
+                }
+            }
+        }
+    }
+    if matches!(e.phase, Phase::Pending) || !e.fixes.is_empty() {
+        writeln!(out)?;
+        if e.fixes.is_empty() {
+            writeln!(
+                out,
+                "{} podplace found no single change it could verify.",
+                paint!("Fixes:", bold)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}",
+                paint!(
+                    "Fixes (each verified by re-running the scheduler with the patch applied):",
+                    bold
+                )
+            )?;
+        }
+        for (i, f) in e.fixes.iter().enumerate() {
+            writeln!(out)?;
+            writeln!(out, "  {}. {}", i + 1, paint!(f.title, green))?;
+            writeln!(out, "     target: {}", f.target)?;
+            write!(out, "{}", wrap(&format!("why: {}", f.rationale), 5, 96))?;
+            writeln!(out, "     patch:")?;
+            write!(out, "{}", indent(&f.patch, 7))?;
+            write!(out, "{}", wrap(&format!("apply: {}", f.command), 5, 2000))?;
+            write!(
+                out,
+                "{}",
+                wrap(&format!("verified: {}", f.verification), 5, 96)
+            )?;
+            writeln!(
+                out,
+                "     {} {}",
+                paint!("lands on:", green),
+                paint!(f.lands_on, green)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Word-wraps `text` at `width`, each line indented by `by`.
+fn wrap(text: &str, by: usize, width: usize) -> String {
+    let pad = " ".repeat(by);
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && by + line.len() + 1 + word.len() > width {
+            out.push_str(&pad);
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&pad);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn render_reason(
+    out: &mut impl Write,
+    e: &Explanation,
+    g: &Group,
+    ri: usize,
+    reason: &Reason,
+    printed: &mut Printed,
+) -> Result<()> {
+    writeln!(
+        out,
+        "    {}: {}",
+        paint!(reason.plugin, yellow),
+        short_message(&reason.message)
+    )?;
+    // The same reason on every node of the group.
+    let across: Vec<(&NodeVerdict, &Reason)> = g
+        .members
+        .iter()
+        .map(|&i| &e.nodes[i])
+        .filter_map(|v| v.reasons.get(ri).map(|r| (v, r)))
+        .collect();
+    match &reason.detail {
+        Detail::Cordoned => writeln!(out, "      the node is cordoned (spec.unschedulable: true)")?,
+        Detail::NodeName { wanted } => {
+            writeln!(out, "      the pod's spec.nodeName asks for {wanted}")?
+        }
+        Detail::Taints { taints } => {
+            for t in taints {
+                writeln!(
+                    out,
+                    "      taint {} (key {}, value {:?}, effect {}) is not tolerated",
+                    t.display(),
+                    t.key,
+                    t.value,
+                    t.effect
+                )?;
+            }
+        }
+        Detail::NodeAffinity {
+            node_selector,
+            terms,
+            excluded_by_name,
+        } => {
+            if *excluded_by_name {
+                writeln!(
+                    out,
+                    "      not among the nodes the pod's required node affinity names (matchFields metadata.name)"
+                )?;
+            }
+            for (mi, m) in node_selector.iter().enumerate() {
+                let values = node_values(&across, |d| match d {
+                    Detail::NodeAffinity { node_selector, .. } => node_selector.get(mi),
+                    _ => None,
+                });
+                writeln!(
+                    out,
+                    "      nodeSelector {} not matched: {values}",
+                    m.requirement
+                )?;
+            }
+            for (ti, (index, misses)) in terms.iter().enumerate() {
+                writeln!(
+                    out,
+                    "      required node affinity term {} fails:",
+                    index + 1
+                )?;
+                for (mi, m) in misses.iter().enumerate() {
+                    let values = node_values(&across, |d| match d {
+                        Detail::NodeAffinity { terms, .. } => {
+                            terms.get(ti).and_then(|(_, ms)| ms.get(mi))
+                        }
+                        _ => None,
+                    });
+                    writeln!(out, "        {}: {values}", m.requirement)?;
+                }
+            }
+        }
+        Detail::Ports { ports } => {
+            for p in ports {
+                writeln!(
+                    out,
+                    "      host port {}/{} on {} is held by {}",
+                    p.port, p.protocol, p.ip, p.used_by
+                )?;
+            }
+        }
+        Detail::Resource(s) => {
+            let free: Vec<i64> = across
+                .iter()
+                .filter_map(|(_, r)| match &r.detail {
+                    Detail::Resource(x) => Some(x.free),
+                    _ => None,
+                })
+                .collect();
+            let (lo, hi) = (
+                free.iter().copied().min().unwrap_or(s.free),
+                free.iter().copied().max().unwrap_or(s.free),
+            );
+            let q = |v| quantity(&s.resource, v);
+            let free_text = if lo == hi {
+                q(lo)
+            } else {
+                format!("{} to {}", q(lo), q(hi))
+            };
+            let short_text = if lo == hi {
+                q(s.requested - lo)
+            } else {
+                format!("{} to {}", q(s.requested - hi), q(s.requested - lo))
+            };
+            if s.resource == "pods" {
+                writeln!(
+                    out,
+                    "      the node already runs {} pods, its limit (allocatable pods)",
+                    s.used
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "      {}: the pod requests {}, the node has {} free of {} allocatable: short by {}{}",
+                    s.resource,
+                    q(s.requested),
+                    free_text,
+                    q(s.allocatable),
+                    short_text,
+                    if s.exceeds_node {
+                        " (more than the whole node: preemption cannot help)"
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+        }
+        Detail::SpreadMissingLabel { topology_key, .. } => writeln!(
+            out,
+            "      the node has no {topology_key} label, which a DoNotSchedule spread constraint needs"
+        )?,
+        Detail::SpreadSkew {
+            topology_key,
+            domain,
+            matching,
+            self_match,
+            min,
+            skew,
+            max_skew,
+            domains,
+            domain_total,
+            ..
+        } => {
+            writeln!(
+                out,
+                "      {topology_key}={domain} has {matching} matching pod(s){}, the emptiest domain {min}: skew {skew} > maxSkew {max_skew}",
+                if *self_match { " (+1 with this pod)" } else { "" }
+            )?;
+            if g.members.len() > 1 {
+                writeln!(out, "      (first node shown; the others are alike)")?;
+            }
+            let list: Vec<String> = domains
+                .iter()
+                .map(|d| format!("{}={}", d.domain, d.pods))
+                .collect();
+            writeln!(
+                out,
+                "      matching pods per domain{}: {}",
+                if *domain_total > domains.len() {
+                    format!(" (fewest first, {} of {})", domains.len(), domain_total)
+                } else {
+                    String::new()
+                },
+                list.join(", ")
+            )?;
+        }
+        Detail::PodAffinity { misses } => {
+            for m in misses {
+                let t = &e.terms[m.term];
+                let where_ = match &m.domain {
+                    None => format!("the node has no {} label", t.topology_key),
+                    Some(d) => format!(
+                        "no pod matching it runs in {}={d}",
+                        t.topology_key
+                    ),
+                };
+                writeln!(
+                    out,
+                    "      the pod's podAffinity term {}: {where_} ({} matching pod(s) in the whole cluster)",
+                    t.index + 1,
+                    m.matching_anywhere
+                )?;
+                if printed.first_time(m.term) {
+                    write!(out, "{}", indent(&t.yaml, 8))?;
+                }
+            }
+        }
+        Detail::PodAntiAffinity | Detail::ExistingAntiAffinity => {
+            render_blockers(out, e, &across, printed)?;
+        }
+        Detail::Conflict => writeln!(
+            out,
+            "      the pod's required node affinity terms pin disjoint sets of node names"
+        )?,
+    }
+    Ok(())
+}
+
+/// `hermes has no stokesnet/vault label` / `zone=b on 2,100 nodes, zone=c on 3 nodes`.
+fn node_values<'a>(
+    across: &[(&'a NodeVerdict, &'a Reason)],
+    pick: impl Fn(&'a Detail) -> Option<&'a podplace_explain::LabelMiss>,
+) -> String {
+    let mut counts: BTreeMap<Option<&str>, (usize, &str)> = BTreeMap::new();
+    let mut key = "";
+    for (v, r) in across {
+        if let Some(m) = pick(&r.detail) {
+            key = &m.key;
+            let e = counts
+                .entry(m.node_value.as_deref())
+                .or_insert((0, &v.node));
+            e.0 += 1;
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(value, (n, first))| {
+            let what = match value {
+                None => format!("no {key} label"),
+                Some(v) if key == "metadata.name" => format!("name {v}"),
+                Some(v) => format!("{key}={v}"),
+            };
+            if *n == 1 {
+                format!("{first} has {what}")
+            } else {
+                format!("{what} on {} nodes", thousands(*n))
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+fn render_blockers(
+    out: &mut impl Write,
+    e: &Explanation,
+    across: &[(&NodeVerdict, &Reason)],
+    printed: &mut Printed,
+) -> Result<()> {
+    // (workload, term, owner) → blocking pods on the group's nodes, and
+    // how many more were counted but not kept.
+    type Key<'k> = (&'k str, usize, RuleOwner);
+    let mut by: Vec<(Key<'_>, Vec<String>, usize)> = Vec::new();
+    for (_, r) in across {
+        for b in &r.blockers {
+            let key = (b.workload.as_str(), b.term, b.rule_owner);
+            let text = format!("{} on {}", b.pod, b.node);
+            match by.iter_mut().find(|(k, _, _)| *k == key) {
+                Some((_, pods, _)) => pods.push(text),
+                None => by.push((key, vec![text], 0)),
+            }
+        }
+        let hidden = r.blockers_total - r.blockers.len();
+        if hidden > 0 {
+            if let Some(b) = r.blockers.last() {
+                let key = (b.workload.as_str(), b.term, b.rule_owner);
+                if let Some(entry) = by.iter_mut().find(|(k, _, _)| *k == key) {
+                    entry.2 += hidden;
+                }
+            }
+        }
+    }
+    for ((workload, term, owner), pods, hidden) in by {
+        let t = &e.terms[term];
+        let total = pods.len() + hidden;
+        let mut list: Vec<String> = pods.into_iter().take(BLOCKERS_SHOWN).collect();
+        if total > list.len() {
+            list.push(format!("and {} more", thousands(total - list.len())));
+        }
+        writeln!(
+            out,
+            "      blocked by {} ({})",
+            paint!(list.join(", "), bold),
+            workload
+        )?;
+        let whose = match owner {
+            RuleOwner::Incoming => format!("the pod's own {} term {}", t.kind.short(), t.index + 1),
+            RuleOwner::Existing if t.owner_workload == e.workload => format!(
+                "the existing pod's {} term {} (same workload), applied symmetrically",
+                t.kind.short(),
+                t.index + 1
+            ),
+            RuleOwner::Existing => format!(
+                "the existing pod's {} term {}, applied symmetrically: a rule of ANOTHER workload, {}",
+                t.kind.short(),
+                t.index + 1,
+                t.owner_workload
+            ),
+        };
+        let domain = across
+            .first()
+            .and_then(|(_, r)| r.blockers.iter().find(|b| b.term == term))
+            .map(|b| b.domain.clone())
+            .unwrap_or_default();
+        let met = if across.len() > 1 {
+            format!("met in each node's {} domain", t.topology_key)
+        } else {
+            format!("met in domain {}={domain}", t.topology_key)
+        };
+        if printed.first_time(term) {
+            writeln!(out, "        rule: {whose}; {met}:")?;
+            write!(out, "{}", indent(&t.yaml, 10))?;
+        } else {
+            writeln!(out, "        rule: {whose}; {met} (term shown above)")?;
+        }
+    }
+    Ok(())
+}
+
+fn short_plugin(name: &str) -> &str {
+    match name {
+        "TaintToleration" => "Taint",
+        "NodeAffinity" => "NodeAff",
+        "NodeResourcesFit" => "Fit",
+        "PodTopologySpread" => "Spread",
+        "InterPodAffinity" => "InterPod",
+        "NodeResourcesBalancedAllocation" => "Balanced",
+        "ImageLocality" => "Image",
+        "DynamicResources" => "DRA",
+        other => other,
+    }
+}
+
+fn render_scores(out: &mut impl Write, e: &Explanation) -> Result<()> {
+    let title = if matches!(e.phase, Phase::Placed { .. }) {
+        "Scores of the feasible nodes (weighted; as if scheduling it again, without itself):"
+    } else {
+        "Scores of the feasible nodes (weighted):"
+    };
+    writeln!(out, "{}", paint!(title, bold))?;
+    let plugins: Vec<&str> = e
+        .scores
+        .first()
+        .map_or(Vec::new(), |s| s.plugins.iter().map(|(p, _)| *p).collect());
+    let width = e
+        .scores
+        .iter()
+        .map(|s| s.node.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut header = format!("  {:width$}  {:>5}", "node", "total");
+    for p in &plugins {
+        header.push_str(&format!("  {:>8}", short_plugin(p)));
+    }
+    writeln!(out, "{}", header.trim_end())?;
+    let chosen = e.would_land_on.as_deref();
+    for s in e.scores.iter().take(SCORES_SHOWN) {
+        let mark = if Some(s.node.as_str()) == chosen {
+            "*"
+        } else {
+            " "
+        };
+        let mut row = format!("{mark} {:width$}  {:>5}", s.node, s.total);
+        for p in &plugins {
+            let v = s
+                .plugins
+                .iter()
+                .find(|(n, _)| n == p)
+                .map_or(0, |(_, v)| *v);
+            row.push_str(&format!("  {v:>8}"));
+        }
+        writeln!(out, "{row}")?;
+    }
+    if e.scores.len() > SCORES_SHOWN {
+        writeln!(
+            out,
+            "  ... and {} more feasible nodes",
+            thousands(e.scores.len() - SCORES_SHOWN)
+        )?;
+    }
+    if let Some(node) = chosen {
+        let tie = if e.tied.len() > 1 {
+            format!(
+                " (tied with {})",
+                e.tied
+                    .iter()
+                    .filter(|t| *t != node)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            String::new()
+        };
+        writeln!(out, "  * kube-scheduler would pick {node}{tie}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1076 @@
+//! Fixes: concrete patches, each applied to a copy of the world and
+//! verified by scheduling the pod again. Only fixes the engine shows to
+//! work are offered, with the node the pod then lands on.
+//!
+//! Candidates, in order of preference:
+//! 1. a required podAffinity with a negative selector rewritten as the
+//!    podAntiAffinity its author meant (story 3);
+//! 2. another workload's over-broad anti-affinity selector narrowed to its
+//!    own pods (story 1);
+//! 3. the pod's own over-broad anti-affinity narrowed to its own pods;
+//! 4. a Deployment strategy that lets an old pod go first when old pods'
+//!    anti-affinity holds every node (story 4);
+//! 5. uncordoning a node, tolerating a taint, labelling a node.
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use podplace_engine::cluster::{Cluster, NodeId, PodId, TermId};
+use podplace_engine::framework::{schedule, Outcome};
+use podplace_model::intstr::resolve_fenceposts;
+use podplace_model::objects::Pod;
+use podplace_model::workloads::WorkloadRef;
+use serde_json::{json, Map, Value};
+
+use crate::analyze::{api_term, Prepared};
+use crate::model::{Detail, Fix, NodeVerdict, Note, NoteKind, RuleOwner, TermKind};
+use crate::notes::only_negative;
+use crate::world::World;
+use crate::yaml::{selector_summary, to_yaml};
+
+/// At most this many fixes are verified and offered.
+pub const MAX_FIXES: usize = 4;
+
+/// Labels controllers add to the pods they create; never part of a
+/// workload's own identity.
+const CONTROLLER_LABELS: &[&str] = &[
+    "pod-template-hash",
+    "controller-revision-hash",
+    "statefulset.kubernetes.io/pod-name",
+    "apps.kubernetes.io/pod-index",
+    "pod-template-generation",
+    "controller-uid",
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+    "job-name",
+    "batch.kubernetes.io/job-completion-index",
+];
+
+/// A change to the world, applied to a copy for verification.
+#[derive(Debug, Default, Clone)]
+struct Change {
+    /// The explained pod as it would be recreated.
+    incoming: Option<core::Pod>,
+    /// Existing pods replaced by patched versions (on the same node).
+    replace: Vec<(PodId, core::Pod)>,
+    /// Pods removed.
+    remove: Vec<PodId>,
+    /// Nodes uncordoned.
+    uncordon: Vec<NodeId>,
+    /// Node labels set.
+    label: Vec<(NodeId, String, String)>,
+}
+
+/// Describes a verification run, given where the pod landed.
+type Describe = Box<dyn Fn(&Cluster, &Outcome, NodeId) -> String>;
+
+/// A fix before verification.
+struct Candidate {
+    title: String,
+    target: String,
+    patch: Value,
+    command: String,
+    rationale: String,
+    change: Change,
+    /// Describes the verification run.
+    describe: Describe,
+}
+
+/// What the fix builders read.
+pub(crate) struct Context<'a> {
+    pub world: &'a World,
+    pub pod_id: PodId,
+    pub pod: &'a Pod,
+    pub api_pod: Option<&'a core::Pod>,
+    pub workload: WorkloadRef,
+    pub verdicts: &'a [(NodeId, NodeVerdict)],
+    pub prepared: &'a Prepared,
+    pub pending: bool,
+}
+
+/// Builds, verifies and returns the fixes for one pod, with the notes
+/// their analysis produced (a stalled rollout).
+pub(crate) fn fixes(ctx: &Context<'_>) -> (Vec<Fix>, Vec<Note>) {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut notes = Vec::new();
+    candidates.extend(rewrite_negative_affinity(ctx));
+    if ctx.pending {
+        candidates.extend(narrow_existing(ctx));
+        candidates.extend(narrow_own(ctx));
+        candidates.extend(rollout_strategy(ctx, &mut notes));
+        candidates.extend(uncordon(ctx));
+        candidates.extend(tolerate(ctx));
+        candidates.extend(label_node(ctx));
+    }
+    let mut out = Vec::new();
+    for c in candidates {
+        if out.len() >= MAX_FIXES {
+            break;
+        }
+        if let Some(fix) = verify(ctx, c) {
+            out.push(fix);
+        }
+    }
+    (out, notes)
+}
+
+/// Applies the change to a copy of the cluster and schedules the pod.
+fn verify(ctx: &Context<'_>, c: Candidate) -> Option<Fix> {
+    let world = ctx.world;
+    let mut cluster = world.cluster.clone();
+    apply(&mut cluster, &c.change)?;
+    let pod = match &c.change.incoming {
+        Some(api) => {
+            let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
+            p.node_name = None;
+            p
+        }
+        None => ctx.pod.clone(),
+    };
+    let outcome = schedule(&mut cluster, &pod, world.seed);
+    let node = outcome.chosen?;
+    let verification = (c.describe)(&cluster, &outcome, node);
+    Some(Fix {
+        title: c.title,
+        target: c.target,
+        patch: to_yaml(&c.patch),
+        command: c.command,
+        rationale: c.rationale,
+        lands_on: cluster.node(node).name.to_string(),
+        verification,
+    })
+}
+
+fn apply(cluster: &mut Cluster, change: &Change) -> Option<()> {
+    for &id in &change.remove {
+        cluster.remove_pod(id);
+    }
+    for (id, api) in &change.replace {
+        let node = cluster.pods[id.index()].node;
+        cluster.remove_pod(*id);
+        let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
+        p.node_name = node.map(|n| cluster.node(n).name.clone());
+        cluster.add_pod(p);
+    }
+    for &n in &change.uncordon {
+        cluster.nodes[n.index()].unschedulable = false;
+    }
+    for (n, k, v) in &change.label {
+        // Unbind and rebind the node's pods so every index sees the new label.
+        let pods = cluster.node_infos[n.index()].pods.clone();
+        for &p in &pods {
+            cluster.unbind(p);
+        }
+        let (k, v) = (cluster.interner.intern(k), cluster.interner.intern(v));
+        cluster.nodes[n.index()].labels.insert(k, v);
+        for &p in &pods {
+            cluster.bind(p, *n);
+        }
+    }
+    Some(())
+}
+
+// ---------------------------------------------------------------------------
+// Where a workload's pod spec lives, and patches against it.
+
+/// A workload's pod template (or a bare pod's spec) and the JSON path to
+/// its pod spec.
+struct SpecAt {
+    labels: Vec<(String, String)>,
+    spec: core::PodSpec,
+    path: &'static [&'static str],
+}
+
+fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Option<SpecAt> {
+    let inv = &world.objects.inventory;
+    let same = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        m.name.as_deref() == Some(w.name.as_str())
+            && m.namespace.as_deref().unwrap_or("default") == w.namespace
+    };
+    const TEMPLATE: &[&str] = &["spec", "template", "spec"];
+    let template: Option<(core::PodTemplateSpec, &'static [&'static str])> = match w.kind.as_str() {
+        "Deployment" => inv
+            .deployments
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .map(|s| (s.template.clone(), TEMPLATE)),
+        "StatefulSet" => inv
+            .stateful_sets
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .map(|s| (s.template.clone(), TEMPLATE)),
+        "DaemonSet" => inv
+            .daemon_sets
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .map(|s| (s.template.clone(), TEMPLATE)),
+        "ReplicaSet" => inv
+            .replica_sets
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .and_then(|s| s.template.clone())
+            .map(|t| (t, TEMPLATE)),
+        "Job" => inv
+            .jobs
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .map(|s| (s.template.clone(), TEMPLATE)),
+        "CronJob" => inv
+            .cron_jobs
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.job_template.spec.as_ref())
+            .map(|s| {
+                (
+                    s.template.clone(),
+                    &["spec", "jobTemplate", "spec", "template", "spec"][..],
+                )
+            }),
+        "ReplicationController" => inv
+            .replication_controllers
+            .iter()
+            .find(|d| same(&d.object.metadata))
+            .and_then(|d| d.object.spec.as_ref())
+            .and_then(|s| s.template.clone())
+            .map(|t| (t, TEMPLATE)),
+        _ => None,
+    };
+    if let Some((t, path)) = template {
+        let labels = own_labels(t.metadata.as_ref().and_then(|m| m.labels.as_ref()));
+        return Some(SpecAt {
+            labels,
+            spec: t.spec.unwrap_or_default(),
+            path,
+        });
+    }
+    // The workload object was not loaded (or it is a bare pod): use a pod.
+    let pod = fallback?;
+    Some(SpecAt {
+        labels: own_labels(pod.metadata.labels.as_ref()),
+        spec: pod.spec.clone().unwrap_or_default(),
+        path: if w.kind == "Pod" { &["spec"] } else { TEMPLATE },
+    })
+}
+
+fn own_labels(
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> Vec<(String, String)> {
+    labels
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !CONTROLLER_LABELS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// `leaf` nested under `path`.
+fn nest(path: &[&str], leaf: Value) -> Value {
+    path.iter()
+        .rev()
+        .fold(leaf, |acc, key| json!({ *key: acc }))
+}
+
+/// How to apply a patch to a target.
+fn command(w: &WorkloadRef, patch: &Value) -> String {
+    if w.kind == "Pod" {
+        return format!(
+            "a Pod's spec cannot be changed in place: apply the patch to its manifest and \
+             recreate it (kubectl replace --force -f pod.yaml -n {})",
+            w.namespace
+        );
+    }
+    let json = serde_json::to_string(patch).unwrap_or_default();
+    format!(
+        "kubectl patch {} {} -n {} --type=strategic -p '{}'",
+        w.kind.to_lowercase(),
+        w.name,
+        w.namespace,
+        json.replace('\'', "'\\''")
+    )
+}
+
+fn affinity_value(spec: &core::PodSpec) -> Value {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok())
+        .unwrap_or_else(|| json!({}))
+}
+
+fn list_at(affinity: &Value, kind: TermKind) -> Vec<Value> {
+    let (outer, inner) = field_of(kind);
+    affinity
+        .get(outer)
+        .and_then(|o| o.get(inner))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn field_of(kind: TermKind) -> (&'static str, &'static str) {
+    match kind {
+        TermKind::RequiredAffinity => (
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        TermKind::RequiredAntiAffinity => (
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        TermKind::PreferredAffinity => (
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ),
+        TermKind::PreferredAntiAffinity => (
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ),
+    }
+}
+
+/// A copy of an API pod with one of its rule lists replaced.
+fn with_list(pod: &core::Pod, kind: TermKind, list: &[Value]) -> Option<core::Pod> {
+    let mut value = serde_json::to_value(pod).ok()?;
+    let (outer, inner) = field_of(kind);
+    let spec = value.get_mut("spec")?.as_object_mut()?;
+    let affinity = spec.entry("affinity").or_insert_with(|| json!({}));
+    let o = affinity
+        .as_object_mut()?
+        .entry(outer)
+        .or_insert_with(|| json!({}));
+    if list.is_empty() {
+        o.as_object_mut()?.remove(inner);
+    } else {
+        o.as_object_mut()?
+            .insert(inner.to_string(), Value::Array(list.to_vec()));
+    }
+    serde_json::from_value(value).ok()
+}
+
+fn labels_value(labels: &[(String, String)]) -> Value {
+    Value::Object(
+        labels
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect::<Map<String, Value>>(),
+    )
+}
+
+fn pod_id_by_name(cluster: &Cluster, full: &str) -> Option<PodId> {
+    let (ns, name) = full.split_once('/')?;
+    cluster.pod_id(ns, name)
+}
+
+/// Bound pods holding a required anti-affinity term, and of a given workload.
+fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
+    let cluster = &ctx.world.cluster;
+    let mut out: Vec<PodId> = Vec::new();
+    for (id, _) in cluster.bound_pods() {
+        let entry = &cluster.pods[id.index()];
+        if entry.terms.required_anti_affinity.contains(&term)
+            && &ctx.world.objects.workload_ref(cluster, id) == w
+        {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn lands_sentence(cluster: &Cluster, outcome: &Outcome, node: NodeId) -> String {
+    let others: Vec<&str> = outcome
+        .best
+        .iter()
+        .filter(|&&n| n != node)
+        .map(|&n| &*cluster.node(n).name)
+        .collect();
+    if others.is_empty() {
+        format!("the pod lands on {}", cluster.node(node).name)
+    } else {
+        format!(
+            "the pod lands on {} (tied with {})",
+            cluster.node(node).name,
+            others.join(", ")
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 1. Required podAffinity with a negative selector → podAntiAffinity.
+
+fn rewrite_negative_affinity(ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let Some(api) = ctx.api_pod else {
+        return out;
+    };
+    let Some(at) = spec_of(ctx.world, &ctx.workload, Some(api)) else {
+        return out;
+    };
+    for (i, term) in ctx.pod.affinity.required_affinity.iter().enumerate() {
+        if !only_negative(term.selector.requirements()) {
+            continue;
+        }
+        let Some(original) = api_term(api, TermKind::RequiredAffinity, i) else {
+            continue;
+        };
+        let Some(rewritten) = negate(&original) else {
+            continue;
+        };
+        // The template's lists (the patch) and the pod's lists (the verification).
+        let build = |affinity: &Value| -> (Vec<Value>, Vec<Value>) {
+            let mut affinity_list = list_at(affinity, TermKind::RequiredAffinity);
+            if i < affinity_list.len() {
+                affinity_list.remove(i);
+            }
+            let mut anti = list_at(affinity, TermKind::RequiredAntiAffinity);
+            anti.extend(rewritten.iter().cloned());
+            (affinity_list, anti)
+        };
+        let (t_aff, t_anti) = build(&affinity_value(&at.spec));
+        let mut pod_affinity = json!({});
+        if t_aff.is_empty() {
+            pod_affinity = json!({"requiredDuringSchedulingIgnoredDuringExecution": null});
+        } else {
+            pod_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = Value::Array(t_aff);
+        }
+        let patch = nest(
+            at.path,
+            json!({"affinity": {
+                "podAffinity": pod_affinity,
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": t_anti},
+            }}),
+        );
+        let (p_aff, p_anti) = build(&affinity_value(
+            api.spec.as_ref().unwrap_or(&core::PodSpec::default()),
+        ));
+        let Some(patched) = with_list(api, TermKind::RequiredAffinity, &p_aff)
+            .and_then(|p| with_list(&p, TermKind::RequiredAntiAffinity, &p_anti))
+        else {
+            continue;
+        };
+        let was = selector_summary(original.get("labelSelector"));
+        let now: Vec<String> = rewritten
+            .iter()
+            .map(|t| selector_summary(t.get("labelSelector")))
+            .collect();
+        let placed_on = ctx.world.cluster.pods[ctx.pod_id.index()]
+            .pod
+            .node_name
+            .clone();
+        out.push(Candidate {
+            title: format!(
+                "Replace podAffinity `{was}` with podAntiAffinity `{}`",
+                now.join("` + `")
+            ),
+            target: ctx.workload.to_string(),
+            command: command(&ctx.workload, &patch),
+            patch,
+            rationale: format!(
+                "podAffinity `{was}` asks for a domain that already holds a pod WITHOUT those \
+                 labels; it never keeps the pod away from labelled pods. The rule meant here is \
+                 podAntiAffinity `{}`: stay out of any domain running a pod that has them.",
+                now.join("` + `")
+            ),
+            change: Change {
+                incoming: Some(patched),
+                ..Change::default()
+            },
+            describe: Box::new(move |cluster, outcome, node| {
+                let rejected: Vec<&str> = outcome
+                    .statuses
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| {
+                        s.plugin == Some(podplace_engine::status::Plugin::InterPodAffinity)
+                    })
+                    .map(|(n, _)| &*cluster.nodes[n].name)
+                    .collect();
+                let mut s = if rejected.is_empty() {
+                    "with the rewrite no node is rejected by it yet (no pod carries the labels)"
+                        .to_string()
+                } else {
+                    format!(
+                        "with the rewrite the rule now rejects {} (pods there carry the labels)",
+                        rejected.join(", ")
+                    )
+                };
+                s.push_str("; ");
+                s.push_str(&lands_sentence(cluster, outcome, node));
+                if let Some(was) = &placed_on {
+                    if **was == *cluster.node(node).name {
+                        s.push_str(" (the same node, now for the right reason)");
+                    }
+                }
+                s
+            }),
+        });
+    }
+    out
+}
+
+/// The anti-affinity terms meaning what a negative affinity term's author
+/// meant: one term per requirement, `DoesNotExist` → `Exists`, `NotIn` → `In`.
+fn negate(term: &Value) -> Option<Vec<Value>> {
+    let selector = term.get("labelSelector")?;
+    let mut requirements: Vec<Value> = Vec::new();
+    if let Some(Value::Array(exprs)) = selector.get("matchExpressions") {
+        for e in exprs {
+            let key = e.get("key")?.clone();
+            match e.get("operator")?.as_str()? {
+                "DoesNotExist" => requirements.push(json!({"key": key, "operator": "Exists"})),
+                "NotIn" => requirements.push(
+                    json!({"key": key, "operator": "In", "values": e.get("values")?.clone()}),
+                ),
+                _ => return None,
+            }
+        }
+    }
+    if requirements.is_empty() {
+        return None;
+    }
+    Some(
+        requirements
+            .into_iter()
+            .map(|r| {
+                let mut t = term.clone();
+                t["labelSelector"] = json!({"matchExpressions": [r]});
+                t
+            })
+            .collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// 2./3. Over-broad anti-affinity selectors narrowed to the owner's own pods.
+
+/// Distinct (workload, term) pairs among the blockers, with one holder.
+fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, String, usize)> {
+    let cluster = &ctx.world.cluster;
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut out = Vec::new();
+    for (_, v) in ctx.verdicts {
+        for r in &v.reasons {
+            for b in &r.blockers {
+                if b.rule_owner != owner || seen.contains(&(b.workload.clone(), b.term)) {
+                    continue;
+                }
+                seen.push((b.workload.clone(), b.term));
+                let Some(id) = pod_id_by_name(cluster, &b.pod) else {
+                    continue;
+                };
+                let w = ctx.world.objects.workload_ref(cluster, id);
+                if w == ctx.workload {
+                    continue;
+                }
+                out.push((w, b.pod.clone(), b.term));
+            }
+        }
+    }
+    out
+}
+
+fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
+    let cluster = &ctx.world.cluster;
+    let mut out = Vec::new();
+    let mut done: Vec<(WorkloadRef, TermId)> = Vec::new();
+    for (w, holder_name, _) in blocking_terms(ctx, RuleOwner::Existing) {
+        let Some(holder) = pod_id_by_name(cluster, &holder_name) else {
+            continue;
+        };
+        let entry = &cluster.pods[holder.index()];
+        let Some(holder_api) = ctx.world.objects.api_pod(cluster, holder) else {
+            continue;
+        };
+        // The holder's terms that match the pending pod.
+        let ns_labels = ctx
+            .prepared
+            .ipa
+            .as_ref()
+            .map(|s| s.namespace_labels.clone())
+            .unwrap_or_default();
+        for (i, &t) in entry.terms.required_anti_affinity.iter().enumerate() {
+            if done.contains(&(w.clone(), t)) {
+                continue;
+            }
+            let term = cluster.term(t);
+            if !podplace_engine::cluster::existing_term_matches(
+                term,
+                ctx.pod,
+                &ns_labels,
+                &cluster.interner,
+            ) {
+                continue;
+            }
+            done.push((w.clone(), t));
+            if let Some(c) = narrowed(ctx, &w, holder, holder_api, i, t, false) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+fn narrow_own(ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    if blocking_terms(ctx, RuleOwner::Incoming).is_empty() {
+        return out;
+    }
+    let Some(api) = ctx.api_pod else { return out };
+    for (i, &t) in ctx.prepared.terms.required_anti_affinity.iter().enumerate() {
+        if let Some(c) = narrowed(ctx, &ctx.workload, ctx.pod_id, api, i, t, true) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The anti-affinity term `index` of workload `w` narrowed to `w`'s own
+/// template labels; `own` when `w` is the explained pod's workload.
+fn narrowed(
+    ctx: &Context<'_>,
+    w: &WorkloadRef,
+    holder: PodId,
+    holder_api: &core::Pod,
+    index: usize,
+    term_id: TermId,
+    own: bool,
+) -> Option<Candidate> {
+    let cluster = &ctx.world.cluster;
+    let holder_pod = cluster.pod(holder);
+    let compiled = holder_pod.affinity.required_anti_affinity.get(index)?;
+    // Only rules meant to keep the workload's own replicas apart.
+    if !compiled
+        .selector
+        .matches(&holder_pod.labels, &cluster.interner)
+    {
+        return None;
+    }
+    let at = spec_of(ctx.world, w, Some(holder_api))?;
+    if at.labels.is_empty() {
+        return None;
+    }
+    let original = api_term(holder_api, TermKind::RequiredAntiAffinity, index)?;
+    let mut term = original.clone();
+    term["labelSelector"] = json!({"matchLabels": labels_value(&at.labels)});
+    if term == original {
+        return None;
+    }
+    let template_list = {
+        let mut l = list_at(&affinity_value(&at.spec), TermKind::RequiredAntiAffinity);
+        if index < l.len() {
+            l[index] = term.clone();
+        } else {
+            l.push(term.clone());
+        }
+        l
+    };
+    let patch = nest(
+        at.path,
+        json!({"affinity": {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": template_list
+        }}}),
+    );
+    let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
+        let spec = api.spec.as_ref()?;
+        let mut l = list_at(&affinity_value(spec), TermKind::RequiredAntiAffinity);
+        *l.get_mut(index)? = term.clone();
+        with_list(api, TermKind::RequiredAntiAffinity, &l)
+    };
+    let mut change = Change::default();
+    for p in holders_of(ctx, term_id, w) {
+        if p == ctx.pod_id {
+            continue;
+        }
+        let api = ctx.world.objects.api_pod(cluster, p)?;
+        change.replace.push((p, patch_pod(api)?));
+    }
+    if own {
+        change.incoming = Some(patch_pod(ctx.api_pod?)?);
+    }
+    let was = selector_summary(original.get("labelSelector"));
+    let now = selector_summary(term.get("labelSelector"));
+    let replicas = change.replace.len();
+    let title = if own {
+        format!("Narrow the pod's own podAntiAffinity `{was}` to its own pods `{now}`")
+    } else {
+        format!("Narrow {w}'s podAntiAffinity `{was}` to its own pods `{now}`")
+    };
+    let rationale = if own {
+        format!(
+            "The pod's required podAntiAffinity selects `{was}`, which also matches pods of \
+             other workloads; matching only {w}'s own labels keeps its replicas apart without \
+             avoiding everyone else."
+        )
+    } else {
+        format!(
+            "{w}'s required podAntiAffinity selects `{was}`: every pod with those labels in its \
+             namespace, this pod ({}) included. Required anti-affinity is symmetric: an existing \
+             pod's rule also keeps matching newcomers off its domain. Matching only {w}'s own \
+             template labels keeps its replicas apart without blocking other workloads. \
+             Changing the template rolls its pods; the verification keeps them where they run.",
+            ctx.workload
+        )
+    };
+    Some(Candidate {
+        title,
+        target: w.to_string(),
+        command: command(w, &patch),
+        patch,
+        rationale,
+        change,
+        describe: Box::new(move |cluster, outcome, node| {
+            format!(
+                "re-ran the scheduler with {replicas} running pod(s) of the workload patched: {}",
+                lands_sentence(cluster, outcome, node)
+            )
+        }),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// 4. A rolling update that waits forever for a node.
+
+fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let world = ctx.world;
+    let cluster = &world.cluster;
+    let w = &ctx.workload;
+    if w.kind != "Deployment" {
+        return out;
+    }
+    let Some(owner) = &ctx.pod.owner else {
+        return out;
+    };
+    if &*owner.kind != "ReplicaSet" {
+        return out;
+    }
+    // Nodes rejected only because of old pods of the same Deployment.
+    let mut stalled: Vec<(NodeId, Vec<PodId>)> = Vec::new();
+    for (n, v) in ctx.verdicts {
+        let mut old: Vec<PodId> = Vec::new();
+        let only_old = v.reasons.iter().all(|r| {
+            matches!(
+                r.detail,
+                Detail::PodAntiAffinity | Detail::ExistingAntiAffinity
+            ) && r.blockers.len() == r.blockers_total
+                && r.blockers.iter().all(|b| {
+                    let Some(id) = pod_id_by_name(cluster, &b.pod) else {
+                        return false;
+                    };
+                    let is_old = world.objects.workload_ref(cluster, id) == *w
+                        && cluster
+                            .pod(id)
+                            .owner
+                            .as_ref()
+                            .is_some_and(|o| o.name != owner.name);
+                    if is_old && !old.contains(&id) {
+                        old.push(id);
+                    }
+                    is_old
+                })
+        });
+        if only_old && !old.is_empty() {
+            stalled.push((*n, old));
+        }
+    }
+    if stalled.is_empty() {
+        return out;
+    }
+    let inv = &world.objects.inventory;
+    let deployment = inv.deployments.iter().find(|d| {
+        d.object.metadata.name.as_deref() == Some(w.name.as_str())
+            && d.object.metadata.namespace.as_deref().unwrap_or("default") == w.namespace
+    });
+    let spec = deployment.and_then(|d| d.object.spec.as_ref());
+    if spec
+        .and_then(|s| s.strategy.as_ref())
+        .and_then(|s| s.type_.as_deref())
+        == Some("Recreate")
+    {
+        return out;
+    }
+    let rolling = spec
+        .and_then(|s| s.strategy.as_ref())
+        .and_then(|s| s.rolling_update.as_ref());
+    let surge = rolling.and_then(|r| r.max_surge.as_ref());
+    let unavailable = rolling.and_then(|r| r.max_unavailable.as_ref());
+    let replicas = match spec.and_then(|s| s.replicas) {
+        Some(r) => r,
+        None if spec.is_some() => 1,
+        None => inv
+            .replica_sets
+            .iter()
+            .filter(|rs| {
+                let m = &rs.object.metadata;
+                m.namespace.as_deref().unwrap_or("default") == w.namespace
+                    && m.name.as_deref() != Some(&*owner.name)
+                    && m.owner_references
+                        .iter()
+                        .flatten()
+                        .any(|o| o.kind == "Deployment" && o.name == w.name)
+            })
+            .filter_map(|rs| rs.object.spec.as_ref().and_then(|s| s.replicas))
+            .sum(),
+    };
+    if replicas < 1 {
+        return out;
+    }
+    let Ok((cur_surge, cur_unavail)) = resolve_fenceposts(surge, unavailable, replicas) else {
+        return out;
+    };
+    if cur_unavail > 0 {
+        return out;
+    }
+    let show = |v: Option<&IntOrString>| match v {
+        Some(IntOrString::Int(i)) => i.to_string(),
+        Some(IntOrString::String(s)) => s.clone(),
+        None => "25%".to_string(),
+    };
+    let origin = if deployment.is_some() {
+        String::new()
+    } else {
+        " (the Deployment object was not loaded: its default strategy and the old ReplicaSets' \
+         replicas are assumed)"
+            .to_string()
+    };
+    notes.push(Note {
+        kind: NoteKind::RolloutStalled,
+        term: None,
+        text: format!(
+            "With {replicas} replicas, maxSurge {} rounds up to {cur_surge} and maxUnavailable {} \
+         rounds down to {cur_unavail}: the controller adds {cur_surge} new pod(s) and may not \
+         remove an old one until a new one is available, but the old pods' required \
+         anti-affinity holds every node the new pod could use, so the rollout waits \
+         forever{origin}.",
+            show(surge),
+            show(unavailable)
+        ),
+    });
+    let percent = (100 + replicas - 1) / replicas;
+    let new_unavailable = match unavailable {
+        Some(IntOrString::Int(_)) => IntOrString::Int(1),
+        _ => IntOrString::String(format!("{percent}%")),
+    };
+    let options: [(&str, IntOrString, bool); 2] = [
+        ("maxUnavailable", new_unavailable, false),
+        ("maxSurge", IntOrString::Int(0), true),
+    ];
+    for (field, value, is_surge) in options {
+        let (s, u) = if is_surge {
+            resolve_fenceposts(Some(&value), unavailable, replicas)
+        } else {
+            resolve_fenceposts(surge, Some(&value), replicas)
+        }
+        .unwrap_or((0, 0));
+        if u < 1 {
+            continue;
+        }
+        // The controller deletes old pods first: pick a node it can free.
+        let Some((node, old)) = stalled.iter().find(|(_, old)| old.len() <= u as usize) else {
+            continue;
+        };
+        let freed: Vec<String> = old
+            .iter()
+            .map(|&p| world.objects.pod_name(cluster, p))
+            .collect();
+        let node_name = cluster.node(*node).name.to_string();
+        let shown = match &value {
+            IntOrString::Int(i) => i.to_string(),
+            IntOrString::String(s) => s.clone(),
+        };
+        let patch = json!({"spec": {"strategy": {"rollingUpdate": {field: value}}}});
+        let u_now = u;
+        out.push(Candidate {
+            title: format!("Set the Deployment's strategy.rollingUpdate.{field} to {shown}"),
+            target: w.to_string(),
+            command: command(w, &patch),
+            patch,
+            rationale: format!(
+                "With {field} {shown} the controller's limits for {replicas} replicas become \
+                 maxSurge {s}, maxUnavailable {u}: it removes an old pod first, which frees \
+                 that pod's node for a new one."
+            ),
+            change: Change {
+                remove: old.clone(),
+                ..Change::default()
+            },
+            describe: Box::new(move |cluster, outcome, landed| {
+                format!(
+                    "simulated the controller's first step (maxUnavailable {u_now}): it deletes \
+                     {} on {node_name}; then {}",
+                    freed.join(", "),
+                    lands_sentence(cluster, outcome, landed)
+                )
+            }),
+        });
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// 5. Nodes held back by one thing only.
+
+/// Nodes whose every reason satisfies `only`.
+fn nodes_only<'a>(
+    ctx: &'a Context<'_>,
+    only: impl Fn(&Detail) -> bool + 'a,
+) -> impl Iterator<Item = &'a (NodeId, NodeVerdict)> + 'a {
+    ctx.verdicts
+        .iter()
+        .filter(move |(_, v)| v.reasons.iter().all(|r| only(&r.detail)))
+}
+
+fn uncordon(ctx: &Context<'_>) -> Vec<Candidate> {
+    let Some((n, v)) = nodes_only(ctx, |d| matches!(d, Detail::Cordoned)).next() else {
+        return Vec::new();
+    };
+    let name = v.node.clone();
+    vec![Candidate {
+        title: format!("Uncordon {name}"),
+        target: format!("Node/{name}"),
+        patch: json!({"spec": {"unschedulable": false}}),
+        command: format!("kubectl uncordon {name}"),
+        rationale: format!(
+            "{name} is cordoned and nothing else keeps the pod off it; uncordon it only if \
+             whatever it was cordoned for is over."
+        ),
+        change: Change {
+            uncordon: vec![*n],
+            ..Change::default()
+        },
+        describe: Box::new(|cluster, outcome, node| {
+            format!(
+                "re-ran the scheduler with the node uncordoned: {}",
+                lands_sentence(cluster, outcome, node)
+            )
+        }),
+    }]
+}
+
+fn tolerate(ctx: &Context<'_>) -> Vec<Candidate> {
+    let Some(api) = ctx.api_pod else {
+        return Vec::new();
+    };
+    // The most common set of taints among nodes held back by taints alone.
+    let mut sets: Vec<(Vec<crate::model::TaintView>, usize)> = Vec::new();
+    for (_, v) in nodes_only(ctx, |d| matches!(d, Detail::Taints { .. })) {
+        let Detail::Taints { taints } = &v.reasons[0].detail else {
+            continue;
+        };
+        match sets.iter_mut().find(|(t, _)| t == taints) {
+            Some(e) => e.1 += 1,
+            None => sets.push((taints.clone(), 1)),
+        }
+    }
+    let Some((taints, count)) = sets.into_iter().max_by_key(|(_, c)| *c) else {
+        return Vec::new();
+    };
+    let Some(at) = spec_of(ctx.world, &ctx.workload, Some(api)) else {
+        return Vec::new();
+    };
+    let new: Vec<Value> = taints
+        .iter()
+        .map(|t| {
+            if t.value.is_empty() {
+                json!({"key": t.key, "operator": "Exists", "effect": t.effect})
+            } else {
+                json!({"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect})
+            }
+        })
+        .collect();
+    let existing = |spec: Option<&core::PodSpec>| -> Vec<Value> {
+        spec.and_then(|s| s.tolerations.as_ref())
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+    };
+    let mut template_list = existing(Some(&at.spec));
+    template_list.extend(new.iter().cloned());
+    let patch = nest(at.path, json!({ "tolerations": template_list }));
+    let mut pod_list = existing(api.spec.as_ref());
+    pod_list.extend(new.iter().cloned());
+    let mut value = serde_json::to_value(api).ok();
+    if let Some(spec) = value.as_mut().and_then(|v| v.get_mut("spec")) {
+        spec["tolerations"] = Value::Array(pod_list);
+    }
+    let Some(patched) = value.and_then(|v| serde_json::from_value::<core::Pod>(v).ok()) else {
+        return Vec::new();
+    };
+    let shown: Vec<String> = taints.iter().map(|t| t.display()).collect();
+    vec![Candidate {
+        title: format!("Tolerate {}", shown.join(", ")),
+        target: ctx.workload.to_string(),
+        command: command(&ctx.workload, &patch),
+        patch,
+        rationale: format!(
+            "{count} node(s) reject the pod only for {}. Taints reserve nodes for particular \
+             pods: add the toleration only if this pod belongs there.",
+            shown.join(", ")
+        ),
+        change: Change {
+            incoming: Some(patched),
+            ..Change::default()
+        },
+        describe: Box::new(|cluster, outcome, node| {
+            format!(
+                "re-ran the scheduler with the toleration: {}",
+                lands_sentence(cluster, outcome, node)
+            )
+        }),
+    }]
+}
+
+fn label_node(ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for (n, v) in nodes_only(ctx, |d| matches!(d, Detail::NodeAffinity { .. })).take(1) {
+        let Detail::NodeAffinity {
+            node_selector,
+            terms,
+            excluded_by_name,
+        } = &v.reasons[0].detail
+        else {
+            continue;
+        };
+        if *excluded_by_name || !terms.is_empty() {
+            continue;
+        }
+        let mut labels: Vec<(String, String)> = Vec::new();
+        for m in node_selector {
+            let Some((k, val)) = m.requirement.split_once('=') else {
+                continue;
+            };
+            labels.push((k.to_string(), val.to_string()));
+        }
+        if labels.is_empty() {
+            continue;
+        }
+        let name = v.node.clone();
+        let shown: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push(Candidate {
+            title: format!("Label {name} {}", shown.join(" ")),
+            target: format!("Node/{name}"),
+            patch: json!({"metadata": {"labels": labels_value(&labels)}}),
+            command: format!("kubectl label node {name} {}", shown.join(" ")),
+            rationale: format!(
+                "{name} fails only the pod's nodeSelector; labelling it admits this workload \
+                 there (and every other pod selecting those labels)."
+            ),
+            change: Change {
+                label: labels
+                    .iter()
+                    .map(|(k, v)| (*n, k.clone(), v.clone()))
+                    .collect(),
+                ..Change::default()
+            },
+            describe: Box::new(|cluster, outcome, node| {
+                format!(
+                    "re-ran the scheduler with the label: {}",
+                    lands_sentence(cluster, outcome, node)
+                )
+            }),
+        });
+    }
+    out
+}

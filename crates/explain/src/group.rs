@@ -1,0 +1,149 @@
+//! Grouping nodes that reject a pod for the same reasons, so that 5,000
+//! nodes read as a handful of lines. Two nodes share a group when every
+//! reason has the same node-independent summary: the same taints, the same
+//! failing node-affinity requirements, the same short resources, and, for
+//! inter-pod rules, the same blocking workloads and terms.
+
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{Detail, Group, NodeVerdict, Reason, TermView};
+
+/// The node-independent line for one reason.
+pub fn summary(reason: &Reason, terms: &[TermView]) -> String {
+    let what = match &reason.detail {
+        Detail::Cordoned => "the node is cordoned (spec.unschedulable: true)".to_string(),
+        Detail::NodeName { wanted } => format!("the pod's spec.nodeName is {wanted}"),
+        Detail::Taints { taints } => {
+            let list: Vec<String> = taints.iter().map(|t| t.display()).collect();
+            format!("untolerated taint {}", list.join(", "))
+        }
+        Detail::NodeAffinity {
+            node_selector,
+            terms: failing,
+            excluded_by_name,
+        } => {
+            let mut parts = Vec::new();
+            if *excluded_by_name {
+                parts.push("not among the nodes the pod's node affinity names".to_string());
+            }
+            if !node_selector.is_empty() {
+                let reqs: Vec<&str> = node_selector
+                    .iter()
+                    .map(|m| m.requirement.as_str())
+                    .collect();
+                parts.push(format!("nodeSelector {} not matched", reqs.join(", ")));
+            }
+            for (i, misses) in failing {
+                let reqs: Vec<&str> = misses.iter().map(|m| m.requirement.as_str()).collect();
+                parts.push(format!(
+                    "required node affinity term {} ({}) not matched",
+                    i + 1,
+                    reqs.join(", ")
+                ));
+            }
+            parts.join("; ")
+        }
+        Detail::Ports { ports } => {
+            let set: BTreeSet<String> = ports
+                .iter()
+                .map(|p| format!("{}/{} ({})", p.port, p.protocol, p.ip))
+                .collect();
+            format!(
+                "host port {} in use",
+                set.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        }
+        Detail::Resource(s) => format!("{} short", s.resource),
+        Detail::SpreadMissingLabel { topology_key, .. } => {
+            format!("the node has no {topology_key} label (topology spread)")
+        }
+        Detail::SpreadSkew {
+            topology_key,
+            max_skew,
+            ..
+        } => format!("spread over {topology_key} would exceed maxSkew {max_skew}"),
+        Detail::PodAffinity { misses } => {
+            let list: BTreeSet<String> = misses
+                .iter()
+                .map(|m| {
+                    let t = &terms[m.term];
+                    if m.domain.is_none() {
+                        format!("term {} (node lacks {})", t.index + 1, t.topology_key)
+                    } else {
+                        format!(
+                            "term {} (no matching pod in the node's {})",
+                            t.index + 1,
+                            t.topology_key
+                        )
+                    }
+                })
+                .collect();
+            format!(
+                "podAffinity {}",
+                list.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        }
+        Detail::PodAntiAffinity | Detail::ExistingAntiAffinity => {
+            let set: BTreeSet<(String, usize, &str)> = reason
+                .blockers
+                .iter()
+                .map(|b| (b.workload.clone(), b.term, b.rule_owner.as_str()))
+                .collect();
+            let list: Vec<String> = set
+                .into_iter()
+                .map(|(w, t, owner)| {
+                    let term = &terms[t];
+                    let whose = if owner == "incoming" {
+                        "the pod's own".to_string()
+                    } else {
+                        format!("{}'s", term.owner_workload)
+                    };
+                    format!(
+                        "{w} (by {whose} {} term {})",
+                        term.kind.short(),
+                        term.index + 1
+                    )
+                })
+                .collect();
+            format!("blocked by {}", list.join(", "))
+        }
+        Detail::Conflict => "the required node affinity terms name disjoint node sets".to_string(),
+    };
+    format!("{}: {what}", short_message(&reason.message))
+}
+
+/// kube-scheduler's reason without the `node(s) ` prefix.
+pub fn short_message(message: &str) -> &str {
+    message.strip_prefix("node(s) ").unwrap_or(message)
+}
+
+/// Groups verdicts by their summaries: groups with the fewest reasons (the
+/// nodes closest to fitting) first, then the largest, then by node order.
+pub fn group(nodes: &[NodeVerdict], terms: &[TermView]) -> Vec<Group> {
+    let mut index: FxHashMap<Vec<String>, usize> = FxHashMap::default();
+    let mut groups: Vec<Group> = Vec::new();
+    for (i, verdict) in nodes.iter().enumerate() {
+        let key: Vec<String> = verdict.reasons.iter().map(|r| summary(r, terms)).collect();
+        match index.get(&key) {
+            Some(&g) => groups[g].members.push(i),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push(Group {
+                    members: vec![i],
+                    summaries: key,
+                });
+            }
+        }
+    }
+    // Nodes closest to fitting (fewest reasons) first, then the largest groups.
+    groups.sort_by(|a, b| {
+        a.summaries
+            .len()
+            .cmp(&b.summaries.len())
+            .then(b.members.len().cmp(&a.members.len()))
+            .then(a.members[0].cmp(&b.members[0]))
+    });
+    groups
+}

@@ -1,0 +1,152 @@
+//! Why a pod is Pending — or why it runs where it does — down to the pod,
+//! workload and term that block it, with fixes the engine has verified.
+//!
+//! kube-scheduler's FailedScheduling event counts reasons per node and
+//! names no culprit. [`explain`] asks every Filter plugin of the engine
+//! about every node (not only the first that fails), names the existing
+//! pods behind inter-pod (anti-)affinity rejections with their workload and
+//! the exact term, groups nodes that fail alike, notes rules that constrain
+//! nothing, and proposes patches, each re-run through the engine on a copy
+//! of the world. Nothing here prints: see [`model`] for the result.
+
+mod analyze;
+mod fixes;
+pub mod group;
+pub mod model;
+mod notes;
+pub mod world;
+pub mod yaml;
+
+use podplace_engine::cluster::PodId;
+use podplace_engine::framework::schedule;
+
+pub use model::*;
+pub use world::{FindError, Objects, World};
+
+/// Blockers kept per reason (the total is counted).
+pub const MAX_BLOCKERS: usize = 10;
+
+/// Explains one pod of the world: as it stands now for a Pending pod; for
+/// a bound pod, as if it were being scheduled again without itself.
+pub fn explain(world: &mut World, id: PodId) -> Explanation {
+    let bound = world.cluster.pods[id.index()].node;
+    if bound.is_some() {
+        world.cluster.unbind(id);
+    }
+    let explanation = explain_unbound(world, id, bound);
+    if let Some(node) = bound {
+        world.cluster.bind(id, node);
+    }
+    explanation
+}
+
+fn explain_unbound(
+    world: &mut World,
+    id: PodId,
+    bound: Option<podplace_engine::cluster::NodeId>,
+) -> Explanation {
+    let pod = world.cluster.pod(id).clone();
+    let workload_ref = world.objects.workload_ref(&world.cluster, id);
+    let workload = workload_ref.to_string();
+    let pod_name = world.objects.pod_name(&world.cluster, id);
+    let phase = match bound {
+        Some(n) => Phase::Placed {
+            node: world.cluster.node(n).name.to_string(),
+            by_podplace: world.placed_by_podplace(id),
+        },
+        None if world.other_scheduler(id) => Phase::OtherScheduler {
+            scheduler: pod.scheduler_name.to_string(),
+        },
+        None => Phase::Pending,
+    };
+    if let Phase::OtherScheduler { scheduler } = &phase {
+        return Explanation {
+            pod: pod_name,
+            workload,
+            message: String::new(),
+            node_count: world.cluster.nodes.len(),
+            nodes: Vec::new(),
+            groups: Vec::new(),
+            scores: Vec::new(),
+            tied: Vec::new(),
+            would_land_on: None,
+            terms: Vec::new(),
+            notes: vec![Note {
+                kind: NoteKind::OtherScheduler,
+                term: None,
+                text: format!(
+                    "spec.schedulerName is {scheduler:?}: kube-scheduler (default-scheduler) \
+                     leaves this pod to that scheduler."
+                ),
+            }],
+            fixes: Vec::new(),
+            phase,
+        };
+    }
+
+    let outcome = schedule(&mut world.cluster, &pod, world.seed);
+    let prepared = analyze::prepare(&mut world.cluster, &pod);
+    let mut terms = analyze::Terms::default();
+    let world_ref: &World = world;
+    let cluster = &world_ref.cluster;
+    let api_pod = world_ref.objects.api_pod(cluster, id);
+    let (verdicts, notes) = {
+        let mut analyzer = analyze::Analyzer::new(
+            cluster,
+            &world_ref.objects,
+            &pod,
+            api_pod,
+            &workload,
+            &prepared,
+            &mut terms,
+        );
+        let verdicts = analyzer.verdicts();
+        let plain: Vec<NodeVerdict> = verdicts.iter().map(|(_, v)| v.clone()).collect();
+        let notes = notes::notes(&mut analyzer, &prepared, &plain, &outcome, bound.is_some());
+        (verdicts, notes)
+    };
+    let (fixes, fix_notes) = fixes::fixes(&fixes::Context {
+        world: world_ref,
+        pod_id: id,
+        pod: &pod,
+        api_pod,
+        workload: workload_ref,
+        verdicts: &verdicts,
+        prepared: &prepared,
+        pending: bound.is_none(),
+    });
+    let mut notes = notes;
+    notes.extend(fix_notes);
+    let nodes: Vec<NodeVerdict> = verdicts.into_iter().map(|(_, v)| v).collect();
+    let groups = group::group(&nodes, &terms.views);
+    let mut scores: Vec<ScoreRow> = outcome
+        .scores
+        .iter()
+        .map(|s| ScoreRow {
+            node: cluster.node(s.node).name.to_string(),
+            total: s.total,
+            plugins: s.plugins.iter().map(|(p, v)| (p.name(), *v)).collect(),
+        })
+        .collect();
+    // Best first; equal totals keep node order.
+    scores.sort_by_key(|s| std::cmp::Reverse(s.total));
+    Explanation {
+        pod: pod_name,
+        workload,
+        phase,
+        message: outcome.message.clone(),
+        node_count: cluster.nodes.len(),
+        nodes,
+        groups,
+        scores,
+        tied: outcome
+            .best
+            .iter()
+            .map(|&n| cluster.node(n).name.to_string())
+            .collect(),
+        would_land_on: outcome.chosen.map(|n| cluster.node(n).name.to_string()),
+        terms: terms.views,
+        notes,
+        fixes,
+    }
+}

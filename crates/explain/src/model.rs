@@ -1,0 +1,434 @@
+//! The explanation of one pod: what the scheduler says, what every node
+//! holds against the pod, who blocks it with which term, which rules did
+//! not constrain anything, and the fixes that were shown to work.
+//!
+//! Plain data, no printing: the CLI renders it as text or JSON.
+
+/// Whose rule an inter-pod (anti-)affinity blocker enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleOwner {
+    /// The explained pod's own rule.
+    Incoming,
+    /// The existing pod's required anti-affinity, applied symmetrically.
+    Existing,
+}
+
+impl RuleOwner {
+    /// The spelling used in JSON (`incoming` / `existing`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleOwner::Incoming => "incoming",
+            RuleOwner::Existing => "existing",
+        }
+    }
+}
+
+/// The kind of an inter-pod rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TermKind {
+    /// `podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    RequiredAffinity,
+    /// `podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    RequiredAntiAffinity,
+    /// `podAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    PreferredAffinity,
+    /// `podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    PreferredAntiAffinity,
+}
+
+impl TermKind {
+    /// The field path of the rule's list inside `spec.affinity`.
+    pub fn field(self) -> &'static str {
+        match self {
+            TermKind::RequiredAffinity => {
+                "podAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            }
+            TermKind::RequiredAntiAffinity => {
+                "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            }
+            TermKind::PreferredAffinity => {
+                "podAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+            }
+            TermKind::PreferredAntiAffinity => {
+                "podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+            }
+        }
+    }
+
+    /// A short name: `podAffinity` / `podAntiAffinity`, with `(preferred)`
+    /// for soft rules.
+    pub fn short(self) -> &'static str {
+        match self {
+            TermKind::RequiredAffinity => "podAffinity",
+            TermKind::RequiredAntiAffinity => "podAntiAffinity",
+            TermKind::PreferredAffinity => "podAffinity (preferred)",
+            TermKind::PreferredAntiAffinity => "podAntiAffinity (preferred)",
+        }
+    }
+}
+
+/// One inter-pod affinity term as its author wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermView {
+    /// Which list it is in.
+    pub kind: TermKind,
+    /// The workload whose pods hold the term (`StatefulSet/ns/name`, or `Pod/ns/name`).
+    pub owner_workload: String,
+    /// Position in its list (0-based).
+    pub index: usize,
+    /// The `labelSelector` as YAML.
+    pub selector: String,
+    /// `topologyKey`.
+    pub topology_key: String,
+    /// The whole term as YAML (selector, namespaces, namespaceSelector, topologyKey).
+    pub yaml: String,
+}
+
+/// An existing pod that keeps the explained pod off a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    /// `ns/name`.
+    pub pod: String,
+    /// Its workload, `Kind/ns/name`.
+    pub workload: String,
+    /// The node it runs on.
+    pub node: String,
+    /// The term that matched, as an index into [`Explanation::terms`].
+    pub term: usize,
+    /// The topology domain where the term met the pod (`key=value`'s value).
+    pub domain: String,
+    /// Whose rule it is.
+    pub rule_owner: RuleOwner,
+}
+
+/// A label requirement a node fails, with the node's own value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LabelMiss {
+    /// The requirement as written (`zone In [a, b]`, `disk=ssd`, `metadata.name In [n1]`).
+    pub requirement: String,
+    /// The label key (or `metadata.name`).
+    pub key: String,
+    /// The node's value for the key, `None` when it has no such label.
+    pub node_value: Option<String>,
+}
+
+/// A taint the pod does not tolerate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TaintView {
+    /// Key.
+    pub key: String,
+    /// Value (empty when unset).
+    pub value: String,
+    /// `NoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+impl TaintView {
+    /// `key=value:Effect`, as kubectl prints taints.
+    pub fn display(&self) -> String {
+        if self.value.is_empty() {
+            format!("{}:{}", self.key, self.effect)
+        } else {
+            format!("{}={}:{}", self.key, self.value, self.effect)
+        }
+    }
+}
+
+/// A resource a node is short of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortageView {
+    /// `cpu`, `memory`, `ephemeral-storage`, `pods` or an extended resource.
+    pub resource: String,
+    /// What the pod asks for (milli-cores for cpu, bytes for memory, pods for pods).
+    pub requested: i64,
+    /// What the node offers (allocatable).
+    pub allocatable: i64,
+    /// What the pods already on the node request.
+    pub used: i64,
+    /// `allocatable - used`.
+    pub free: i64,
+    /// `requested - free`: how much more the node would need.
+    pub short_by: i64,
+    /// The pod asks for more than the node's whole allocatable: preemption cannot help.
+    pub exceeds_node: bool,
+}
+
+/// A host port conflict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortView {
+    /// The port.
+    pub port: i32,
+    /// Protocol.
+    pub protocol: String,
+    /// Host IP (`0.0.0.0` binds every address).
+    pub ip: String,
+    /// `ns/name` of the pod holding it.
+    pub used_by: String,
+}
+
+/// Matching pods in one topology domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainCount {
+    /// The domain (value of the topology key).
+    pub domain: String,
+    /// Matching pods there.
+    pub pods: i64,
+}
+
+/// A required pod affinity term a node does not satisfy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AffinityMiss {
+    /// The term, an index into [`Explanation::terms`].
+    pub term: usize,
+    /// The node's value of the term's topology key (`None`: the node lacks the key).
+    pub domain: Option<String>,
+    /// Pods matching the term in the node's domain (0 when it fails).
+    pub matching_here: i64,
+    /// Pods matching the term anywhere in the cluster.
+    pub matching_anywhere: i64,
+}
+
+/// What exactly a node holds against the pod, per kind of reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detail {
+    /// The node is cordoned (`spec.unschedulable`).
+    Cordoned,
+    /// The pod names another node in `spec.nodeName`.
+    NodeName {
+        /// The node the pod asks for.
+        wanted: String,
+    },
+    /// NoSchedule/NoExecute taints the pod does not tolerate.
+    Taints {
+        /// All of them, in the node's order.
+        taints: Vec<TaintView>,
+    },
+    /// `nodeSelector` or required node affinity does not match.
+    NodeAffinity {
+        /// `nodeSelector` entries the node fails.
+        node_selector: Vec<LabelMiss>,
+        /// Per required node affinity term (all fail, since they are ORed):
+        /// its index and the requirements the node fails.
+        terms: Vec<(usize, Vec<LabelMiss>)>,
+        /// The pod's required node affinity names nodes (matchFields
+        /// `metadata.name`) and this is not one of them, so the scheduler
+        /// did not even run the filters here.
+        excluded_by_name: bool,
+    },
+    /// Host ports already bound on the node.
+    Ports {
+        /// The conflicts.
+        ports: Vec<PortView>,
+    },
+    /// Requests do not fit (one reason per resource, as kube-scheduler lists them).
+    Resource(ShortageView),
+    /// The node lacks a DoNotSchedule spread constraint's topology key.
+    SpreadMissingLabel {
+        /// The constraint's position among the pod's DoNotSchedule constraints.
+        constraint: usize,
+        /// Its topology key.
+        topology_key: String,
+    },
+    /// Placing the pod here would exceed a spread constraint's maxSkew.
+    SpreadSkew {
+        /// The constraint's position among the pod's DoNotSchedule constraints.
+        constraint: usize,
+        /// Its topology key.
+        topology_key: String,
+        /// The node's domain.
+        domain: String,
+        /// Matching pods in the node's domain now.
+        matching: i64,
+        /// Whether the pod itself matches the selector (counts +1 here).
+        self_match: bool,
+        /// The global minimum (0 below minDomains).
+        min: i64,
+        /// The skew the pod would cause.
+        skew: i64,
+        /// Allowed skew.
+        max_skew: i32,
+        /// Matching pods per eligible domain, fewest first (at most 12).
+        domains: Vec<DomainCount>,
+        /// Number of eligible domains.
+        domain_total: usize,
+    },
+    /// Required pod affinity is not met.
+    PodAffinity {
+        /// The terms that fail here.
+        misses: Vec<AffinityMiss>,
+    },
+    /// The pod's own required anti-affinity matches pods in the node's domain.
+    PodAntiAffinity,
+    /// Existing pods' required anti-affinity matches the pod.
+    ExistingAntiAffinity,
+    /// The pod's required node affinity terms name disjoint node sets.
+    Conflict,
+}
+
+/// One reason a node rejects the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// The kube-scheduler plugin (`InterPodAffinity`, `TaintToleration`, ...).
+    pub plugin: &'static str,
+    /// `Unschedulable` (preemption might help) or `UnschedulableAndUnresolvable`.
+    pub code: &'static str,
+    /// The reason as kube-scheduler words it (`node(s) didn't match pod anti-affinity rules`).
+    pub message: String,
+    /// The specifics.
+    pub detail: Detail,
+    /// The pods that block the node (inter-pod rules only), at most
+    /// [`crate::MAX_BLOCKERS`] of them.
+    pub blockers: Vec<Blocker>,
+    /// How many blockers there are in all.
+    pub blockers_total: usize,
+}
+
+/// Every reason one node rejects the pod, in the scheduler's plugin order
+/// (the first is the one kube-scheduler reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeVerdict {
+    /// The node.
+    pub node: String,
+    /// The reasons, never empty.
+    pub reasons: Vec<Reason>,
+}
+
+/// Nodes that reject the pod for the same reasons and the same blocking
+/// workloads and terms, so a large cluster reads as a few lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Indexes into [`Explanation::nodes`], in node order.
+    pub members: Vec<usize>,
+    /// One line per shared reason, independent of the node
+    /// (`taint dedicated=gpu:NoSchedule`, `nodeSelector stokesnet/vault=enabled`).
+    pub summaries: Vec<String>,
+}
+
+/// A feasible node's score.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScoreRow {
+    /// The node.
+    pub node: String,
+    /// Weighted total.
+    pub total: i64,
+    /// Weighted, normalised score per plugin that ran.
+    pub plugins: Vec<(&'static str, i64)>,
+}
+
+/// The kind of a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NoteKind {
+    /// Required pod affinity passed only through the first-pod-of-a-group exception.
+    FirstPodOfGroup,
+    /// Required pod affinity that no pod matches and the pod does not match itself.
+    AffinityUnsatisfiable,
+    /// A rule that rejected no node and changed no score.
+    ConstrainsNothing,
+    /// Preemption would make room.
+    Preemption,
+    /// The pod is not for kube-scheduler (another schedulerName).
+    OtherScheduler,
+    /// A rolling update that cannot progress (story 4).
+    RolloutStalled,
+    /// Anything else worth knowing.
+    Info,
+}
+
+impl NoteKind {
+    /// The spelling used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::FirstPodOfGroup => "first_pod_of_group",
+            NoteKind::AffinityUnsatisfiable => "affinity_unsatisfiable",
+            NoteKind::ConstrainsNothing => "constrains_nothing",
+            NoteKind::Preemption => "preemption",
+            NoteKind::OtherScheduler => "other_scheduler",
+            NoteKind::RolloutStalled => "rollout_stalled",
+            NoteKind::Info => "info",
+        }
+    }
+}
+
+/// An observation about the pod's rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// What kind.
+    pub kind: NoteKind,
+    /// The rule it is about, an index into [`Explanation::terms`].
+    pub term: Option<usize>,
+    /// The observation in one or two sentences.
+    pub text: String,
+}
+
+/// A change that makes the pod schedulable (or, for a placed pod, makes a
+/// rule mean what its author meant), verified by re-running the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    /// One line: what to change.
+    pub title: String,
+    /// The object to patch, `Kind/ns/name` (`Node/name` for nodes).
+    pub target: String,
+    /// A strategic-merge patch for the target, as YAML.
+    pub patch: String,
+    /// A command that applies it.
+    pub command: String,
+    /// Why this works, and what it costs.
+    pub rationale: String,
+    /// The node the pod lands on with the patch applied (engine re-run).
+    pub lands_on: String,
+    /// What the verification run showed, in one sentence.
+    pub verification: String,
+}
+
+/// Where the pod stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// No node fits.
+    Pending,
+    /// Bound to a node: already running in the input, or placed by podplace.
+    Placed {
+        /// The node.
+        node: String,
+        /// Whether podplace placed it (it was waiting in the input).
+        by_podplace: bool,
+    },
+    /// The pod asks for another scheduler.
+    OtherScheduler {
+        /// `spec.schedulerName`.
+        scheduler: String,
+    },
+}
+
+/// Everything `why` knows about one pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// `ns/name`.
+    pub pod: String,
+    /// Its workload, `Kind/ns/name`.
+    pub workload: String,
+    /// Pending, placed, or not ours.
+    pub phase: Phase,
+    /// The FailedScheduling message kube-scheduler would give now (empty
+    /// when a node fits).
+    pub message: String,
+    /// Number of nodes in the cluster.
+    pub node_count: usize,
+    /// Nodes that reject the pod, in node order, each with every reason.
+    pub nodes: Vec<NodeVerdict>,
+    /// The same nodes grouped by identical reasons: the nodes closest to
+    /// fitting (fewest reasons) first, then the largest groups.
+    pub groups: Vec<Group>,
+    /// Feasible nodes with scores, best first (empty when Pending).
+    pub scores: Vec<ScoreRow>,
+    /// Feasible nodes sharing the best score.
+    pub tied: Vec<String>,
+    /// Where kube-scheduler would put the pod now (for a placed pod this is
+    /// computed as if it were being scheduled again, without itself).
+    pub would_land_on: Option<String>,
+    /// The inter-pod terms referred to by blockers, misses and notes.
+    pub terms: Vec<TermView>,
+    /// Rules that constrained nothing, and other observations.
+    pub notes: Vec<Note>,
+    /// Verified fixes, best first.
+    pub fixes: Vec<Fix>,
+}
