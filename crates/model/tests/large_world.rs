@@ -1,0 +1,81 @@
+//! Load time of a generated world at Kubernetes' published scalability limits
+//! (5,000 nodes, 150,000 pods) as `kubectl get -o json` and `-o yaml` print it.
+//! Reported, never asserted: run with
+//! `cargo test --release -p podplace-model --test large_world -- --ignored --nocapture`.
+
+use std::time::Instant;
+
+use podplace_model::load::{load, Source};
+
+fn world_json(nodes: usize, pods: usize) -> String {
+    let mut items = Vec::with_capacity(nodes + pods);
+    for n in 0..nodes {
+        items.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("node-{n}"), "uid": format!("uid-n{n}"), "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"kubernetes.io/hostname": format!("node-{n}"), "topology.kubernetes.io/zone": format!("zone-{}", n % 3)}},
+            "spec": {},
+            "status": {"capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"}, "allocatable": {"cpu": "31500m", "memory": "120Gi", "pods": "110"}}
+        }));
+    }
+    for p in 0..pods {
+        items.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("app-{}-{p}", p % 500), "namespace": format!("ns-{}", p % 50), "uid": format!("uid-p{p}"),
+                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": format!("app-{}", p % 500), "tier": "web"}},
+            "spec": {
+                "nodeName": format!("node-{}", p % nodes),
+                "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
+                    "podAffinityTerm": {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [format!("app-{}", p % 500)]}]},
+                    "topologyKey": "kubernetes.io/hostname"}}]}},
+                "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+            },
+            "status": {"phase": "Running"}
+        }));
+    }
+    serde_json::to_string_pretty(
+        &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}),
+    )
+    .unwrap()
+}
+
+#[test]
+#[ignore = "benchmark: run explicitly"]
+fn load_time_at_scalability_limits() {
+    // LARGE_WORLD_SMALL=1 runs only the small world (for profiling).
+    let sizes: &[(usize, usize)] = if std::env::var_os("LARGE_WORLD_SMALL").is_some() {
+        &[(500, 15_000)]
+    } else {
+        &[(500, 15_000), (5_000, 150_000)]
+    };
+    for &(nodes, pods) in sizes {
+        let json = world_json(nodes, pods);
+        let t = Instant::now();
+        let inv = load(&[Source::Bytes {
+            name: "world.json".into(),
+            data: json.as_bytes().to_vec(),
+        }])
+        .unwrap();
+        assert_eq!(inv.pods.len(), pods);
+        println!(
+            "{nodes} nodes, {pods} pods: JSON ({} MB) loaded in {:.2?}",
+            json.len() >> 20,
+            t.elapsed()
+        );
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let yaml = serde_saphyr::to_string(&value).unwrap();
+        drop(value);
+        let t = Instant::now();
+        let inv = load(&[Source::Bytes {
+            name: "world.yaml".into(),
+            data: yaml.into_bytes(),
+        }])
+        .unwrap();
+        assert_eq!(inv.pods.len(), pods);
+        println!(
+            "{nodes} nodes, {pods} pods: YAML loaded in {:.2?}",
+            t.elapsed()
+        );
+    }
+}
