@@ -3,6 +3,7 @@
 //! when installed as `kubectl-podplace`.
 
 mod place;
+mod simulate;
 mod why;
 mod snapshot;
 mod world;
@@ -88,6 +89,9 @@ enum Command {
         #[arg(short = 'v', long)]
         verbose: bool,
     },
+    /// Replay a scenario (apply, scale, drain, node failure, rollout, wait)
+    /// and show the placement after each step and what went wrong.
+    Simulate(simulate::SimulateArgs),
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
             seed,
             verbose,
         }),
+        Command::Simulate(args) => simulate::run(args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
     };
     match result {

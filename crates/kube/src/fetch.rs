@@ -176,6 +176,35 @@ pub async fn fetch_inventory(client: &Client, opts: &FetchOptions) -> Result<Fet
     })
 }
 
+/// Lists pods (all pages, a 410 restarts the list), in one namespace or all,
+/// optionally filtered by a label selector (`app=web`): what a rebalancer
+/// polls to see where replacements landed. A 403 or 404 is an [`Error`] here.
+pub async fn list_pods(
+    client: &Client,
+    namespace: Option<&str>,
+    label_selector: Option<&str>,
+    opts: &FetchOptions,
+) -> Result<Vec<Pod>, Error> {
+    let api: Api<Pod> = match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let mut f = Fetcher {
+        opts,
+        unreadable: Vec::new(),
+        warnings: Vec::new(),
+    };
+    match f.list("pods", namespace, &api, label_selector).await? {
+        Listed::Items(items) => Ok(items),
+        Listed::Refused(code, message) => Err(Error::Api {
+            action: action("pods", namespace),
+            code,
+            reason: if code == 403 { "Forbidden" } else { "NotFound" }.to_string(),
+            message,
+        }),
+    }
+}
+
 fn no_checks<K>(_: &K) -> Vec<FieldError> {
     Vec::new()
 }
@@ -242,7 +271,10 @@ impl Fetcher<'_> {
         let file = format!("api:{resource}");
         let mut out = Vec::new();
         for (namespace, api) in scopes {
-            let items = match self.list(resource, namespace.as_deref(), &api).await? {
+            let items = match self
+                .list(resource, namespace.as_deref(), &api, None)
+                .await?
+            {
                 Listed::Items(items) => items,
                 Listed::Refused(code, reason) => {
                     let reason = if code == 404 {
@@ -295,6 +327,7 @@ impl Fetcher<'_> {
         resource: &str,
         namespace: Option<&str>,
         api: &Api<K>,
+        label_selector: Option<&str>,
     ) -> Result<Listed<K>, Error>
     where
         K: kube::Resource + Clone + DeserializeOwned + Debug,
@@ -309,6 +342,9 @@ impl Fetcher<'_> {
             }
             if let Some(t) = &token {
                 params = params.continue_token(t);
+            }
+            if let Some(s) = label_selector {
+                params = params.labels(s);
             }
             match api.list(&params).await {
                 Ok(page) => {

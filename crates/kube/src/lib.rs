@@ -23,7 +23,7 @@ pub mod testserver;
 pub use connect::{connect, ConnectOptions};
 pub use error::Error;
 pub use evict::{evict, EvictionOutcome};
-pub use fetch::{fetch_inventory, FetchOptions, Fetched, Unreadable};
+pub use fetch::{fetch_inventory, list_pods, FetchOptions, Fetched, Unreadable};
 pub use lease::{LeaderElector, LeaderState, LeaseConfig};
 
 /// The kube-rs client type callers hold, re-exported so they need no

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use podplace_kube::testserver::{fixture_body, TestServer};
 use podplace_kube::{
-    connect, evict, fetch_inventory, ConnectOptions, Error, EvictionOutcome, FetchOptions,
-    LeaderElector, LeaderState, LeaseConfig,
+    connect, evict, fetch_inventory, list_pods, ConnectOptions, Error, EvictionOutcome,
+    FetchOptions, LeaderElector, LeaderState, LeaseConfig,
 };
 
 /// A server and a client connected to it through a kubeconfig file, as a
@@ -672,4 +672,50 @@ async fn two_candidates_are_never_both_leaders() {
         history.contains("-b"),
         "a gap between the two leaders: {history}"
     );
+}
+
+#[tokio::test]
+async fn list_pods_by_label_in_a_namespace() {
+    let (server, client, _dir) = setup(None).await;
+    let pods = list_pods(
+        &client,
+        Some("shop"),
+        Some("app=web"),
+        &FetchOptions::default(),
+    )
+    .await
+    .expect("list");
+    let mut names: Vec<String> = pods
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    // The recorded answer to exactly this request came after the eviction of
+    // k4mnm (evictions/web-pods-after.json): its replacement qb7f5 is there.
+    assert_eq!(
+        names,
+        [
+            "web-7c67b8584c-7qkt7",
+            "web-7c67b8584c-kdsmf",
+            "web-7c67b8584c-qb7f5"
+        ]
+    );
+    let request = server.requests().pop().expect("request");
+    assert_eq!(request.query_value("labelSelector"), Some("app=web"));
+    // An unrecorded selector is answered from the recorded list.
+    let db = list_pods(
+        &client,
+        Some("data"),
+        Some("app=db"),
+        &FetchOptions::default(),
+    )
+    .await
+    .expect("list");
+    let db: Vec<_> = db.iter().filter_map(|p| p.metadata.name.clone()).collect();
+    assert_eq!(db, ["db-0", "db-1"]);
+    let (_s2, lister, _d2) = setup(Some("pod-lister")).await;
+    let err = list_pods(&lister, Some("data"), None, &FetchOptions::default())
+        .await
+        .expect_err("403");
+    assert_eq!(err.status_code(), Some(403));
 }

@@ -1,0 +1,348 @@
+//! `podplace simulate SCENARIO`: replay a scenario and show, step by step,
+//! what changed, where every pod is, and what went wrong.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use comfy_table::{presets, CellAlignment, Table};
+use owo_colors::{OwoColorize, Stream};
+use podplace_sim::findings::{Finding, FindingKind};
+use podplace_sim::report::{Change, StepReport};
+use podplace_sim::{NoExtensions, Run, Scenario};
+use serde::Serialize;
+
+use crate::{Exit, OutputFormat};
+
+/// Arguments of `podplace simulate`.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// The scenario file (YAML): `cluster:` and `steps:` (see the README).
+    pub scenario: PathBuf,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: OutputFormat,
+    /// Seed for choosing among equally scored nodes (overrides the scenario's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Exit 1 on any finding, not only on failed `expect` steps.
+    #[arg(long)]
+    pub strict: bool,
+    /// Leave the placement table out of the text output.
+    #[arg(long)]
+    pub no_table: bool,
+}
+
+/// One pod's placement in `-o json`.
+#[derive(Debug, Serialize)]
+struct JsonPlacement {
+    pod: String,
+    node: Option<String>,
+}
+
+/// One Pending pod in `-o json`.
+#[derive(Debug, Serialize)]
+struct JsonPending {
+    pod: String,
+    message: String,
+}
+
+/// One step in `-o json`.
+#[derive(Debug, Serialize)]
+struct JsonStep<'a> {
+    step: &'a str,
+    placements: Vec<JsonPlacement>,
+    pending: Vec<JsonPending>,
+    findings: &'a [Finding],
+}
+
+#[derive(Debug, Serialize)]
+struct JsonOutput<'a> {
+    steps: Vec<JsonStep<'a>>,
+}
+
+/// Runs `simulate`.
+pub fn run(args: SimulateArgs) -> Result<Exit> {
+    let mut scenario = match Scenario::from_file(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    if let Some(seed) = args.seed {
+        scenario.seed = seed;
+    }
+    let run = match podplace_sim::run(&scenario, &mut NoExtensions) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    for w in &run.warnings {
+        eprintln!("warning: {w}");
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.output {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &json(&run))?;
+            writeln!(out)?;
+        }
+        _ => render_text(&mut out, &run, !args.no_table)?,
+    }
+    let failed = run.failed_expectations();
+    let any_finding = run.steps.iter().any(|s| !s.findings.is_empty());
+    Ok(if failed > 0 || (args.strict && any_finding) {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
+}
+
+fn json(run: &Run) -> JsonOutput<'_> {
+    JsonOutput {
+        steps: run
+            .steps
+            .iter()
+            .map(|s| JsonStep {
+                step: &s.step,
+                placements: s
+                    .pods
+                    .iter()
+                    .map(|p| JsonPlacement {
+                        pod: p.pod.clone(),
+                        node: p.node.clone(),
+                    })
+                    .collect(),
+                pending: s
+                    .pending()
+                    .map(|p| JsonPending {
+                        pod: p.pod.clone(),
+                        message: p.message.clone(),
+                    })
+                    .collect(),
+                findings: &s.findings,
+            })
+            .collect(),
+    }
+}
+
+/// Short column names for workloads: the name alone when it is unique.
+fn short_names(workloads: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in workloads {
+        *by_name
+            .entry(w.rsplit('/').next().unwrap_or(w))
+            .or_default() += 1;
+    }
+    workloads
+        .iter()
+        .map(|w| {
+            let name = w.rsplit('/').next().unwrap_or(w);
+            let short = if by_name[name] == 1 {
+                name.to_string()
+            } else {
+                w.clone()
+            };
+            (w.clone(), short)
+        })
+        .collect()
+}
+
+/// Nodes × workloads: pods of each workload on each node ("2+1" when one
+/// more is terminating), and a Pending row.
+fn placement_table(step: &StepReport) -> Option<Table> {
+    let workloads: BTreeSet<String> = step.pods.iter().map(|p| p.workload.clone()).collect();
+    if workloads.is_empty() {
+        return None;
+    }
+    let names = short_names(&workloads);
+    let mut table = Table::new();
+    table.load_style(presets::NOTHING);
+    let mut header = vec!["NODE".to_string()];
+    header.extend(workloads.iter().map(|w| names[w].clone()));
+    table.set_header(header);
+    // (node or None for Pending, workload) -> (running, terminating)
+    let mut cells: BTreeMap<(Option<&str>, &str), (usize, usize)> = BTreeMap::new();
+    for p in &step.pods {
+        let e = cells
+            .entry((p.node.as_deref(), p.workload.as_str()))
+            .or_default();
+        if p.terminating {
+            e.1 += 1;
+        } else {
+            e.0 += 1;
+        }
+    }
+    let cell = |node: Option<&str>, w: &str| match cells.get(&(node, w)) {
+        None => "-".to_string(),
+        Some((r, 0)) => r.to_string(),
+        Some((r, t)) => format!("{r}+{t} terminating"),
+    };
+    for n in &step.nodes {
+        let mut label = n.name.clone();
+        if !n.ready {
+            label.push_str(" (NotReady)");
+        }
+        if n.unschedulable {
+            label.push_str(" (cordoned)");
+        }
+        let mut row = vec![label];
+        row.extend(workloads.iter().map(|w| cell(Some(&n.name), w)));
+        table.add_row(row);
+    }
+    if step.pods.iter().any(|p| p.node.is_none()) {
+        let mut row = vec!["Pending".to_string()];
+        row.extend(workloads.iter().map(|w| cell(None, w)));
+        table.add_row(row);
+    }
+    for i in 1..=workloads.len() {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(table)
+}
+
+/// The changes of a step, with long runs of the same kind summarized.
+fn change_lines(changes: &[Change]) -> Vec<String> {
+    const MAX_LISTED: usize = 6;
+    let kind = |c: &Change| match c {
+        Change::Created { .. } => "created",
+        Change::Bound { .. } => "bound",
+        Change::Gone { .. } => "gone",
+        Change::Pending { .. } => "pending",
+        Change::Deleted { .. } => "deleted",
+        Change::Evicted { .. } => "evicted",
+        _ => "",
+    };
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in changes {
+        *count.entry(kind(c)).or_default() += 1;
+    }
+    let mut summarized: BTreeSet<&str> = BTreeSet::new();
+    let mut lines = Vec::new();
+    for c in changes {
+        let k = kind(c);
+        if !k.is_empty() && count[k] > MAX_LISTED {
+            if summarized.insert(k) {
+                lines.push(match k {
+                    "created" => format!("created {} pods", count[k]),
+                    "bound" => format!("bound {} pods", count[k]),
+                    "gone" => format!("{} terminated pods are gone", count[k]),
+                    "pending" => format!("{} pods could not be scheduled", count[k]),
+                    "deleted" => format!("deleted {} pods", count[k]),
+                    _ => format!("evicted {} pods", count[k]),
+                });
+            }
+            continue;
+        }
+        lines.push(match c {
+            // The message is shown with the Pending pods below.
+            Change::Pending { pod, .. } => format!("{pod} could not be scheduled"),
+            other => other.to_string(),
+        });
+    }
+    lines
+}
+
+fn render_step(out: &mut impl Write, step: &StepReport, with_table: bool) -> Result<()> {
+    let title = if step.index == 0 {
+        format!("initial state  (t={})", step.elapsed())
+    } else {
+        format!("step {}: {}  (t={})", step.index, step.step, step.elapsed())
+    };
+    writeln!(
+        out,
+        "{}",
+        title.if_supports_color(Stream::Stdout, |t| t.bold())
+    )?;
+    for line in change_lines(&step.changes) {
+        writeln!(out, "  {line}")?;
+    }
+    // Steps that change nothing (expect, a quiet wait) repeat no table.
+    if with_table && (step.index == 0 || !step.changes.is_empty()) {
+        if let Some(table) = placement_table(step) {
+            writeln!(out)?;
+            for line in table.to_string().lines() {
+                writeln!(out, "  {}", line.trim_end())?;
+            }
+        }
+    }
+    let pending: Vec<_> = step.pending().collect();
+    if !pending.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "  {}",
+            "Pending:".if_supports_color(Stream::Stdout, |t| t.red())
+        )?;
+        for p in pending {
+            writeln!(out, "    {}  {}", p.pod, p.message)?;
+        }
+    }
+    if !step.findings.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "  {}",
+            "Findings:".if_supports_color(Stream::Stdout, |t| t.yellow())
+        )?;
+        for f in &step.findings {
+            let kind = f.kind.as_str();
+            let colored = match f.kind {
+                FindingKind::ExpectFailed | FindingKind::RolloutStuck => kind
+                    .if_supports_color(Stream::Stdout, |t| t.red())
+                    .to_string(),
+                _ => kind
+                    .if_supports_color(Stream::Stdout, |t| t.yellow())
+                    .to_string(),
+            };
+            writeln!(out, "    {colored}: {}", f.message)?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn render_text(out: &mut impl Write, run: &Run, with_table: bool) -> Result<()> {
+    if !run.initial.pods.is_empty() || !run.initial.findings.is_empty() {
+        render_step(out, &run.initial, with_table)?;
+    }
+    for step in &run.steps {
+        render_step(out, step, with_table)?;
+    }
+    let failed = run.failed_expectations();
+    let findings: BTreeMap<&str, usize> =
+        run.steps
+            .iter()
+            .flat_map(|s| &s.findings)
+            .fold(BTreeMap::new(), |mut m, f| {
+                *m.entry(f.kind.as_str()).or_default() += 1;
+                m
+            });
+    let summary = findings
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(
+        out,
+        "{} steps, {}; {}",
+        run.steps.len(),
+        if summary.is_empty() {
+            "no findings".to_string()
+        } else {
+            format!("findings: {summary}")
+        },
+        if failed == 0 {
+            "all expectations held".to_string()
+        } else {
+            format!("{failed} expectation(s) failed")
+        }
+    )?;
+    Ok(())
+}
