@@ -731,6 +731,13 @@ pub fn expand_workloads_up_to(inv: &mut Inventory, max_new_pods: usize) {
         }
     }
 
+    for cj in &inv.cron_jobs {
+        inv.notices.push(format!(
+            "CronJob/{}/{}: not expanded (its Jobs are created on a schedule)",
+            cj.object.metadata.namespace.as_deref().unwrap_or("default"),
+            cj.object.metadata.name.as_deref().unwrap_or("")
+        ));
+    }
     let generated = new_pods.pods.len();
     if new_pods.truncated {
         inv.warnings.push(format!(
