@@ -88,6 +88,16 @@ enum Command {
         /// Say what was done on the user's behalf (defaults added, kinds skipped).
         #[arg(short = 'v', long)]
         verbose: bool,
+        /// Without -f: the kubeconfig file (default: KUBECONFIG, then
+        /// ~/.kube/config, then the in-cluster service account).
+        #[arg(long, value_name = "FILE", conflicts_with = "filenames")]
+        kubeconfig: Option<PathBuf>,
+        /// Without -f: the kubeconfig context (default: its current context).
+        #[arg(long, value_name = "NAME", conflicts_with = "filenames")]
+        context: Option<String>,
+        /// Without -f: objects per list request.
+        #[arg(long, default_value_t = 500, value_name = "N")]
+        page_size: u32,
     },
     /// Replay a scenario (apply, scale, drain, node failure, rollout, wait)
     /// and show the placement after each step and what went wrong.
@@ -136,6 +146,9 @@ fn main() -> ExitCode {
             output,
             seed,
             verbose,
+            kubeconfig,
+            context,
+            page_size,
         } => why::run(&why::WhyArgs {
             pod,
             filenames,
@@ -143,6 +156,9 @@ fn main() -> ExitCode {
             output,
             seed,
             verbose,
+            kubeconfig,
+            context,
+            page_size,
         }),
         Command::Simulate(args) => simulate::run(args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),

@@ -15,6 +15,7 @@ use podplace_explain::{
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::snapshot::{fetch_live, ClusterArgs};
 use crate::world::load_world;
 use crate::{Exit, OutputFormat};
 
@@ -33,16 +34,18 @@ pub struct WhyArgs {
     pub seed: u64,
     /// `-v`.
     pub verbose: bool,
+    /// `--kubeconfig` (live cluster).
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// `--context` (live cluster).
+    pub context: Option<String>,
+    /// `--page-size` (live cluster).
+    pub page_size: u32,
 }
 
 /// Runs `why`.
 pub fn run(args: &WhyArgs) -> Result<Exit> {
     if args.filenames.is_empty() {
-        eprintln!(
-            "error: reading a live cluster is not available in this build yet; \
-             give the cluster as files with -f (e.g. kubectl get nodes,pods -A -o yaml > world.yaml)"
-        );
-        return Ok(Exit::BadInput);
+        return live(args);
     }
     let inventory = match load_world(&args.filenames, args.verbose) {
         Ok(i) => i,
@@ -52,6 +55,63 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
         }
     };
     explain_in(inventory, args, &[])
+}
+
+/// `why` against the live cluster: every namespace is read (other
+/// namespaces' pods count for resources and anti-affinity); when the user
+/// may not list pods cluster-wide, the pod's namespace alone is read and
+/// the answer says so.
+fn live(args: &WhyArgs) -> Result<Exit> {
+    let mut cluster = ClusterArgs {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespaces: Vec::new(),
+        all_namespaces: true,
+        page_size: args.page_size,
+    };
+    let fetch = |cluster: &ClusterArgs| match fetch_live(cluster) {
+        Ok(f) => Ok(f),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(e.exit())
+        }
+    };
+    let mut fetched = match fetch(&cluster) {
+        Ok(f) => f,
+        Err(exit) => return Ok(exit),
+    };
+    let mut unreadable: Vec<String> = Vec::new();
+    let pods_refused = fetched
+        .unreadable
+        .iter()
+        .any(|u| u.resource == "pods" && u.namespace.is_none());
+    if pods_refused {
+        let namespace = match args.pod.split_once('/') {
+            Some((ns, _)) => ns.to_string(),
+            None => args
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".to_string()),
+        };
+        unreadable.push(format!(
+            "pods in all namespaces (forbidden); only namespace {namespace} was read, so pods \
+             elsewhere (their requests, their anti-affinity) are not counted"
+        ));
+        cluster.all_namespaces = false;
+        cluster.namespaces = vec![namespace];
+        fetched = match fetch(&cluster) {
+            Ok(f) => f,
+            Err(exit) => return Ok(exit),
+        };
+    }
+    for warning in &fetched.inventory.warnings {
+        eprintln!("warning: {warning}");
+    }
+    unreadable.extend(fetched.unreadable.iter().map(|u| u.to_string()));
+    for u in &unreadable {
+        eprintln!("warning: could not read {u}");
+    }
+    explain_in(fetched.inventory, args, &unreadable)
 }
 
 /// Explains the pod in a loaded world and prints the answer; `unreadable`
@@ -162,6 +222,25 @@ struct JsonFix<'a> {
     verification: &'a str,
 }
 
+/// The same value with every object's keys sorted, whatever map type
+/// serde_json was built with, so the output never depends on features.
+fn canonical(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
 fn kind_name(kind: TermKind) -> &'static str {
     match kind {
         TermKind::RequiredAffinity | TermKind::PreferredAffinity => "podAffinity",
@@ -183,10 +262,14 @@ fn term_json(id: usize, t: &TermView, domain: Option<&str>) -> Value {
     if let Some(d) = domain {
         v["domain"] = json!(d);
     }
-    v
+    canonical(v)
 }
 
 fn detail_json(detail: &Detail) -> Value {
+    canonical(detail_value(detail))
+}
+
+fn detail_value(detail: &Detail) -> Value {
     match detail {
         Detail::Cordoned => json!({"kind": "cordoned"}),
         Detail::NodeName { wanted } => json!({"kind": "node_name", "wanted": wanted}),
@@ -292,13 +375,13 @@ fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
             .blockers
             .iter()
             .map(|b| {
-                json!({
+                canonical(json!({
                     "pod": b.pod,
                     "workload": b.workload,
                     "node": b.node,
                     "rule_owner": b.rule_owner.as_str(),
                     "term": term_json(b.term, &e.terms[b.term], Some(&b.domain)),
-                })
+                }))
             })
             .collect(),
         blockers_total: r.blockers_total,

@@ -45,7 +45,14 @@ fn explain_unbound(
     id: PodId,
     bound: Option<podplace_engine::cluster::NodeId>,
 ) -> Explanation {
-    let pod = world.cluster.pod(id).clone();
+    let mut pod = world.cluster.pod(id).clone();
+    // Bound to a node the world does not have (a live read that could not
+    // list nodes): explain it as if it were scheduled again.
+    let unknown_node = if bound.is_none() {
+        pod.node_name.take()
+    } else {
+        None
+    };
     let workload_ref = world.objects.workload_ref(&world.cluster, id);
     let workload = workload_ref.to_string();
     let pod_name = world.objects.pod_name(&world.cluster, id);
@@ -53,6 +60,10 @@ fn explain_unbound(
         Some(n) => Phase::Placed {
             node: world.cluster.node(n).name.to_string(),
             by_podplace: world.placed_by_podplace(id),
+        },
+        None if unknown_node.is_some() => Phase::Placed {
+            node: unknown_node.as_deref().unwrap_or_default().to_string(),
+            by_podplace: false,
         },
         None if world.other_scheduler(id) => Phase::OtherScheduler {
             scheduler: pod.scheduler_name.to_string(),
@@ -102,7 +113,8 @@ fn explain_unbound(
         );
         let verdicts = analyzer.verdicts();
         let plain: Vec<NodeVerdict> = verdicts.iter().map(|(_, v)| v.clone()).collect();
-        let notes = notes::notes(&mut analyzer, &prepared, &plain, &outcome, bound.is_some());
+        let placed = bound.is_some() || unknown_node.is_some();
+        let notes = notes::notes(&mut analyzer, &prepared, &plain, &outcome, placed);
         (verdicts, notes)
     };
     let (fixes, fix_notes) = fixes::fixes(&fixes::Context {
@@ -113,10 +125,20 @@ fn explain_unbound(
         workload: workload_ref,
         verdicts: &verdicts,
         prepared: &prepared,
-        pending: bound.is_none(),
+        pending: bound.is_none() && unknown_node.is_none(),
     });
     let mut notes = notes;
     notes.extend(fix_notes);
+    if let Some(node) = &unknown_node {
+        notes.push(Note {
+            kind: NoteKind::Info,
+            term: None,
+            text: format!(
+                "The pod is bound to node {node}, which is not in the world (it could not be \
+                 read): the nodes below are the ones that were."
+            ),
+        });
+    }
     let nodes: Vec<NodeVerdict> = verdicts.into_iter().map(|(_, v)| v).collect();
     let groups = group::group(&nodes, &terms.views);
     let mut scores: Vec<ScoreRow> = outcome
