@@ -3,48 +3,68 @@
 //! errors found after parsing still point at a line and column without
 //! keeping a position for every node of a large snapshot.
 
-use serde_json::Value;
-
 use super::error::{LoadError, LoadErrorKind};
 use crate::validate::PathSegment;
 
-/// One top-level JSON value and the byte offset where it starts.
+/// One top-level JSON value: where its text starts and ends in the file.
+/// The text is decoded later, straight into the Kubernetes type, without an
+/// intermediate tree (large snapshots are JSON).
 pub(crate) struct JsonDoc {
     pub offset: usize,
-    pub value: Value,
+    pub end: usize,
 }
 
-/// Parses a stream of JSON values (`kubectl get -o json` prints one; some
-/// tools print several back to back).
+/// Byte offset of `slice` inside `text` (the slice borrows from it).
+pub(crate) fn offset_in(text: &str, slice: &str) -> usize {
+    (slice.as_ptr() as usize).saturating_sub(text.as_ptr() as usize)
+}
+
+/// serde_json's message without its own " at line L column C" suffix
+/// (positions are reported separately).
+pub(crate) fn bare_message(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+/// A JSON parse error as a LoadError; `base` is the 1-based position of the
+/// start of the parsed text in its file (serde_json counts from there).
+pub(crate) fn parse_error(file: &str, e: &serde_json::Error, base: (usize, usize)) -> LoadError {
+    let message = bare_message(e);
+    let (kind, message) = if message.contains("recursion limit") {
+        (
+            LoadErrorKind::Limit,
+            format!("input exceeds the loader's safety limits: {message} (more than 128 levels of nesting)"),
+        )
+    } else {
+        (LoadErrorKind::Syntax, format!("invalid JSON: {message}"))
+    };
+    let (line, column) = if e.line() <= 1 {
+        (base.0, base.1 + e.column().saturating_sub(1))
+    } else {
+        (base.0 + e.line() - 1, e.column())
+    };
+    LoadError::new(kind, file, message).at(line, column)
+}
+
+/// Splits a stream of JSON values (`kubectl get -o json` prints one; some
+/// tools print several back to back), checking the syntax of each.
 pub(crate) fn parse_stream(file: &str, text: &str) -> Result<Vec<JsonDoc>, LoadError> {
     let mut docs = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    loop {
-        let start = skip_ws(text.as_bytes(), stream.byte_offset());
-        match stream.next() {
-            None => break,
-            Some(Ok(value)) => docs.push(JsonDoc {
-                offset: start,
-                value,
-            }),
-            Some(Err(e)) => {
-                let msg = e.to_string();
-                let message = match msg.find(" at line ") {
-                    Some(i) => msg[..i].to_string(),
-                    None => msg,
-                };
-                let kind = if message.contains("recursion limit") {
-                    LoadErrorKind::Limit
-                } else {
-                    LoadErrorKind::Syntax
-                };
-                let message = if kind == LoadErrorKind::Limit {
-                    format!("input exceeds the loader's safety limits: {message} (more than 128 levels of nesting)")
-                } else {
-                    format!("invalid JSON: {message}")
-                };
-                return Err(LoadError::new(kind, file, message).at(e.line(), e.column()));
+    let stream =
+        serde_json::Deserializer::from_str(text).into_iter::<&serde_json::value::RawValue>();
+    for item in stream {
+        match item {
+            Ok(raw) => {
+                let offset = offset_in(text, raw.get());
+                docs.push(JsonDoc {
+                    offset,
+                    end: offset + raw.get().len(),
+                });
             }
+            Err(e) => return Err(parse_error(file, &e, (1, 1))),
         }
     }
     Ok(docs)

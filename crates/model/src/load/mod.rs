@@ -66,12 +66,17 @@ pub struct LoadOptions {
     /// Namespace given to namespaced objects that have none (kubectl's `-n`;
     /// `default` unless set).
     pub default_namespace: String,
+    /// Nodes known from another load (a cluster snapshot the files are
+    /// checked against): pods bound to them are not reported as bound to
+    /// a node that was not loaded.
+    pub external_nodes: Vec<String>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             default_namespace: "default".to_string(),
+            external_nodes: Vec::new(),
         }
     }
 }
@@ -593,6 +598,30 @@ fn name_suffix(seed: &str) -> String {
     crate::expand::name_suffix(seed)
 }
 
+/// An object to decode: a generic value (YAML, unusual JSON) or JSON text.
+enum Doc<'t> {
+    Value(Value),
+    Text(&'t str),
+}
+
+/// The head of a JSON object: enough to dispatch it without decoding it all.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    kind: Option<String>,
+    metadata: Option<HeadMeta>,
+    #[serde(borrow)]
+    items: Option<Vec<&'a serde_json::value::RawValue>>,
+}
+
+/// The identity part of a JSON object's metadata.
+#[derive(serde::Deserialize)]
+struct HeadMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
 /// The mutable state of one load.
 struct State<'o> {
     opts: &'o LoadOptions,
@@ -682,7 +711,7 @@ fn run(
                         line,
                         column,
                     };
-                    st.unpack(&files, doc.value, anchor, None, 0)?;
+                    st.unpack_json(&files, doc.end, anchor, None, 0)?;
                 }
             }
         }
@@ -723,6 +752,160 @@ impl State<'_> {
             .at(line, column)
             .object(object)
             .field(path.to_string())
+    }
+
+    /// The fast path for JSON: reads only the head of the object (apiVersion,
+    /// kind, name, list items) and decodes known kinds straight from the
+    /// text. Anything unusual (a non-object, a mistyped head field, a missing
+    /// kind) goes through [`State::unpack`] on a generic value, which
+    /// produces the precise error.
+    fn unpack_json(
+        &mut self,
+        files: &[FileData],
+        end: usize,
+        anchor: Anchor,
+        list_item: Option<(&str, Option<&str>)>,
+        depth: usize,
+    ) -> Result<(), LoadError> {
+        let AnchorAt::Json { offset } = anchor.at else {
+            return Ok(());
+        };
+        let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
+        let raw = text.get(offset..end).unwrap_or("");
+        let head: Option<Head<'_>> = serde_json::from_str(raw).ok();
+        let resolved = head.and_then(|h| {
+            let kind = h
+                .kind
+                .clone()
+                .filter(|k| !k.is_empty())
+                .or_else(|| list_item.and_then(|(_, k)| k.map(str::to_string)))?;
+            let api_version = h
+                .api_version
+                .clone()
+                .filter(|a| !a.is_empty())
+                .or_else(|| {
+                    list_item
+                        .filter(|(_, k)| k.is_some())
+                        .map(|(a, _)| a.to_string())
+                })?;
+            Some((h, kind, api_version))
+        });
+        let Some((head, kind, api_version)) = resolved else {
+            let value: Value = serde_json::from_str(raw).map_err(|e| {
+                let name = files.get(anchor.file).map_or("", |f| f.name.as_str());
+                json::parse_error(name, &e, (anchor.line, anchor.column))
+            })?;
+            return self.unpack(files, value, anchor, list_item, depth);
+        };
+        let is_list = kind == "List" || (kind.ends_with("List") && head.items.is_some());
+        if is_list {
+            if depth >= 4 {
+                return Err(Self::error_at(
+                    files,
+                    &anchor,
+                    LoadErrorKind::Structure,
+                    None,
+                    &FieldPath::root(),
+                    format!("{kind} nested in lists more than 4 levels deep"),
+                ));
+            }
+            let items = head.items.unwrap_or_default();
+            let item_kind = if kind == "List" {
+                None
+            } else {
+                kind.strip_suffix("List")
+            };
+            let spans: Vec<(usize, usize)> = items
+                .iter()
+                .map(|r| {
+                    let start = json::offset_in(text, r.get());
+                    (start, start + r.get().len())
+                })
+                .collect();
+            let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
+            let positions = json::line_cols(text, &starts);
+            for ((start, item_end), (line, column)) in spans.into_iter().zip(positions) {
+                let item_anchor = Anchor {
+                    file: anchor.file,
+                    at: AnchorAt::Json { offset: start },
+                    line,
+                    column,
+                };
+                self.unpack_json(
+                    files,
+                    item_end,
+                    item_anchor,
+                    Some((&api_version, item_kind)),
+                    depth + 1,
+                )?;
+            }
+            return Ok(());
+        }
+        let namespace = head.metadata.as_ref().and_then(|m| m.namespace.clone());
+        let name = head.metadata.as_ref().and_then(|m| m.name.clone());
+        let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
+        let input = Doc::Text(raw);
+        match (api_version.as_str(), kind.as_str()) {
+            ("v1", "Node") => self.add::<Node>(files, input, anchor, ctx),
+            ("v1", "Pod") => self.add::<Pod>(files, input, anchor, ctx),
+            ("v1", "Namespace") => self.add::<Namespace>(files, input, anchor, ctx),
+            ("v1", "Service") => self.add::<Service>(files, input, anchor, ctx),
+            ("v1", "ReplicationController") => {
+                self.add::<ReplicationController>(files, input, anchor, ctx)
+            }
+            ("apps/v1", "ReplicaSet") => self.add::<ReplicaSet>(files, input, anchor, ctx),
+            ("apps/v1", "StatefulSet") => self.add::<StatefulSet>(files, input, anchor, ctx),
+            ("apps/v1", "Deployment") => self.add::<Deployment>(files, input, anchor, ctx),
+            ("apps/v1", "DaemonSet") => self.add::<DaemonSet>(files, input, anchor, ctx),
+            ("batch/v1", "Job") => self.add::<Job>(files, input, anchor, ctx),
+            ("batch/v1", "CronJob") => self.add::<CronJob>(files, input, anchor, ctx),
+            ("policy/v1", "PodDisruptionBudget") => {
+                self.add::<PodDisruptionBudget>(files, input, anchor, ctx)
+            }
+            ("scheduling.k8s.io/v1", "PriorityClass") => {
+                self.add::<PriorityClass>(files, input, anchor, ctx)
+            }
+            ("node.k8s.io/v1", "RuntimeClass") => {
+                self.add::<RuntimeClass>(files, input, anchor, ctx)
+            }
+            _ => {
+                self.skip(
+                    files,
+                    &anchor,
+                    &api_version,
+                    &kind,
+                    namespace.as_deref(),
+                    name.as_deref(),
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts an object of a kind podplace does not read.
+    fn skip(
+        &mut self,
+        files: &[FileData],
+        anchor: &Anchor,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: Option<&str>,
+    ) {
+        if let Some((want, _)) = KNOWN.iter().find(|(_, k)| *k == kind) {
+            let file = files.get(anchor.file).map_or("", |f| f.name.as_str());
+            self.inv.warnings.push(format!(
+                "{file}:{}:{}: {}: skipped: {api_version} is not supported for {kind}, use {want}",
+                anchor.line,
+                anchor.column,
+                object_id(kind, namespace, name)
+            ));
+        }
+        *self
+            .inv
+            .skipped_kinds
+            .entry(format!("{api_version}/{kind}"))
+            .or_insert(0) += 1;
     }
 
     /// Dispatches one document or list item: unpacks lists, decodes known kinds,
@@ -813,7 +996,7 @@ impl State<'_> {
         if is_list {
             return self.unpack_list(files, map, anchor, &api_version, &kind, depth);
         }
-        let value = Value::Object(map);
+        let value = Doc::Value(Value::Object(map));
         let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
         match (api_version.as_str(), kind.as_str()) {
             ("v1", "Node") => self.add::<Node>(files, value, anchor, ctx),
@@ -839,20 +1022,14 @@ impl State<'_> {
                 self.add::<RuntimeClass>(files, value, anchor, ctx)
             }
             _ => {
-                if let Some((want, _)) = KNOWN.iter().find(|(_, k)| *k == kind) {
-                    let file = files.get(anchor.file).map_or("", |f| f.name.as_str());
-                    self.inv.warnings.push(format!(
-                        "{file}:{}:{}: {}: skipped: {api_version} is not supported for {kind}, use {want}",
-                        anchor.line,
-                        anchor.column,
-                        object_id(&kind, namespace.as_deref(), name.as_deref())
-                    ));
-                }
-                *self
-                    .inv
-                    .skipped_kinds
-                    .entry(format!("{api_version}/{kind}"))
-                    .or_insert(0) += 1;
+                self.skip(
+                    files,
+                    &anchor,
+                    &api_version,
+                    &kind,
+                    namespace.as_deref(),
+                    name.as_deref(),
+                );
                 Ok(())
             }
         }
@@ -968,7 +1145,7 @@ impl State<'_> {
     fn add<T: Kind>(
         &mut self,
         files: &[FileData],
-        value: Value,
+        doc: Doc<'_>,
         anchor: Anchor,
         (kind, namespace, name): (&str, Option<&str>, Option<&str>),
     ) -> Result<(), LoadError> {
@@ -979,7 +1156,13 @@ impl State<'_> {
             None
         };
         let id = object_id(kind, ns_for_id, name);
-        let mut obj: T = match serde_path_to_error::deserialize(value) {
+        let decoded: Result<T, serde_path_to_error::Error<serde_json::Error>> = match doc {
+            Doc::Value(value) => serde_path_to_error::deserialize(value),
+            Doc::Text(text) => {
+                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
+            }
+        };
+        let mut obj: T = match decoded {
             Ok(o) => o,
             Err(e) => {
                 let mut path = FieldPath::root();
@@ -994,7 +1177,7 @@ impl State<'_> {
                         _ => {}
                     }
                 }
-                let msg = e.inner().to_string();
+                let msg = json::bare_message(e.inner());
                 let message = match msg
                     .strip_prefix("missing field `")
                     .and_then(|r| r.strip_suffix('`'))
@@ -1152,6 +1335,7 @@ impl State<'_> {
             .nodes
             .iter()
             .filter_map(|n| n.object.metadata.name.as_deref())
+            .chain(self.opts.external_nodes.iter().map(String::as_str))
             .collect();
         for (pod, anchor) in self.inv.pods.iter().zip(&self.pod_anchors) {
             let Some(node) = pod

@@ -1,0 +1,14 @@
+//! Benchmark of podplace over generated clusters.
+//!
+//! [`generate`] builds a deterministic snapshot of a large cluster (nodes in
+//! zones and racks, namespaces, ReplicaSets, running pods with a realistic
+//! mix of pod (anti-)affinity, topology spread and node affinity, and a batch
+//! of pending pods), [`snapshot`] writes it as one `v1 List` in JSON and YAML,
+//! and [`measure`] loads such a file through podplace's loader, builds the
+//! engine's cluster and places the pending pods, timing each step and reading
+//! the process's peak memory.
+
+pub mod generate;
+pub mod measure;
+pub mod rng;
+pub mod snapshot;

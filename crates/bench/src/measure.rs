@@ -1,0 +1,187 @@
+//! The measured steps: loading a snapshot through podplace's loader,
+//! expanding workloads, building the engine's cluster and placing every
+//! pending pod, with wall-clock times and the process's peak memory.
+//!
+//! Each measurement is meant to run in a fresh process (the bench binary
+//! re-executes itself), so that the peak memory it reports is that of the
+//! measured steps alone, not of the generator.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
+use podplace_model::load::{load, Source};
+use serde_json::{json, Value};
+
+use crate::generate::ZONE;
+
+/// The process's peak resident set size (`VmHWM`) in KiB, 0 when unknown.
+pub fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// The process's current resident set size (`VmRSS`) in KiB, 0 when unknown.
+pub fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// CPU time (user + system) of the whole process so far, in seconds, from
+/// `/proc/self/stat` (10 ms resolution); 0 when unknown. Unlike wall-clock
+/// time it does not grow when other processes compete for the cores.
+pub fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may contain spaces): state is
+    // field 3, utime field 14 and stime field 15.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // USER_HZ is 100 on Linux.
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+/// Wall-clock and CPU time of a step.
+struct Timer {
+    wall: Instant,
+    cpu: f64,
+}
+
+impl Timer {
+    fn start() -> Timer {
+        Timer {
+            wall: Instant::now(),
+            cpu: cpu_seconds(),
+        }
+    }
+
+    /// Records `<name>_s` (wall) and `<name>_cpu_s` in `out`.
+    fn stop(self, out: &mut Value, name: &str) -> f64 {
+        let wall = self.wall.elapsed().as_secs_f64();
+        out[format!("{name}_s")] = json!(wall);
+        out[format!("{name}_cpu_s")] = json!(cpu_seconds() - self.cpu);
+        wall
+    }
+}
+
+fn status_kib(field: &str) -> u64 {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Placement checks of one new workload.
+#[derive(Debug, Clone, Default)]
+struct WorkloadCheck {
+    placed: usize,
+    nodes: std::collections::HashSet<u32>,
+    zones: BTreeMap<String, usize>,
+}
+
+/// Loads `file` and, when `place` is set, expands workloads, builds the
+/// cluster and places every pending pod. Returns the timings, counts and
+/// peak memory as a JSON object (the child process prints it).
+pub fn run(file: &Path, place: bool) -> Result<Value, String> {
+    let bytes = std::fs::metadata(file)
+        .map_err(|e| format!("{}: {e}", file.display()))?
+        .len();
+    let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
+    let t = Timer::start();
+    let mut inv = load(&[Source::Path(file.to_path_buf())]).map_err(|e| e.to_string())?;
+    t.stop(&mut out, "load");
+    out["nodes"] = json!(inv.nodes.len());
+    out["pods"] = json!(inv.pods.len());
+    out["objects"] =
+        json!(inv.nodes.len() + inv.pods.len() + inv.replica_sets.len() + inv.namespaces.len());
+    out["warnings"] = json!(inv.warnings.len());
+    out["load_peak_kib"] = json!(peak_rss_kib());
+    if !place {
+        return Ok(out);
+    }
+
+    let pods_before = inv.pods.len();
+    let t = Timer::start();
+    podplace_model::expand::expand_workloads(&mut inv);
+    t.stop(&mut out, "expand");
+    out["expanded_pods"] = json!(inv.pods.len() - pods_before);
+
+    let t = Timer::start();
+    let (mut cluster, pending) = build_cluster(&inv).map_err(|e| e.to_string())?;
+    t.stop(&mut out, "build");
+    out["pending"] = json!(pending.len());
+    out["build_peak_kib"] = json!(peak_rss_kib());
+    drop(inv);
+
+    let t = Timer::start();
+    let placements = place_all(&mut cluster, &pending, PlaceOptions::default());
+    t.stop(&mut out, "place");
+    out["placed"] = json!(placements.iter().filter(|p| p.node.is_some()).count());
+    out["unplaced"] = json!(placements.iter().filter(|p| p.node.is_none()).count());
+    let mut messages: BTreeMap<String, usize> = BTreeMap::new();
+    for p in placements.iter().filter(|p| p.node.is_none()) {
+        *messages.entry(p.message.clone()).or_default() += 1;
+    }
+    out["messages"] = json!(messages);
+
+    // Checks per new workload: pods placed, distinct nodes, zone counts.
+    let zone_key = cluster.interner.lookup(ZONE);
+    let mut checks: BTreeMap<String, WorkloadCheck> = BTreeMap::new();
+    for p in &placements {
+        let pod = cluster.pod(p.pod);
+        // <workload>-<pod-template-hash>-<suffix>
+        let name: &str = &pod.name;
+        let workload = name.rsplitn(3, '-').nth(2).unwrap_or(name).to_string();
+        let c = checks.entry(workload).or_default();
+        if let Some(node) = p.node {
+            c.placed += 1;
+            c.nodes.insert(node.0);
+            let zone = zone_key
+                .and_then(|k| cluster.node(node).labels.get(k))
+                .map(|z| cluster.interner.resolve(z).to_string())
+                .unwrap_or_default();
+            *c.zones.entry(zone).or_default() += 1;
+        }
+    }
+    let checks: Vec<Value> = checks
+        .into_iter()
+        .map(|(name, c)| {
+            let counts: Vec<usize> = c.zones.values().copied().collect();
+            let skew = match (counts.iter().max(), counts.iter().min()) {
+                (Some(max), Some(min)) if counts.len() == crate::generate::ZONES.len() => max - min,
+                (Some(max), _) => *max,
+                _ => 0,
+            };
+            json!({"workload": name, "placed": c.placed, "nodes": c.nodes.len(), "zone_skew": skew})
+        })
+        .collect();
+    out["checks"] = json!(checks);
+    out["peak_kib"] = json!(peak_rss_kib());
+    Ok(out)
+}
+
+/// The reference point for load speed: `serde_json::from_slice` of the
+/// whole file into a generic `serde_json::Value` (no positions, no typed
+/// decoding, no validation). Returns the timings as a JSON object.
+pub fn json_value_reference(file: &Path) -> Result<Value, String> {
+    let data = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut out = json!({"bytes": data.len()});
+    let t = Timer::start();
+    let v: Value = serde_json::from_slice(&data).map_err(|e| e.to_string())?;
+    t.stop(&mut out, "parse");
+    out["items"] = json!(v["items"].as_array().map_or(0, Vec::len));
+    out["peak_kib"] = json!(peak_rss_kib());
+    Ok(out)
+}
