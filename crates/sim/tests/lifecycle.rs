@@ -258,3 +258,50 @@ fn rollout_of_a_deployment_respects_surge_and_unavailable() {
     }
     assert!(lines(&r.steps[1]).contains(&"rollout of Deployment/default/web complete".to_string()));
 }
+
+#[test]
+fn replacement_pods_are_what_the_controllers_would_create() {
+    use podplace_model::inventory::Inventory;
+    use podplace_sim::{Options, Simulation};
+    let s = Scenario::from_str(
+        "inline.yaml",
+        &format!("{NODES}steps:{WEB}"),
+        Path::new("."),
+    )
+    .unwrap();
+    let inv: Inventory = podplace_sim::runner::load_world(&s).unwrap();
+    let mut sim = Simulation::new(&inv, Options::default()).unwrap();
+    sim.settle().unwrap();
+    sim.run_step(1, &s.steps[0], &s, &mut NoExtensions).unwrap();
+    let web = sim
+        .pod_ids()
+        .find(|&id| sim.pod_name(id).starts_with("default/web-"))
+        .unwrap();
+    let agent = sim
+        .pod_ids()
+        .find(|&id| sim.pod_name(id).starts_with("default/agent-"))
+        .unwrap();
+    let r = sim
+        .replacement_pod(web)
+        .expect("a ReplicaSet pod is replaced");
+    assert_eq!(&*r.name, "<replacement>");
+    assert!(r.node_name.is_none());
+    assert_eq!(r.labels, sim.cluster().pod(web).labels);
+    let d = sim
+        .replacement_pod(agent)
+        .expect("a DaemonSet pod is replaced");
+    assert_eq!(d.name, sim.cluster().pod(agent).name);
+    // Evicting goes through the budget: one at a time.
+    assert!(sim.evict(web).is_ok());
+    let other = sim
+        .pod_ids()
+        .find(|&id| id != web && sim.pod_name(id).starts_with("default/web-"))
+        .unwrap();
+    let refused = sim.evict(other).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("needs 2 healthy pods and has 2 currently"),
+        "{refused}"
+    );
+}

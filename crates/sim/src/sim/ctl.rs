@@ -482,7 +482,7 @@ impl Simulation {
         None
     }
 
-    fn proto_for(&mut self, w: WorkloadId) -> Result<Option<Proto>, SimError> {
+    pub(super) fn proto_for(&mut self, w: WorkloadId) -> Result<Option<Proto>, SimError> {
         let rs = match &self.workloads[w.index()].ctl {
             Ctl::ReplicaSet(rs) => {
                 if let Some(p) = &rs.proto {

@@ -968,6 +968,29 @@ fn lifecycle_of(
 }
 
 impl Simulation {
+    /// The pod the controller of `id` would create to replace it if it
+    /// were evicted now (unbound; named `<replacement>` for ReplicaSet
+    /// pods, whose real name is random): what a rebalancer schedules to
+    /// predict where an evicted pod lands. `None` for pods without a
+    /// simulated controller (they are not replaced).
+    pub fn replacement_pod(&mut self, id: PodId) -> Option<Pod> {
+        let owner = self.info(id)?.owner?;
+        match &self.workloads[owner.index()].ctl {
+            Ctl::ReplicaSet(_) => {
+                let mut pod = self.proto_for(owner).ok()??.pod;
+                pod.name = "<replacement>".into();
+                Some(pod)
+            }
+            Ctl::StatefulSet(_) | Ctl::DaemonSet(_) => {
+                let mut pod = self.cluster.pod(id).clone();
+                pod.node_name = None;
+                pod.terminating = false;
+                Some(pod)
+            }
+            Ctl::Deployment(_) => None,
+        }
+    }
+
     /// A Deployment object as the simulation holds it now.
     pub fn deployment(&self, reference: &str) -> Result<Deployment, SimError> {
         let w = self.find_workload(reference, None)?;
