@@ -1,0 +1,38 @@
+//! `podplace rebalance`: a descheduler that plans, proves, then acts.
+//!
+//! The descheduler evicts pods and hopes the scheduler puts the
+//! replacements somewhere better. podplace schedules every replacement
+//! through its own kube-scheduler engine first, against the cluster as it
+//! will be, and keeps an eviction only when the replacement lands on
+//! another node and the strategy's objective strictly improves without any
+//! other strategy's getting worse — so evicted pods do not land right back,
+//! strategies cannot undo each other, and planning again on the outcome
+//! finds nothing to do.
+//!
+//! - [`policy`]: `descheduler/v1alpha2` `DeschedulerPolicy` files, run
+//!   unchanged, and the default profile;
+//! - [`evictor`]: the DefaultEvictor's protections;
+//! - [`strategies`]: one module per strategy, named as the descheduler
+//!   names them, plus [`strategies::soft_rules`] for preferred rules;
+//! - [`planner`]: planning with proof; [`plan`]: the result;
+//! - [`live`]: carrying a plan out through the Eviction API, checking every
+//!   landing; [`daemon`]: the in-cluster loop with leader election,
+//!   `/healthz` and [`metrics`].
+
+pub mod daemon;
+pub mod duration;
+pub mod error;
+pub mod evictor;
+pub mod live;
+pub mod metrics;
+pub mod plan;
+pub mod planner;
+pub mod policy;
+pub mod selector_text;
+pub mod strategies;
+pub mod world;
+
+pub use error::Error;
+pub use plan::{Eviction, Kept, Plan, Scheduled};
+pub use planner::{plan, PlanOptions, Planned};
+pub use policy::Policy;

@@ -1,0 +1,219 @@
+//! The plan: what will be evicted, in which wave, where each replacement
+//! lands and why that is better — and the world it leads to.
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use podplace_model::inventory::{Inventory, Origin, Sourced};
+use serde::Serialize;
+
+use crate::planner::Planned;
+use crate::policy::Limits;
+
+/// When a replacement gets scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduled {
+    /// As soon as its controller creates it, while the evicted pod terminates.
+    AtOnce,
+    /// Only once the evicted pod is gone (it blocks every node until then,
+    /// or the replacement reuses its name, as a StatefulSet's does).
+    OnceGone,
+}
+
+impl Scheduled {
+    /// In words.
+    pub fn text(self) -> &'static str {
+        match self {
+            Scheduled::AtOnce => "at once",
+            Scheduled::OnceGone => "once the evicted pod is gone",
+        }
+    }
+}
+
+/// The scheduler's total score of the old and the new node, from the
+/// replacement's scheduling cycle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scores {
+    /// The old node's score (`None` when it is not feasible for the replacement).
+    pub from: Option<i64>,
+    /// The new node's score.
+    pub to: i64,
+    /// Why the old node is not feasible, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_infeasible: Option<String>,
+}
+
+/// One planned eviction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Eviction {
+    /// 1-based wave.
+    pub wave: usize,
+    /// `namespace/name` of the evicted pod.
+    pub pod: String,
+    /// Its workload (`Deployment/shop/demo-app`).
+    pub workload: String,
+    /// The node it leaves.
+    pub from: String,
+    /// The node its replacement lands on.
+    pub to: String,
+    /// The strategy whose rule it fixes.
+    pub strategy: String,
+    /// The rule, in words.
+    pub rule: String,
+    /// The replacement's name in the plan (a real controller picks its own).
+    pub replacement: String,
+    /// When the replacement is scheduled.
+    pub scheduled: Scheduled,
+    /// Nodes that scored as high as `to` (the real scheduler may pick one of them).
+    pub tied_with: Vec<String>,
+    /// Scheduler scores of the old and new node.
+    pub score: Scores,
+    /// The strategy's objective before this eviction.
+    pub objective_before: i64,
+    /// ... and after it.
+    pub objective_after: i64,
+}
+
+/// A nominated pod the plan leaves where it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Kept {
+    /// `namespace/name`.
+    pub pod: String,
+    /// The strategy that nominated it.
+    pub strategy: String,
+    /// The rule it breaks.
+    pub rule: String,
+    /// Why it is not evicted.
+    pub reason: String,
+}
+
+/// A strategy's objective before and after the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StrategySummary {
+    /// Profile.
+    pub profile: String,
+    /// Plugin name.
+    pub strategy: String,
+    /// What the number counts.
+    pub measures: String,
+    /// Before the plan.
+    pub before: i64,
+    /// After the plan.
+    pub after: i64,
+}
+
+/// A rebalance plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The policy file, or `built-in default profile`.
+    pub policy: String,
+    /// Profile names.
+    pub profiles: Vec<String>,
+    /// How replacements are assumed to be scheduled.
+    pub model: String,
+    /// The evictions, in order.
+    pub evictions: Vec<Eviction>,
+    /// Number of waves.
+    pub waves: usize,
+    /// Each strategy's objective before and after.
+    pub strategies: Vec<StrategySummary>,
+    /// Nominated pods left in place (from the last planning round), with the reason.
+    pub kept: Vec<Kept>,
+    /// The global limits in force.
+    pub limits: Limits,
+    /// Pods of the input that stay Pending (with the scheduler's message).
+    pub pending: Vec<String>,
+    /// Policy settings without effect.
+    pub warnings: Vec<String>,
+    /// How long planning took.
+    pub plan_seconds: f64,
+}
+
+impl Plan {
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.evictions.is_empty()
+    }
+}
+
+impl Planned {
+    /// The world after the plan: waiting pods bound where they were placed,
+    /// evicted pods gone, replacements running on their planned nodes
+    /// (fresh: no restarts, started `now`). Planning again on it must find
+    /// nothing to do.
+    pub fn apply(&self, inv: &Inventory, now: Timestamp) -> Inventory {
+        let mut out = inv.clone();
+        for (i, node) in &self.placed {
+            if let Some(spec) = out.pods[*i].object.spec.as_mut() {
+                spec.node_name = Some(node.clone());
+            }
+        }
+        // Replacements, in order; a replacement of a replacement is built
+        // from the same original pod.
+        let mut new_pods: Vec<(usize, Sourced<core::Pod>)> = Vec::new();
+        let mut removed = vec![false; inv.pods.len()];
+        let mut created: std::collections::HashMap<usize, usize> = Default::default();
+        for ids in &self.ids {
+            let evicted = ids.evicted.index();
+            if evicted < inv.pods.len() {
+                removed[evicted] = true;
+            } else if let Some(&k) = created.get(&evicted) {
+                new_pods[k].0 = usize::MAX;
+            }
+            let f = &self.facts[ids.replacement.index()];
+            let source = &inv.pods[f.source];
+            let mut pod = source.object.clone();
+            pod.metadata.name = Some(f.name.clone());
+            pod.metadata.uid = Some(podplace_model::expand::synthetic_uid(
+                "Pod",
+                &f.namespace,
+                &f.name,
+            ));
+            pod.metadata.resource_version = None;
+            pod.metadata.deletion_timestamp = None;
+            pod.metadata.deletion_grace_period_seconds = None;
+            pod.metadata.managed_fields = None;
+            pod.metadata.creation_timestamp = Some(Time(now));
+            if let Some(spec) = pod.spec.as_mut() {
+                spec.node_name = Some(self.cluster.node(ids.to).name.to_string());
+            }
+            pod.status = Some(core::PodStatus {
+                phase: Some("Running".to_string()),
+                start_time: Some(Time(now)),
+                conditions: Some(vec![core::PodCondition {
+                    type_: "Ready".to_string(),
+                    status: "True".to_string(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            });
+            created.insert(ids.replacement.index(), new_pods.len());
+            new_pods.push((
+                ids.replacement.index(),
+                Sourced {
+                    object: pod,
+                    origin: Origin {
+                        file: "rebalance plan".to_string(),
+                        line: 0,
+                        column: 0,
+                    },
+                },
+            ));
+        }
+        out.pods = out
+            .pods
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !removed[*i])
+            .map(|(_, p)| p)
+            .collect();
+        out.pods.extend(
+            new_pods
+                .into_iter()
+                .filter(|(i, _)| *i != usize::MAX)
+                .map(|(_, p)| p),
+        );
+        out
+    }
+}

@@ -1,0 +1,859 @@
+//! Planning with proof.
+//!
+//! For each pod a strategy nominates, the planner evicts it *in the
+//! engine's cluster*: the pod starts terminating, the replacement its
+//! controller would create (the same pod spec under a new name; a
+//! StatefulSet's under the same name, once the old pod is gone) goes through
+//! [`podplace_engine::framework::schedule`] as kube-scheduler would schedule
+//! it at once — a terminating pod still counts for inter-pod affinity and
+//! anti-affinity and holds its resources, though not for topology spread —
+//! and if it fits nowhere then, again once the old pod is gone. The eviction
+//! is kept only when the replacement lands on another node (for placement
+//! strategies), the nominating strategy's objective strictly drops and no
+//! enabled strategy's objective rises; otherwise everything is rolled back.
+//! Kept evictions stay applied, so later candidates are proved against the
+//! cluster with the moves already planned.
+//!
+//! Rounds repeat until one keeps nothing, so the plan ends at a state where
+//! no single eviction helps: planning again on the outcome finds nothing
+//! (no flapping). Every kept eviction lowers the sum of all objectives, so
+//! this terminates.
+//!
+//! Evictions are grouped into waves: within a wave, no PodDisruptionBudget
+//! and no workload's rollout strategy (maxUnavailable) is exceeded; the next
+//! wave starts once the previous wave's replacements are ready. The global
+//! limits (maxNoOfPodsToEvictPerNode / PerNamespace / Total) cap the plan.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use k8s_openapi::jiff::Timestamp;
+use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_engine::framework::{schedule, Outcome};
+use podplace_engine::placement::{build_cluster, place_all, PlaceOptions, DEFAULT_SCHEDULER};
+use podplace_model::inventory::Inventory;
+use podplace_model::workloads::Workloads;
+use rustc_hash::FxHashMap;
+
+use crate::error::Error;
+use crate::evictor::{self, EvictorContext, NoEvictionPolicy};
+use crate::plan::{Eviction, Kept, Plan, Scheduled, Scores, StrategySummary};
+use crate::policy::Policy;
+use crate::strategies::{self, Cx, Strategy};
+use crate::world::{Budgets, PodFacts};
+
+/// How to plan.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Seed for choosing among equally scored nodes (as `place --seed`).
+    pub seed: u64,
+    /// The time lifecycle strategies and `minPodAge` measure against.
+    pub now: Timestamp,
+    /// Safety cap on planning rounds.
+    pub max_rounds: usize,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            seed: 0,
+            now: Timestamp::now(),
+            max_rounds: 100,
+        }
+    }
+}
+
+/// One kept eviction, by engine ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvictionIds {
+    /// The evicted pod.
+    pub evicted: PodId,
+    /// Its replacement.
+    pub replacement: PodId,
+    /// Where the replacement lands.
+    pub to: NodeId,
+}
+
+/// A plan together with the state it leads to.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan, for people and JSON.
+    pub plan: Plan,
+    /// The engine's cluster after every planned move.
+    pub cluster: Cluster,
+    /// Facts of every pod (replacements included), by [`PodId`].
+    pub facts: Vec<PodFacts>,
+    /// The kept evictions, parallel to `plan.evictions`.
+    pub ids: Vec<EvictionIds>,
+    /// Pods of the input that were waiting and were placed before planning:
+    /// (inventory index, node name).
+    pub placed: Vec<(usize, String)>,
+}
+
+struct StrategyEntry {
+    profile: usize,
+    strategy: Box<dyn Strategy>,
+    before: i64,
+    running: i64,
+}
+
+/// The result of proving one eviction.
+struct Proof {
+    to: NodeId,
+    replacement: PodId,
+    scheduled: Scheduled,
+    tied: Vec<NodeId>,
+    from_score: Option<i64>,
+    to_score: i64,
+    from_reason: Option<String>,
+    deltas: Vec<i64>,
+}
+
+fn built_in_priority(name: &str) -> Option<i32> {
+    match name {
+        "system-cluster-critical" => Some(podplace_model::expand::SYSTEM_CLUSTER_CRITICAL),
+        "system-node-critical" => Some(podplace_model::expand::SYSTEM_NODE_CRITICAL),
+        _ => None,
+    }
+}
+
+/// Plans the evictions `policy` calls for in the world `inv`.
+pub fn plan(inv: &Inventory, policy: &Policy, opts: &PlanOptions) -> Result<Planned, Error> {
+    let started = Instant::now();
+    let (mut cluster, pending) = build_cluster(inv)?;
+    let placements = place_all(
+        &mut cluster,
+        &pending,
+        PlaceOptions {
+            seed: opts.seed,
+            keep_outcomes: false,
+        },
+    );
+    let mut placed = Vec::new();
+    let mut still_pending = Vec::new();
+    for p in &placements {
+        match p.node {
+            Some(n) => placed.push((p.pod.index(), cluster.node(n).name.to_string())),
+            None => still_pending.push(format!(
+                "{}/{}: {}",
+                cluster.interner.resolve(cluster.pod(p.pod).namespace),
+                cluster.pod(p.pod).name,
+                p.message
+            )),
+        }
+    }
+    let workloads = Workloads::new(inv);
+    let mut facts: Vec<PodFacts> = inv
+        .pods
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PodFacts::of(&p.object, i, &workloads))
+        .collect();
+    let bound: Vec<bool> = (0..facts.len())
+        .map(|i| cluster.pods[i].node.is_some())
+        .collect();
+    let terminating: Vec<bool> = (0..facts.len())
+        .map(|i| cluster.pods[i].pod.terminating)
+        .collect();
+    let budgets = Budgets::compute(inv, &mut facts, &bound, &terminating)?;
+    let pdb_budget: Vec<bool> = budgets
+        .budgets
+        .iter()
+        .map(|b| b.name.starts_with("PodDisruptionBudget "))
+        .collect();
+
+    // Evictor contexts, one per profile.
+    let mut contexts = Vec::new();
+    for p in &policy.profiles {
+        let threshold = match &p.evictor.priority_threshold {
+            Some(t) => match (&t.value, &t.name) {
+                (Some(v), _) => Some(*v),
+                (None, Some(name)) => {
+                    let v = inv
+                        .priority_classes
+                        .iter()
+                        .find(|pc| pc.object.metadata.name.as_deref() == Some(name.as_str()))
+                        .and_then(|pc| pc.object.value)
+                        .or_else(|| built_in_priority(name));
+                    match v {
+                        Some(v) => Some(v),
+                        None => {
+                            return Err(Error::Policy {
+                                file: policy.source.clone(),
+                                message: format!(
+                                    "profile {}: DefaultEvictor priorityThreshold.name: PriorityClass {name:?} not found",
+                                    p.name
+                                ),
+                            })
+                        }
+                    }
+                }
+                (None, None) => None,
+            },
+            None => None,
+        };
+        contexts.push(EvictorContext {
+            priority_threshold: threshold,
+            label_selector: p.evictor.label_selector.as_ref().and_then(|s| {
+                podplace_model::selector::LabelSelector::compile(Some(s), &mut cluster.interner)
+                    .ok()
+            }),
+            node_selector: p
+                .evictor
+                .node_selector
+                .as_deref()
+                .and_then(|s| crate::selector_text::parse(s).ok()),
+            now: opts.now,
+        });
+    }
+    let global_nodes = policy
+        .node_selector
+        .as_deref()
+        .and_then(|s| crate::selector_text::parse(s).ok());
+
+    let mut entries: Vec<StrategyEntry> = Vec::new();
+    // Deschedule plugins of every profile first, then balance plugins, as
+    // the descheduler runs them.
+    for point in [
+        crate::policy::ExtensionPoint::Deschedule,
+        crate::policy::ExtensionPoint::Balance,
+    ] {
+        for (pi, p) in policy.profiles.iter().enumerate() {
+            for s in p.plugins.iter().filter(|s| s.point == point) {
+                entries.push(StrategyEntry {
+                    profile: pi,
+                    strategy: strategies::build(&s.args, &mut cluster, &facts),
+                    before: 0,
+                    running: 0,
+                });
+            }
+        }
+    }
+    for e in &mut entries {
+        let mut cx = Cx {
+            cluster: &mut cluster,
+            facts: &facts,
+            now: opts.now,
+        };
+        e.before = e.strategy.total(&mut cx);
+        e.running = e.before;
+    }
+
+    // Owner sizes for minReplicas.
+    let mut owner_pods: FxHashMap<(String, String, String), usize> = FxHashMap::default();
+    for (i, f) in facts.iter().enumerate() {
+        if let Some(o) = &f.owner {
+            if !terminating[i] {
+                *owner_pods
+                    .entry((f.namespace.clone(), o.kind.clone(), o.name.clone()))
+                    .or_insert(0) += 1;
+            }
+        }
+    }
+
+    let mut planner = Planner {
+        cluster,
+        facts,
+        entries,
+        opts: opts.clone(),
+        evictions: Vec::new(),
+        ids: Vec::new(),
+        wave: 1,
+        wave_use: FxHashMap::default(),
+        per_node: FxHashMap::default(),
+        per_strategy_node: FxHashMap::default(),
+        per_namespace: FxHashMap::default(),
+    };
+
+    let mut kept: Vec<Kept> = Vec::new();
+    for _round in 0..opts.max_rounds.max(1) {
+        kept.clear();
+        let nominations = planner.nominate();
+        let mut accepted_any = false;
+        for (pod, noms) in nominations {
+            if !planner.cluster.pods[pod.index()].alive {
+                continue;
+            }
+            let Some(from) = planner.cluster.pods[pod.index()].node else {
+                continue;
+            };
+            let first = noms[0].0;
+            let pod_key = planner.facts[pod.index()].key();
+            let strategy_name = planner.entries[first].strategy.name();
+            let skip = |reason: String| Kept {
+                pod: pod_key.clone(),
+                strategy: strategy_name.to_string(),
+                rule: noms[0].1.clone(),
+                reason,
+            };
+            // The evictor of each nominating strategy's profile.
+            let mut admitted: Vec<(usize, String)> = Vec::new();
+            let mut refusal = None;
+            for (si, rule) in &noms {
+                let profile = planner.entries[*si].profile;
+                match planner.evictable(
+                    policy,
+                    &contexts,
+                    profile,
+                    pod,
+                    from,
+                    &owner_pods,
+                    &pdb_budget,
+                ) {
+                    Ok(()) => admitted.push((*si, rule.clone())),
+                    Err(e) => {
+                        refusal.get_or_insert(e);
+                    }
+                }
+            }
+            if admitted.is_empty() {
+                kept.push(skip(format!(
+                    "not evictable: {}",
+                    refusal.unwrap_or_default()
+                )));
+                continue;
+            }
+            if let Some(sel) = &global_nodes {
+                let n = planner.cluster.node(from);
+                if !sel.matches(|k| {
+                    planner
+                        .cluster
+                        .interner
+                        .lookup(k)
+                        .and_then(|s| n.labels.get(s))
+                        .map(|v| planner.cluster.interner.resolve(v))
+                }) {
+                    kept.push(skip(format!(
+                        "node {} is outside the policy's nodeSelector",
+                        n.name
+                    )));
+                    continue;
+                }
+            }
+            if let Some(reason) = planner.limit_reached(policy, pod, from, &admitted) {
+                kept.push(skip(reason));
+                continue;
+            }
+            if let Some(reason) = planner.budget_blocked(&budgets, pod) {
+                kept.push(skip(reason));
+                continue;
+            }
+            let scheduler = planner.cluster.pod(pod).scheduler_name.to_string();
+            if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
+                kept.push(skip(format!(
+                    "its replacement is scheduled by {scheduler:?}, not {DEFAULT_SCHEDULER}: its landing cannot be proved"
+                )));
+                continue;
+            }
+            match planner.prove(pod, from, &admitted) {
+                Ok((si, rule, proof)) => {
+                    planner.commit(pod, from, si, rule, proof, &budgets);
+                    accepted_any = true;
+                }
+                Err(reason) => kept.push(Kept {
+                    pod: pod_key.clone(),
+                    strategy: planner.entries[admitted[0].0].strategy.name().to_string(),
+                    rule: admitted[0].1.clone(),
+                    reason,
+                }),
+            }
+        }
+        if !accepted_any {
+            break;
+        }
+    }
+
+    let summaries: Vec<StrategySummary> = planner
+        .entries
+        .iter()
+        .map(|e| StrategySummary {
+            profile: policy.profiles[e.profile].name.clone(),
+            strategy: e.strategy.name().to_string(),
+            measures: e.strategy.measures(),
+            before: e.before,
+            after: e.running,
+        })
+        .collect();
+    let waves = planner.evictions.iter().map(|e| e.wave).max().unwrap_or(0);
+    let plan = Plan {
+        policy: policy.source.clone(),
+        profiles: policy.profiles.iter().map(|p| p.name.clone()).collect(),
+        model: MODEL.to_string(),
+        evictions: planner.evictions,
+        waves,
+        strategies: summaries,
+        kept,
+        limits: policy.limits,
+        pending: still_pending,
+        warnings: policy.warnings.clone(),
+        plan_seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok(Planned {
+        plan,
+        cluster: planner.cluster,
+        facts: planner.facts,
+        ids: planner.ids,
+        placed,
+    })
+}
+
+/// What the plan assumes about how replacements are scheduled, shown with it.
+pub const MODEL: &str = "Each replacement is the evicted pod's spec as its controller recreates it, scheduled by kube-scheduler v1.36 (podplace's engine) as soon as it is created: the evicted pod still counts for inter-pod affinity and anti-affinity and holds its resources while it terminates (not for topology spread). A replacement that fits nowhere then is scheduled once the evicted pod is gone; a StatefulSet's always is. Pods are evicted one at a time, each once the previous one is gone and its replacement bound; a new wave starts once the previous wave's replacements are ready.";
+
+struct Planner {
+    cluster: Cluster,
+    facts: Vec<PodFacts>,
+    entries: Vec<StrategyEntry>,
+    opts: PlanOptions,
+    evictions: Vec<Eviction>,
+    ids: Vec<EvictionIds>,
+    wave: usize,
+    wave_use: FxHashMap<usize, i32>,
+    per_node: FxHashMap<NodeId, u32>,
+    per_strategy_node: FxHashMap<(usize, NodeId), u32>,
+    per_namespace: FxHashMap<String, u32>,
+}
+
+impl Planner {
+    /// Every strategy's nominations, merged per pod in strategy order.
+    fn nominate(&mut self) -> Vec<(PodId, Vec<(usize, String)>)> {
+        let mut order: Vec<PodId> = Vec::new();
+        let mut by_pod: BTreeMap<PodId, Vec<(usize, String)>> = BTreeMap::new();
+        for si in 0..self.entries.len() {
+            let mut cx = Cx {
+                cluster: &mut self.cluster,
+                facts: &self.facts,
+                now: self.opts.now,
+            };
+            let noms = self.entries[si].strategy.nominate(&mut cx);
+            for n in noms {
+                let e = by_pod.entry(n.pod).or_default();
+                if e.is_empty() {
+                    order.push(n.pod);
+                }
+                if !e.iter().any(|(s, _)| *s == si) {
+                    e.push((si, n.rule));
+                }
+            }
+        }
+        // Pods asking not to be evicted go last (noEvictionPolicy Preferred).
+        order.sort_by_key(|p| self.facts[p.index()].prefer_no_eviction);
+        order
+            .into_iter()
+            .filter_map(|p| by_pod.remove(&p).map(|n| (p, n)))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn evictable(
+        &self,
+        policy: &Policy,
+        contexts: &[EvictorContext],
+        profile: usize,
+        pod: PodId,
+        node: NodeId,
+        owner_pods: &FxHashMap<(String, String, String), usize>,
+        pdb_budget: &[bool],
+    ) -> Result<(), String> {
+        let args = &policy.profiles[profile].evictor;
+        let cx = &contexts[profile];
+        let f = &self.facts[pod.index()];
+        let p = self.cluster.pod(pod);
+        if let Some(sel) = &cx.node_selector {
+            let n = self.cluster.node(node);
+            let ok = sel.matches(|k| {
+                self.cluster
+                    .interner
+                    .lookup(k)
+                    .and_then(|s| n.labels.get(s))
+                    .map(|v| self.cluster.interner.resolve(v))
+            });
+            if !ok {
+                return Err(format!(
+                    "node {} is outside the DefaultEvictor's nodeSelector",
+                    n.name
+                ));
+            }
+        }
+        if f.prefer_no_eviction && args.no_eviction_policy == NoEvictionPolicy::Mandatory {
+            return Err("pod asks not to be evicted (noEvictionPolicy Mandatory)".to_string());
+        }
+        let owner_count = f
+            .owner
+            .as_ref()
+            .and_then(|o| {
+                owner_pods
+                    .get(&(f.namespace.clone(), o.kind.clone(), o.name.clone()))
+                    .copied()
+            })
+            .unwrap_or(0);
+        let covered = f
+            .budgets
+            .iter()
+            .any(|&b| pdb_budget.get(b).copied().unwrap_or(false));
+        evictor::check(
+            args,
+            cx,
+            evictor::Candidate {
+                facts: f,
+                priority: p.priority,
+                owner_pods: owner_count,
+                covered_by_pdb: covered,
+                terminating: p.terminating,
+            },
+            |sel| sel.matches(&p.labels, &self.cluster.interner),
+        )
+    }
+
+    fn limit_reached(
+        &self,
+        policy: &Policy,
+        pod: PodId,
+        node: NodeId,
+        admitted: &[(usize, String)],
+    ) -> Option<String> {
+        let l = &policy.limits;
+        let ns = &self.facts[pod.index()].namespace;
+        if let Some(t) = l.max_no_of_pods_to_evict_total {
+            if self.evictions.len() as u32 >= t {
+                return Some(format!("maxNoOfPodsToEvictTotal ({t}) reached"));
+            }
+        }
+        if let Some(t) = l.max_no_of_pods_to_evict_per_node {
+            if self.per_node.get(&node).copied().unwrap_or(0) >= t {
+                return Some(format!(
+                    "maxNoOfPodsToEvictPerNode ({t}) reached on {}",
+                    self.cluster.node(node).name
+                ));
+            }
+        }
+        if let Some(t) = l.max_no_of_pods_to_evict_per_namespace {
+            if self.per_namespace.get(ns).copied().unwrap_or(0) >= t {
+                return Some(format!(
+                    "maxNoOfPodsToEvictPerNamespace ({t}) reached in {ns}"
+                ));
+            }
+        }
+        // A strategy's own per-node limit only binds that strategy.
+        let all_limited = admitted.iter().all(|(si, _)| {
+            self.entries[*si].strategy.node_limit().is_some_and(|lim| {
+                self.per_strategy_node
+                    .get(&(*si, node))
+                    .copied()
+                    .unwrap_or(0)
+                    >= lim
+            })
+        });
+        if all_limited {
+            return Some(format!(
+                "evictionLimits.node reached on {}",
+                self.cluster.node(node).name
+            ));
+        }
+        None
+    }
+
+    fn budget_blocked(&self, budgets: &Budgets, pod: PodId) -> Option<String> {
+        for &b in &self.facts[pod.index()].budgets {
+            let budget = &budgets.budgets[b];
+            if budget.allowed <= 0 {
+                return Some(format!(
+                    "{} allows no disruption now ({})",
+                    budget.name, budget.why
+                ));
+            }
+        }
+        None
+    }
+
+    /// A fresh name for the replacement of `pod`.
+    fn replacement_name(&self, pod: PodId) -> String {
+        let f = &self.facts[pod.index()];
+        if f.owner.as_ref().is_some_and(|o| o.kind == "StatefulSet") {
+            return f.name.clone();
+        }
+        let base = f
+            .generate_name
+            .clone()
+            .unwrap_or_else(|| match f.name.rfind('-') {
+                Some(i) => f.name[..=i].to_string(),
+                None => format!("{}-", f.name),
+            });
+        for attempt in 0u32.. {
+            let name = format!(
+                "{base}{}",
+                podplace_model::expand::name_suffix(&format!(
+                    "{}/{}#replacement{attempt}",
+                    f.namespace, f.name
+                ))
+            );
+            if self.cluster.pod_id(&f.namespace, &name).is_none() {
+                return name;
+            }
+        }
+        unreachable!("the attempt counter is unbounded")
+    }
+
+    fn costs(&mut self, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
+        let n = self.entries.len();
+        let mut out = Vec::with_capacity(n);
+        for si in 0..n {
+            let mut cx = Cx {
+                cluster: &mut self.cluster,
+                facts: &self.facts,
+                now: self.opts.now,
+            };
+            let s = &mut self.entries[si].strategy;
+            let mut c = s.pod_cost(&mut cx, pod);
+            for &node in nodes {
+                c += s.node_cost(&mut cx, node);
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    fn node_costs(&mut self, node: NodeId) -> Vec<i64> {
+        let n = self.entries.len();
+        let mut out = Vec::with_capacity(n);
+        for si in 0..n {
+            let mut cx = Cx {
+                cluster: &mut self.cluster,
+                facts: &self.facts,
+                now: self.opts.now,
+            };
+            out.push(self.entries[si].strategy.node_cost(&mut cx, node));
+        }
+        out
+    }
+
+    /// Evicts `pod` in the cluster, schedules its replacement and measures;
+    /// keeps the state when the eviction helps, rolls back otherwise.
+    fn prove(
+        &mut self,
+        pod: PodId,
+        from: NodeId,
+        admitted: &[(usize, String)],
+    ) -> Result<(usize, String, Proof), String> {
+        // Rules as they read now, with the moves already planned.
+        let mut admitted = admitted.to_vec();
+        for (si, rule) in admitted.iter_mut() {
+            let mut cx = Cx {
+                cluster: &mut self.cluster,
+                facts: &self.facts,
+                now: self.opts.now,
+            };
+            if let Some(r) = self.entries[*si].strategy.explain(&mut cx, pod) {
+                *rule = r;
+            }
+        }
+        let admitted = &admitted[..];
+        let before = self.costs(pod, &[from]);
+        let stateful = self.facts[pod.index()]
+            .owner
+            .as_ref()
+            .is_some_and(|o| o.kind == "StatefulSet");
+        let name = self.replacement_name(pod);
+        let mut compiled = self.cluster.pod(pod).clone();
+        compiled.name = name.clone().into();
+        compiled.node_name = None;
+        compiled.terminating = false;
+        let replacement_facts = self.facts[pod.index()].replacement(name, self.opts.now);
+        // Phase 1: the old pod terminates while the replacement is scheduled.
+        let mut scheduled = Scheduled::AtOnce;
+        let mut outcome: Option<Outcome> = None;
+        let replacement;
+        if stateful {
+            self.cluster.unbind(pod);
+            replacement = self.cluster.add_pod(compiled.clone());
+            self.facts.push(replacement_facts);
+            scheduled = Scheduled::OnceGone;
+        } else {
+            self.cluster.set_terminating(pod, true);
+            replacement = self.cluster.add_pod(compiled.clone());
+            self.facts.push(replacement_facts);
+            let o = schedule(&mut self.cluster, &compiled, self.opts.seed);
+            if o.chosen.is_none() {
+                self.cluster.unbind(pod);
+                scheduled = Scheduled::OnceGone;
+            } else {
+                outcome = Some(o);
+            }
+        }
+        let outcome = match outcome {
+            Some(o) => o,
+            None => schedule(&mut self.cluster, &compiled, self.opts.seed),
+        };
+        let rollback = |this: &mut Planner| {
+            // The replacement's slot stays (ids are stable), dead.
+            this.cluster.remove_pod(replacement);
+            if this.cluster.pods[pod.index()].node.is_none() {
+                this.cluster.bind(pod, from);
+            }
+            this.cluster.set_terminating(pod, false);
+        };
+        let Some(to) = outcome.chosen else {
+            rollback(self);
+            return Err(format!(
+                "its replacement would fit on no node: {}",
+                outcome.message
+            ));
+        };
+        let requires_move = admitted
+            .iter()
+            .all(|(si, _)| self.entries[*si].strategy.requires_move());
+        let score_of = |n: NodeId| outcome.scores.iter().find(|s| s.node == n).map(|s| s.total);
+        let to_score = score_of(to).unwrap_or(0);
+        let from_score = score_of(from);
+        let from_reason = if from_score.is_none() {
+            outcome
+                .statuses
+                .get(from.index())
+                .map(|s| s.reasons.join(", "))
+                .filter(|r| !r.is_empty())
+        } else {
+            None
+        };
+        let tied: Vec<NodeId> = outcome.best.iter().copied().filter(|&n| n != to).collect();
+        if to == from && requires_move {
+            rollback(self);
+            let tie = if tied.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", tied with {}",
+                    tied.iter()
+                        .map(|&n| self.cluster.node(n).name.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(format!(
+                "its replacement would land on {} again (score {to_score}{tie})",
+                self.cluster.node(from).name
+            ));
+        }
+        self.cluster.bind(replacement, to);
+        if self.cluster.pods[pod.index()].node.is_some() {
+            self.cluster.unbind(pod);
+        }
+        // After: the old pod gone, the replacement bound.
+        let nodes: Vec<NodeId> = if to == from {
+            vec![from]
+        } else {
+            vec![from, to]
+        };
+        let after = self.costs(replacement, &nodes);
+        let mut before = before;
+        if to != from {
+            // What `to` contributed before the replacement arrived.
+            self.cluster.unbind(replacement);
+            let to_before = self.node_costs(to);
+            self.cluster.bind(replacement, to);
+            for (b, t) in before.iter_mut().zip(to_before) {
+                *b += t;
+            }
+        }
+        let deltas: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        if let Some((si, d)) = deltas
+            .iter()
+            .enumerate()
+            .find(|(_, d)| **d > 0)
+            .map(|(i, d)| (i, *d))
+        {
+            // Undo: unbind the replacement, restore the old pod.
+            self.cluster.unbind(replacement);
+            rollback(self);
+            return Err(format!(
+                "moving it to {} would make {} worse ({} +{d})",
+                self.cluster.node(to).name,
+                self.entries[si].strategy.name(),
+                self.entries[si].strategy.measures()
+            ));
+        }
+        let helped = admitted.iter().find(|(si, _)| deltas[*si] < 0).cloned();
+        let Some((si, rule)) = helped else {
+            self.cluster.unbind(replacement);
+            rollback(self);
+            return Err(format!(
+                "moving it to {} would not reduce {}",
+                self.cluster.node(to).name,
+                self.entries[admitted[0].0].strategy.measures()
+            ));
+        };
+        self.cluster.remove_pod(pod);
+        Ok((
+            si,
+            rule,
+            Proof {
+                to,
+                replacement,
+                scheduled,
+                tied,
+                from_score,
+                to_score,
+                from_reason,
+                deltas,
+            },
+        ))
+    }
+
+    fn commit(
+        &mut self,
+        pod: PodId,
+        from: NodeId,
+        si: usize,
+        rule: String,
+        proof: Proof,
+        budgets: &Budgets,
+    ) {
+        // Waves: a new one when a budget would be exceeded.
+        let ids = self.facts[pod.index()].budgets.clone();
+        let over = ids
+            .iter()
+            .any(|b| self.wave_use.get(b).copied().unwrap_or(0) + 1 > budgets.budgets[*b].allowed);
+        if over {
+            self.wave += 1;
+            self.wave_use.clear();
+        }
+        for b in &ids {
+            *self.wave_use.entry(*b).or_insert(0) += 1;
+        }
+        *self.per_node.entry(from).or_insert(0) += 1;
+        *self.per_strategy_node.entry((si, from)).or_insert(0) += 1;
+        *self
+            .per_namespace
+            .entry(self.facts[pod.index()].namespace.clone())
+            .or_insert(0) += 1;
+        let objective_before = self.entries[si].running;
+        for (e, d) in self.entries.iter_mut().zip(&proof.deltas) {
+            e.running += d;
+        }
+        let f = &self.facts[pod.index()];
+        let name = |n: NodeId| self.cluster.node(n).name.to_string();
+        self.evictions.push(Eviction {
+            wave: self.wave,
+            pod: f.key(),
+            workload: f.workload.to_string(),
+            from: name(from),
+            to: name(proof.to),
+            strategy: self.entries[si].strategy.name().to_string(),
+            rule,
+            replacement: self.facts[proof.replacement.index()].name.clone(),
+            scheduled: proof.scheduled,
+            tied_with: proof.tied.iter().map(|&n| name(n)).collect(),
+            score: Scores {
+                from: proof.from_score,
+                to: proof.to_score,
+                from_infeasible: proof.from_reason,
+            },
+            objective_before,
+            objective_after: self.entries[si].running,
+        });
+        self.ids.push(EvictionIds {
+            evicted: pod,
+            replacement: proof.replacement,
+            to: proof.to,
+        });
+    }
+}

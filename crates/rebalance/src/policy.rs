@@ -1,0 +1,1105 @@
+//! The descheduler's `descheduler/v1alpha2` `DeschedulerPolicy`, read so that
+//! a policy written for kubernetes-sigs/descheduler runs unchanged: its
+//! profiles, the plugins each enables for the `deschedule` and `balance`
+//! extension points, each plugin's `args`, the DefaultEvictor's arguments and
+//! the global eviction limits.
+//!
+//! Unknown plugins, unknown argument names and values the descheduler's own
+//! validation refuses are errors that name the profile, the plugin and the
+//! field. Fields that only matter to the descheduler's runtime (metrics
+//! providers, event notifications) are accepted and reported as unused.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::evictor::EvictorArgs;
+
+/// The policy podplace runs without `--policy`: every rule-violation
+/// strategy that is safe on any cluster, the soft-rules strategy, and
+/// RemoveDuplicates. Lifecycle strategies (PodLifeTime, restarts, failed
+/// pods) and the utilization strategies need thresholds only their owner can
+/// choose, so they are off.
+pub const DEFAULT_POLICY: &str = r#"apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: podplace-default
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {}
+  - name: RemovePodsViolatingNodeTaints
+  - name: RemovePodsViolatingNodeAffinity
+    args:
+      nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecution]
+  - name: RemovePodsViolatingInterPodAntiAffinity
+  - name: RemovePodsViolatingTopologySpreadConstraint
+    args:
+      constraints: [DoNotSchedule]
+  - name: SoftRules
+  - name: RemoveDuplicates
+  plugins:
+    deschedule:
+      enabled:
+      - RemovePodsViolatingNodeTaints
+      - RemovePodsViolatingNodeAffinity
+      - RemovePodsViolatingInterPodAntiAffinity
+    balance:
+      enabled:
+      - RemovePodsViolatingTopologySpreadConstraint
+      - SoftRules
+      - RemoveDuplicates
+"#;
+
+/// Where a strategy plugs in, as the descheduler's framework calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ExtensionPoint {
+    /// Plugins that look at pods one by one.
+    Deschedule,
+    /// Plugins that look at how groups of pods are spread.
+    Balance,
+}
+
+/// `api.Namespaces`: at most one of the two lists may be set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Namespaces {
+    /// Only these namespaces.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Every namespace but these.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl Namespaces {
+    /// Whether a pod in `namespace` is in scope.
+    pub fn admits(&self, namespace: &str) -> bool {
+        if !self.include.is_empty() {
+            return self.include.iter().any(|n| n == namespace);
+        }
+        !self.exclude.iter().any(|n| n == namespace)
+    }
+}
+
+/// RemoveDuplicates' arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoveDuplicatesArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Pods with an owner of one of these kinds are left alone.
+    #[serde(default)]
+    pub exclude_owner_kinds: Vec<String>,
+}
+
+/// `evictionLimits` of the utilization plugins.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvictionLimits {
+    /// Most evictions from one node.
+    #[serde(default)]
+    pub node: Option<u32>,
+}
+
+/// LowNodeUtilization's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LowNodeUtilizationArgs {
+    /// Thresholds are deviations from the mean usage.
+    #[serde(default)]
+    pub use_deviation_thresholds: bool,
+    /// Under these (all resources) a node is underutilized, in percent.
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, f64>,
+    /// Over any of these a node is overutilized, in percent.
+    #[serde(default)]
+    pub target_thresholds: BTreeMap<String, f64>,
+    /// Act only when more nodes than this are underutilized.
+    #[serde(default)]
+    pub number_of_nodes: i64,
+    /// Pods of these namespaces are never evicted (`exclude` only).
+    #[serde(default)]
+    pub evictable_namespaces: Option<Namespaces>,
+    /// Actual-usage metrics (not used: podplace plans on requests, as the scheduler does).
+    #[serde(default)]
+    pub metrics_utilization: Option<Value>,
+    /// Per-node eviction limit.
+    #[serde(default)]
+    pub eviction_limits: Option<EvictionLimits>,
+}
+
+/// HighNodeUtilization's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HighNodeUtilizationArgs {
+    /// Under these (all resources) a node is underutilized, in percent.
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, f64>,
+    /// Act only when more nodes than this are underutilized.
+    #[serde(default)]
+    pub number_of_nodes: i64,
+    /// Pods of these namespaces are never evicted (`exclude` only).
+    #[serde(default)]
+    pub evictable_namespaces: Option<Namespaces>,
+    /// Actual-usage metrics (not used).
+    #[serde(default)]
+    pub metrics_utilization: Option<Value>,
+    /// `OnlyThresholdingResources`: evict only pods requesting a thresholded resource.
+    #[serde(default)]
+    pub eviction_modes: Vec<String>,
+}
+
+/// RemovePodsViolatingInterPodAntiAffinity's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InterPodAntiAffinityArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+}
+
+/// RemovePodsViolatingNodeAffinity's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeAffinityArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// `requiredDuringSchedulingIgnoredDuringExecution` and/or
+    /// `preferredDuringSchedulingIgnoredDuringExecution`.
+    #[serde(default)]
+    pub node_affinity_type: Vec<String>,
+}
+
+/// RemovePodsViolatingNodeTaints' arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeTaintsArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// Also PreferNoSchedule taints.
+    #[serde(default)]
+    pub include_prefer_no_schedule: bool,
+    /// Taints (`key` or `key=value`) to ignore.
+    #[serde(default)]
+    pub excluded_taints: Vec<String>,
+    /// Only these taints (`key` or `key=value`), when set.
+    #[serde(default)]
+    pub included_taints: Vec<String>,
+}
+
+/// RemovePodsViolatingTopologySpreadConstraint's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TopologySpreadArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels are evicted (balancing counts all).
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// `DoNotSchedule` and/or `ScheduleAnyway` (default: `DoNotSchedule`).
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    /// The descheduler's node-fit check while balancing (podplace always
+    /// proves the landing, so this is implied).
+    #[serde(default)]
+    pub topology_balance_node_fit: Option<bool>,
+    /// Older spelling of `constraints: [DoNotSchedule, ScheduleAnyway]`.
+    #[serde(default)]
+    pub include_soft_constraints: bool,
+}
+
+/// RemovePodsHavingTooManyRestarts' arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TooManyRestartsArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// Restarts (summed over containers) at which a pod is evicted.
+    #[serde(default)]
+    pub pod_restart_threshold: i32,
+    /// Count init containers' restarts too.
+    #[serde(default)]
+    pub including_init_containers: bool,
+    /// Only pods in these states (`Running`, `CrashLoopBackOff`).
+    #[serde(default)]
+    pub states: Vec<String>,
+}
+
+/// A `conditions` filter of PodLifeTime.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodConditionFilter {
+    /// Condition type.
+    #[serde(default, rename = "type")]
+    pub type_: Option<String>,
+    /// Condition status.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Condition reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The condition must have changed at least this long ago.
+    #[serde(default)]
+    pub min_time_since_last_transition_seconds: Option<u64>,
+}
+
+/// PodLifeTime's arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodLifeTimeArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// Owner kinds to include or exclude.
+    #[serde(default)]
+    pub owner_kinds: Option<Namespaces>,
+    /// Pods older than this are evicted.
+    #[serde(default)]
+    pub max_pod_life_time_seconds: Option<u64>,
+    /// Only pods in one of these states (phase, reason, container reason).
+    #[serde(default)]
+    pub states: Vec<String>,
+    /// Only pods with a matching condition.
+    #[serde(default)]
+    pub conditions: Vec<PodConditionFilter>,
+    /// Only pods with a container terminated with one of these exit codes.
+    #[serde(default)]
+    pub exit_codes: Vec<i32>,
+    /// Look at init containers' states too.
+    #[serde(default)]
+    pub including_init_containers: bool,
+    /// Look at ephemeral containers' states too.
+    #[serde(default)]
+    pub including_ephemeral_containers: bool,
+}
+
+/// RemoveFailedPods' arguments.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoveFailedPodsArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// Pods with an owner of one of these kinds are left alone.
+    #[serde(default)]
+    pub exclude_owner_kinds: Vec<String>,
+    /// Only pods that started at least this long ago.
+    #[serde(default)]
+    pub min_pod_lifetime_seconds: Option<u64>,
+    /// Only pods failed for one of these reasons (pod or container).
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// Only pods with a container terminated with one of these exit codes.
+    #[serde(default)]
+    pub exit_codes: Vec<i32>,
+    /// Look at init containers' reasons too.
+    #[serde(default)]
+    pub including_init_containers: bool,
+}
+
+/// The soft rules podplace's own `SoftRules` strategy looks after.
+pub const SOFT_RULES: [&str; 5] = [
+    "PodAffinity",
+    "PodAntiAffinity",
+    "TopologySpread",
+    "NodeAffinity",
+    "Taints",
+];
+
+/// SoftRules' arguments (podplace's own plugin: the descheduler has no
+/// strategy for preferred rules).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SoftRulesArgs {
+    /// Namespace filter.
+    #[serde(default)]
+    pub namespaces: Option<Namespaces>,
+    /// Only pods with these labels.
+    #[serde(default)]
+    pub label_selector: Option<LabelSelector>,
+    /// Which soft rules (default all): `PodAffinity`, `PodAntiAffinity`
+    /// (preferred terms), `TopologySpread` (ScheduleAnyway), `NodeAffinity`
+    /// (preferred terms), `Taints` (PreferNoSchedule).
+    #[serde(default)]
+    pub rules: Vec<String>,
+}
+
+/// One configured strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrategyArgs {
+    /// RemoveDuplicates.
+    RemoveDuplicates(RemoveDuplicatesArgs),
+    /// LowNodeUtilization.
+    LowNodeUtilization(LowNodeUtilizationArgs),
+    /// HighNodeUtilization.
+    HighNodeUtilization(HighNodeUtilizationArgs),
+    /// RemovePodsViolatingInterPodAntiAffinity.
+    InterPodAntiAffinity(InterPodAntiAffinityArgs),
+    /// RemovePodsViolatingNodeAffinity.
+    NodeAffinity(NodeAffinityArgs),
+    /// RemovePodsViolatingNodeTaints.
+    NodeTaints(NodeTaintsArgs),
+    /// RemovePodsViolatingTopologySpreadConstraint.
+    TopologySpread(TopologySpreadArgs),
+    /// RemovePodsHavingTooManyRestarts.
+    TooManyRestarts(TooManyRestartsArgs),
+    /// PodLifeTime.
+    PodLifeTime(PodLifeTimeArgs),
+    /// RemoveFailedPods.
+    RemoveFailedPods(RemoveFailedPodsArgs),
+    /// SoftRules (podplace's).
+    SoftRules(SoftRulesArgs),
+}
+
+/// Every strategy plugin podplace knows, with its extension point.
+pub const STRATEGY_PLUGINS: [(&str, ExtensionPoint); 11] = [
+    ("RemoveDuplicates", ExtensionPoint::Balance),
+    ("LowNodeUtilization", ExtensionPoint::Balance),
+    ("HighNodeUtilization", ExtensionPoint::Balance),
+    (
+        "RemovePodsViolatingInterPodAntiAffinity",
+        ExtensionPoint::Deschedule,
+    ),
+    (
+        "RemovePodsViolatingNodeAffinity",
+        ExtensionPoint::Deschedule,
+    ),
+    ("RemovePodsViolatingNodeTaints", ExtensionPoint::Deschedule),
+    (
+        "RemovePodsViolatingTopologySpreadConstraint",
+        ExtensionPoint::Balance,
+    ),
+    (
+        "RemovePodsHavingTooManyRestarts",
+        ExtensionPoint::Deschedule,
+    ),
+    ("PodLifeTime", ExtensionPoint::Deschedule),
+    ("RemoveFailedPods", ExtensionPoint::Deschedule),
+    ("SoftRules", ExtensionPoint::Balance),
+];
+
+/// The DefaultEvictor's plugin name.
+pub const DEFAULT_EVICTOR: &str = "DefaultEvictor";
+
+impl StrategyArgs {
+    /// The plugin's name, as the descheduler names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StrategyArgs::RemoveDuplicates(_) => "RemoveDuplicates",
+            StrategyArgs::LowNodeUtilization(_) => "LowNodeUtilization",
+            StrategyArgs::HighNodeUtilization(_) => "HighNodeUtilization",
+            StrategyArgs::InterPodAntiAffinity(_) => "RemovePodsViolatingInterPodAntiAffinity",
+            StrategyArgs::NodeAffinity(_) => "RemovePodsViolatingNodeAffinity",
+            StrategyArgs::NodeTaints(_) => "RemovePodsViolatingNodeTaints",
+            StrategyArgs::TopologySpread(_) => "RemovePodsViolatingTopologySpreadConstraint",
+            StrategyArgs::TooManyRestarts(_) => "RemovePodsHavingTooManyRestarts",
+            StrategyArgs::PodLifeTime(_) => "PodLifeTime",
+            StrategyArgs::RemoveFailedPods(_) => "RemoveFailedPods",
+            StrategyArgs::SoftRules(_) => "SoftRules",
+        }
+    }
+}
+
+/// One enabled strategy of a profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginSpec {
+    /// Deschedule or Balance.
+    pub point: ExtensionPoint,
+    /// Its validated arguments (defaults when the profile gives none).
+    pub args: StrategyArgs,
+}
+
+/// One profile: an evictor configuration and the strategies it enables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// The profile's name.
+    pub name: String,
+    /// The DefaultEvictor's arguments for this profile.
+    pub evictor: EvictorArgs,
+    /// Enabled strategies: deschedule plugins first, then balance plugins,
+    /// each in the order the profile enables them.
+    pub plugins: Vec<PluginSpec>,
+}
+
+/// The global eviction limits (per run of the rebalancer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// `maxNoOfPodsToEvictPerNode`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_no_of_pods_to_evict_per_node: Option<u32>,
+    /// `maxNoOfPodsToEvictPerNamespace`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_no_of_pods_to_evict_per_namespace: Option<u32>,
+    /// `maxNoOfPodsToEvictTotal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_no_of_pods_to_evict_total: Option<u32>,
+}
+
+/// A parsed, validated policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// Where it came from (a file, or `built-in default profile`).
+    pub source: String,
+    /// The profiles, in file order.
+    pub profiles: Vec<Profile>,
+    /// `nodeSelector`: only pods on these nodes are considered.
+    pub node_selector: Option<String>,
+    /// Global limits.
+    pub limits: Limits,
+    /// `gracePeriodSeconds` for evictions (the pods' own when unset).
+    pub grace_period_seconds: Option<i64>,
+    /// Settings that were accepted but have no effect in podplace.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    profiles: Vec<RawProfile>,
+    #[serde(default)]
+    node_selector: Option<String>,
+    #[serde(default)]
+    max_no_of_pods_to_evict_per_node: Option<u32>,
+    #[serde(default)]
+    max_no_of_pods_to_evict_per_namespace: Option<u32>,
+    #[serde(default)]
+    max_no_of_pods_to_evict_total: Option<u32>,
+    #[serde(default)]
+    eviction_failure_event_notification: Option<bool>,
+    #[serde(default)]
+    metrics_collector: Option<Value>,
+    #[serde(default)]
+    metrics_providers: Option<Value>,
+    #[serde(default)]
+    prometheus: Option<Value>,
+    #[serde(default)]
+    grace_period_seconds: Option<i64>,
+    /// v1alpha1's field: refused with a pointer to v1alpha2.
+    #[serde(default)]
+    strategies: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawProfile {
+    name: String,
+    #[serde(default)]
+    plugin_config: Vec<RawPluginConfig>,
+    #[serde(default)]
+    plugins: RawPlugins,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPluginConfig {
+    name: String,
+    #[serde(default)]
+    args: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugins {
+    #[serde(default)]
+    presort: RawPluginSet,
+    #[serde(default)]
+    sort: RawPluginSet,
+    #[serde(default)]
+    deschedule: RawPluginSet,
+    #[serde(default)]
+    balance: RawPluginSet,
+    #[serde(default)]
+    filter: RawPluginSet,
+    #[serde(default, alias = "preEvictionFilter")]
+    preevictionfilter: RawPluginSet,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPluginSet {
+    #[serde(default)]
+    enabled: Option<Vec<String>>,
+    #[serde(default)]
+    disabled: Option<Vec<String>>,
+}
+
+impl Policy {
+    /// The built-in default profile ([`DEFAULT_POLICY`]).
+    pub fn default_profile() -> Policy {
+        // The constant is tested to parse; fall back to an empty policy
+        // rather than panic if it ever did not.
+        Policy::parse(DEFAULT_POLICY, "built-in default profile").unwrap_or_else(|_| Policy {
+            source: "built-in default profile".to_string(),
+            profiles: Vec::new(),
+            node_selector: None,
+            limits: Limits::default(),
+            grace_period_seconds: None,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Reads and validates a policy file.
+    pub fn load(path: &Path) -> Result<Policy, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::PolicyRead {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Policy::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates policy text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Policy, Error> {
+        let err = |message: String| Error::Policy {
+            file: file.to_string(),
+            message,
+        };
+        let raw: RawPolicy = serde_saphyr::from_str(text).map_err(|e| err(e.to_string()))?;
+        if raw.strategies.is_some() {
+            return Err(err(
+                "`strategies` is descheduler/v1alpha1, which podplace does not read: write the policy as descheduler/v1alpha2 (profiles with pluginConfig and plugins)".to_string(),
+            ));
+        }
+        match raw.api_version.as_deref() {
+            Some("descheduler/v1alpha2") | None => {}
+            Some(other) => {
+                return Err(err(format!(
+                    "apiVersion {other:?} is not supported: expected \"descheduler/v1alpha2\""
+                )))
+            }
+        }
+        match raw.kind.as_deref() {
+            Some("DeschedulerPolicy") | None => {}
+            Some(other) => {
+                return Err(err(format!(
+                    "kind {other:?} is not supported: expected \"DeschedulerPolicy\""
+                )))
+            }
+        }
+        let mut warnings = Vec::new();
+        if raw.metrics_collector.is_some()
+            || raw.metrics_providers.is_some()
+            || raw.prometheus.is_some()
+        {
+            warnings.push(
+                "metricsCollector/metricsProviders are not used: podplace plans on resource requests, as kube-scheduler does".to_string(),
+            );
+        }
+        if raw.eviction_failure_event_notification.is_some() {
+            warnings.push(
+                "evictionFailureEventNotification is not used: failed evictions are reported in the run's output and metrics".to_string(),
+            );
+        }
+        if let Some(g) = raw.grace_period_seconds {
+            if g < 0 {
+                return Err(err(format!(
+                    "gracePeriodSeconds: must be a non-negative integer, got {g}"
+                )));
+            }
+        }
+        if let Some(sel) = &raw.node_selector {
+            crate::selector_text::parse(sel)
+                .map_err(|m| err(format!("nodeSelector {sel:?}: {m}")))?;
+        }
+        let mut names = std::collections::BTreeSet::new();
+        let mut profiles = Vec::new();
+        for (pi, p) in raw.profiles.into_iter().enumerate() {
+            if !names.insert(p.name.clone()) {
+                return Err(err(format!(
+                    "profiles[{pi}]: duplicate profile name {:?}",
+                    p.name
+                )));
+            }
+            profiles.push(parse_profile(pi, p, &mut warnings).map_err(err)?);
+        }
+        Ok(Policy {
+            source: file.to_string(),
+            profiles,
+            node_selector: raw.node_selector,
+            limits: Limits {
+                max_no_of_pods_to_evict_per_node: raw.max_no_of_pods_to_evict_per_node,
+                max_no_of_pods_to_evict_per_namespace: raw.max_no_of_pods_to_evict_per_namespace,
+                max_no_of_pods_to_evict_total: raw.max_no_of_pods_to_evict_total,
+            },
+            grace_period_seconds: raw.grace_period_seconds,
+            warnings,
+        })
+    }
+
+    /// Names of the enabled strategies, in run order, with their profile.
+    pub fn enabled(&self) -> Vec<(String, &'static str)> {
+        self.profiles
+            .iter()
+            .flat_map(|p| p.plugins.iter().map(|s| (p.name.clone(), s.args.name())))
+            .collect()
+    }
+}
+
+fn known_names() -> String {
+    let mut v: Vec<&str> = STRATEGY_PLUGINS.iter().map(|(n, _)| *n).collect();
+    v.push(DEFAULT_EVICTOR);
+    v.join(", ")
+}
+
+fn point_of(name: &str) -> Option<ExtensionPoint> {
+    STRATEGY_PLUGINS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| *p)
+}
+
+fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result<Profile, String> {
+    let at = format!("profiles[{pi}] ({})", p.name);
+    let mut configs: BTreeMap<String, (usize, Value)> = BTreeMap::new();
+    for (ci, c) in p.plugin_config.iter().enumerate() {
+        if c.name != DEFAULT_EVICTOR && point_of(&c.name).is_none() {
+            return Err(format!(
+                "{at}.pluginConfig[{ci}]: unknown plugin {:?}; known plugins: {}",
+                c.name,
+                known_names()
+            ));
+        }
+        if configs
+            .insert(
+                c.name.clone(),
+                (
+                    ci,
+                    c.args.clone().unwrap_or(Value::Object(Default::default())),
+                ),
+            )
+            .is_some()
+        {
+            return Err(format!(
+                "{at}.pluginConfig[{ci}]: plugin {:?} is configured twice",
+                c.name
+            ));
+        }
+    }
+    let evictor = match configs.get(DEFAULT_EVICTOR) {
+        Some((ci, v)) => EvictorArgs::from_value(v.clone())
+            .map_err(|m| format!("{at}.pluginConfig[{ci}] (DefaultEvictor).args{m}"))?,
+        None => EvictorArgs::default(),
+    };
+    for (set_name, set, allowed) in [
+        ("filter", &p.plugins.filter, &[DEFAULT_EVICTOR][..]),
+        (
+            "preevictionfilter",
+            &p.plugins.preevictionfilter,
+            &[DEFAULT_EVICTOR][..],
+        ),
+        ("sort", &p.plugins.sort, &[][..]),
+        ("presort", &p.plugins.presort, &[][..]),
+    ] {
+        for name in set.enabled.iter().flatten() {
+            if !allowed.contains(&name.as_str()) {
+                return Err(format!(
+                    "{at}.plugins.{set_name}.enabled: unknown plugin {name:?}{}",
+                    if allowed.is_empty() {
+                        " (podplace has no plugins at this extension point)".to_string()
+                    } else {
+                        format!("; only {} is available here", allowed.join(", "))
+                    }
+                ));
+            }
+        }
+        for name in set.disabled.iter().flatten() {
+            if name == DEFAULT_EVICTOR || name == "*" {
+                warnings.push(format!(
+                    "{at}: disabling {name} at {set_name} is ignored: podplace always applies the DefaultEvictor's protections"
+                ));
+            }
+        }
+    }
+    let mut plugins = Vec::new();
+    for (point_name, point, set) in [
+        (
+            "deschedule",
+            ExtensionPoint::Deschedule,
+            &p.plugins.deschedule,
+        ),
+        ("balance", ExtensionPoint::Balance, &p.plugins.balance),
+    ] {
+        let disabled: Vec<&String> = set.disabled.iter().flatten().collect();
+        for (i, name) in set.enabled.iter().flatten().enumerate() {
+            let Some(native) = point_of(name) else {
+                return Err(format!(
+                    "{at}.plugins.{point_name}.enabled[{i}]: unknown plugin {name:?}; known plugins: {}",
+                    known_names()
+                ));
+            };
+            if native != point {
+                return Err(format!(
+                    "{at}.plugins.{point_name}.enabled[{i}]: {name} is a {} plugin, not a {point_name} plugin",
+                    match native {
+                        ExtensionPoint::Deschedule => "deschedule",
+                        ExtensionPoint::Balance => "balance",
+                    }
+                ));
+            }
+            if disabled.iter().any(|d| *d == name || *d == "*") {
+                continue;
+            }
+            let (ci, value) = configs
+                .get(name.as_str())
+                .cloned()
+                .unwrap_or((usize::MAX, Value::Object(Default::default())));
+            let where_ = if ci == usize::MAX {
+                format!("{at}: plugin {name} (no pluginConfig, defaults)")
+            } else {
+                format!("{at}.pluginConfig[{ci}] ({name}).args")
+            };
+            let args = parse_args(name, value).map_err(|m| format!("{where_}{m}"))?;
+            plugins.push(PluginSpec { point, args });
+        }
+    }
+    Ok(Profile {
+        name: p.name,
+        evictor,
+        plugins,
+    })
+}
+
+/// Deserializes `args` into `T`, reporting the field path on errors.
+pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    let value = if value.is_null() {
+        Value::Object(Default::default())
+    } else {
+        value
+    };
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            format!(": {inner}")
+        } else {
+            format!(".{path}: {inner}")
+        }
+    })
+}
+
+fn check_namespaces(ns: &Option<Namespaces>, field: &str) -> Result<(), String> {
+    if let Some(n) = ns {
+        if !n.include.is_empty() && !n.exclude.is_empty() {
+            return Err(format!(
+                ".{field}: only one of Include/Exclude namespaces can be set"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_selector(sel: &Option<LabelSelector>) -> Result<(), String> {
+    if let Some(s) = sel {
+        let mut interner = podplace_model::intern::Interner::new();
+        podplace_model::selector::LabelSelector::compile(Some(s), &mut interner)
+            .map_err(|e| format!(".labelSelector: {e}"))?;
+    }
+    Ok(())
+}
+
+const BASIC_RESOURCES: [&str; 3] = ["cpu", "memory", "pods"];
+
+fn check_thresholds(map: &BTreeMap<String, f64>, field: &str) -> Result<(), String> {
+    if map.is_empty() {
+        return Err(format!(".{field}: no resource threshold is configured"));
+    }
+    for (k, v) in map {
+        if !(0.0..=100.0).contains(v) {
+            return Err(format!(
+                ".{field}.{k}: {v} percentage not in [0, 100] range"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
+    Ok(match name {
+        "RemoveDuplicates" => {
+            let a: RemoveDuplicatesArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            StrategyArgs::RemoveDuplicates(a)
+        }
+        "LowNodeUtilization" => {
+            let mut a: LowNodeUtilizationArgs = typed(value)?;
+            check_namespaces(&a.evictable_namespaces, "evictableNamespaces")?;
+            if a.evictable_namespaces
+                .as_ref()
+                .is_some_and(|n| !n.include.is_empty())
+            {
+                return Err(
+                    ".evictableNamespaces.include: only exclude can be set for evictableNamespaces"
+                        .to_string(),
+                );
+            }
+            check_thresholds(&a.thresholds, "thresholds")?;
+            check_thresholds(&a.target_thresholds, "targetThresholds")?;
+            let keys: Vec<&String> = a.thresholds.keys().collect();
+            let target_keys: Vec<&String> = a.target_thresholds.keys().collect();
+            if keys != target_keys {
+                return Err(
+                    ": thresholds and targetThresholds configured different resources".to_string(),
+                );
+            }
+            for (k, v) in &a.thresholds {
+                let t = a.target_thresholds.get(k).copied().unwrap_or(100.0);
+                if *v > t && !a.use_deviation_thresholds {
+                    return Err(format!(
+                        ".thresholds.{k}: thresholds' {k} percentage is greater than targetThresholds'"
+                    ));
+                }
+            }
+            for r in BASIC_RESOURCES {
+                a.thresholds.entry(r.to_string()).or_insert(100.0);
+                a.target_thresholds.entry(r.to_string()).or_insert(100.0);
+            }
+            StrategyArgs::LowNodeUtilization(a)
+        }
+        "HighNodeUtilization" => {
+            let mut a: HighNodeUtilizationArgs = typed(value)?;
+            check_namespaces(&a.evictable_namespaces, "evictableNamespaces")?;
+            check_thresholds(&a.thresholds, "thresholds")?;
+            for m in &a.eviction_modes {
+                if m != "OnlyThresholdingResources" {
+                    return Err(format!(
+                        ".evictionModes: unknown mode {m:?}; known: OnlyThresholdingResources"
+                    ));
+                }
+            }
+            for r in BASIC_RESOURCES {
+                a.thresholds.entry(r.to_string()).or_insert(100.0);
+            }
+            StrategyArgs::HighNodeUtilization(a)
+        }
+        "RemovePodsViolatingInterPodAntiAffinity" => {
+            let a: InterPodAntiAffinityArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            StrategyArgs::InterPodAntiAffinity(a)
+        }
+        "RemovePodsViolatingNodeAffinity" => {
+            let a: NodeAffinityArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            if a.node_affinity_type.is_empty() {
+                return Err(".nodeAffinityType: nodeAffinityType needs to be set".to_string());
+            }
+            for t in &a.node_affinity_type {
+                if t != "requiredDuringSchedulingIgnoredDuringExecution"
+                    && t != "preferredDuringSchedulingIgnoredDuringExecution"
+                {
+                    return Err(format!(
+                        ".nodeAffinityType: invalid nodeAffinityType {t:?}: expected requiredDuringSchedulingIgnoredDuringExecution or preferredDuringSchedulingIgnoredDuringExecution"
+                    ));
+                }
+            }
+            StrategyArgs::NodeAffinity(a)
+        }
+        "RemovePodsViolatingNodeTaints" => {
+            let a: NodeTaintsArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            if !a.excluded_taints.is_empty() && !a.included_taints.is_empty() {
+                return Err(": only one of excludedTaints or includedTaints can be set".to_string());
+            }
+            StrategyArgs::NodeTaints(a)
+        }
+        "RemovePodsViolatingTopologySpreadConstraint" => {
+            let mut a: TopologySpreadArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            for c in &a.constraints {
+                if c != "DoNotSchedule" && c != "ScheduleAnyway" {
+                    return Err(format!(
+                        ".constraints: constraint {c:?} is not one of [DoNotSchedule ScheduleAnyway]"
+                    ));
+                }
+            }
+            if a.constraints.is_empty() {
+                a.constraints.push("DoNotSchedule".to_string());
+                if a.include_soft_constraints {
+                    a.constraints.push("ScheduleAnyway".to_string());
+                }
+            }
+            StrategyArgs::TopologySpread(a)
+        }
+        "RemovePodsHavingTooManyRestarts" => {
+            let a: TooManyRestartsArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            if a.pod_restart_threshold < 1 {
+                return Err(
+                    ".podRestartThreshold: invalid PodsHavingTooManyRestarts threshold".to_string(),
+                );
+            }
+            for s in &a.states {
+                if s != "Running" && s != "CrashLoopBackOff" {
+                    return Err(
+                        ".states: states must be one of [CrashLoopBackOff Running]".to_string()
+                    );
+                }
+            }
+            StrategyArgs::TooManyRestarts(a)
+        }
+        "PodLifeTime" => {
+            let a: PodLifeTimeArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_namespaces(&a.owner_kinds, "ownerKinds")?;
+            check_selector(&a.label_selector)?;
+            if a.max_pod_life_time_seconds.is_none() {
+                return Err(".maxPodLifeTimeSeconds: MaxPodLifeTimeSeconds not set".to_string());
+            }
+            const ALLOWED: [&str; 17] = [
+                "Running",
+                "Pending",
+                "Succeeded",
+                "Failed",
+                "Unknown",
+                "NodeAffinity",
+                "NodeLost",
+                "Shutdown",
+                "UnexpectedAdmissionError",
+                "PodInitializing",
+                "ContainerCreating",
+                "ImagePullBackOff",
+                "CrashLoopBackOff",
+                "CreateContainerConfigError",
+                "ErrImagePull",
+                "CreateContainerError",
+                "InvalidImageName",
+            ];
+            for s in &a.states {
+                if !ALLOWED.contains(&s.as_str()) {
+                    let mut allowed = ALLOWED.to_vec();
+                    allowed.sort_unstable();
+                    return Err(format!(
+                        ".states: states must be one of [{}]",
+                        allowed.join(" ")
+                    ));
+                }
+            }
+            StrategyArgs::PodLifeTime(a)
+        }
+        "RemoveFailedPods" => {
+            let a: RemoveFailedPodsArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            StrategyArgs::RemoveFailedPods(a)
+        }
+        "SoftRules" => {
+            let a: SoftRulesArgs = typed(value)?;
+            check_namespaces(&a.namespaces, "namespaces")?;
+            check_selector(&a.label_selector)?;
+            for r in &a.rules {
+                if !SOFT_RULES.contains(&r.as_str()) {
+                    return Err(format!(
+                        ".rules: unknown soft rule {r:?}; known: {}",
+                        SOFT_RULES.join(", ")
+                    ));
+                }
+            }
+            StrategyArgs::SoftRules(a)
+        }
+        other => return Err(format!(": unknown plugin {other:?}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_profile_parses() {
+        let p = Policy::parse(DEFAULT_POLICY, "default").unwrap();
+        let names: Vec<&str> = p.profiles[0]
+            .plugins
+            .iter()
+            .map(|s| s.args.name())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "RemovePodsViolatingNodeTaints",
+                "RemovePodsViolatingNodeAffinity",
+                "RemovePodsViolatingInterPodAntiAffinity",
+                "RemovePodsViolatingTopologySpreadConstraint",
+                "SoftRules",
+                "RemoveDuplicates"
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_profile_plugin_and_field() {
+        let table = [
+            (
+                "profiles: [{name: p, pluginConfig: [{name: RemoveDuplicate}], plugins: {}}]",
+                "profiles[0] (p).pluginConfig[0]: unknown plugin \"RemoveDuplicate\"",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: RemoveDuplicates, args: {excludOwnerKinds: [Job]}}], plugins: {balance: {enabled: [RemoveDuplicates]}}}]",
+                "profiles[0] (p).pluginConfig[0] (RemoveDuplicates).args.excludOwnerKinds: unknown field `excludOwnerKinds`",
+            ),
+            (
+                "profiles: [{name: p, plugins: {deschedule: {enabled: [RemoveDuplicates]}}}]",
+                "RemoveDuplicates is a balance plugin, not a deschedule plugin",
+            ),
+            (
+                "profiles: [{name: p, plugins: {deschedule: {enabled: [PodLifeTime]}}}]",
+                "MaxPodLifeTimeSeconds not set",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: LowNodeUtilization, args: {thresholds: {cpu: 60}, targetThresholds: {cpu: 50}}}], plugins: {balance: {enabled: [LowNodeUtilization]}}}]",
+                "thresholds' cpu percentage is greater than targetThresholds'",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: DefaultEvictor, args: {evictLocalStoragePods: true, podProtections: {defaultDisabled: [DaemonSetPods]}}}], plugins: {}}]",
+                "cannot use Deprecated fields alongside",
+            ),
+            (
+                "strategies: {RemoveDuplicates: {enabled: true}}",
+                "descheduler/v1alpha1",
+            ),
+            ("apiVersion: descheduler/v1alpha1\nprofiles: []", "not supported"),
+            ("profiles: [{name: p, unknown: 1}]", "unknown field `unknown`"),
+        ];
+        for (text, want) in table {
+            let e = Policy::parse(text, "policy.yaml").unwrap_err().to_string();
+            assert!(e.contains(want), "{text}\n  got: {e}\n  want: {want}");
+            assert!(e.starts_with("policy.yaml: "), "{e}");
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The strategies, one module each, named as the descheduler names them.
+//!
+//! A strategy does two things. It *nominates* pods it would like to see
+//! elsewhere (cheaply, from the engine's indexes), and it *measures* its
+//! objective: a number that is a function of where pods are, lower is
+//! better (pods above an even share, violating pod pairs, untolerated
+//! taints, overutilization...). The planner moves a nominated pod only when
+//! the replacement the engine schedules lands on another node, the
+//! nominating strategy's number strictly drops and no enabled strategy's
+//! number rises; so strategies cannot undo each other's moves and a plan
+//! always ends.
+//!
+//! Objectives are measured locally: `pod_cost` covers everything that
+//! changes when one pod moves (its groups, the pairs it is part of, its own
+//! violation) and `node_cost` what a node contributes; the planner takes
+//! both before and after a move.
+
+pub mod high_node_utilization;
+pub mod low_node_utilization;
+pub mod pod_life_time;
+pub mod remove_duplicates;
+pub mod remove_failed_pods;
+pub mod remove_pods_having_too_many_restarts;
+pub mod remove_pods_violating_inter_pod_anti_affinity;
+pub mod remove_pods_violating_node_affinity;
+pub mod remove_pods_violating_node_taints;
+pub mod remove_pods_violating_topology_spread_constraint;
+pub mod soft_rules;
+
+use k8s_openapi::jiff::Timestamp;
+use podplace_engine::cluster::{
+    existing_term_matches, incoming_term_matches, Cluster, HeldKind, NodeId, PodId,
+};
+use podplace_model::labels::Labels;
+use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, WhenUnsatisfiable};
+use podplace_model::selector::{LabelSelector, Requirement};
+use rustc_hash::FxHashMap;
+
+use crate::policy::{Namespaces, StrategyArgs};
+use crate::world::PodFacts;
+
+/// What strategies read and the planner changes.
+pub struct Cx<'a> {
+    /// The engine's cluster, in the state being evaluated.
+    pub cluster: &'a mut Cluster,
+    /// Facts of every pod, indexed by [`PodId`].
+    pub facts: &'a [PodFacts],
+    /// The time lifecycle strategies measure against.
+    pub now: Timestamp,
+}
+
+impl Cx<'_> {
+    /// The node a pod is bound to (alive pods only).
+    pub fn node_of(&self, pod: PodId) -> Option<NodeId> {
+        let e = &self.cluster.pods[pod.index()];
+        if e.alive {
+            e.node
+        } else {
+            None
+        }
+    }
+}
+
+/// A pod a strategy would like to see elsewhere, and why.
+#[derive(Debug, Clone)]
+pub struct Nomination {
+    /// The pod.
+    pub pod: PodId,
+    /// The rule it breaks, in words.
+    pub rule: String,
+}
+
+/// A strategy's side of the planner.
+pub trait Strategy {
+    /// The plugin name.
+    fn name(&self) -> &'static str;
+    /// What the objective counts, in words (`pods above an even share per node`).
+    fn measures(&self) -> String;
+    /// Whether the replacement must land on another node for the eviction
+    /// to help (false for lifecycle strategies: a fresh pod is the point).
+    fn requires_move(&self) -> bool {
+        true
+    }
+    /// Pods this strategy would move, in the order it prefers.
+    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination>;
+    /// The part of the objective that depends on where `pod` is (the pod
+    /// bound where it is now).
+    fn pod_cost(&mut self, _cx: &mut Cx<'_>, _pod: PodId) -> i64 {
+        0
+    }
+    /// What `node` contributes to the objective.
+    fn node_cost(&mut self, _cx: &mut Cx<'_>, _node: NodeId) -> i64 {
+        0
+    }
+    /// The whole objective.
+    fn total(&mut self, cx: &mut Cx<'_>) -> i64;
+    /// The rule `pod` breaks in the current state, when it can change as
+    /// other pods move (the planner refreshes nominations with it).
+    fn explain(&mut self, _cx: &mut Cx<'_>, _pod: PodId) -> Option<String> {
+        None
+    }
+    /// Most evictions this strategy may make from one node (its own
+    /// `evictionLimits.node`), beyond the policy's global limits.
+    fn node_limit(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// Builds the strategy for a configured plugin.
+pub fn build(args: &StrategyArgs, cluster: &mut Cluster, facts: &[PodFacts]) -> Box<dyn Strategy> {
+    match args {
+        StrategyArgs::RemoveDuplicates(a) => Box::new(remove_duplicates::RemoveDuplicates::new(a, cluster, facts)),
+        StrategyArgs::LowNodeUtilization(a) => Box::new(low_node_utilization::LowNodeUtilization::new(a, cluster)),
+        StrategyArgs::HighNodeUtilization(a) => Box::new(high_node_utilization::HighNodeUtilization::new(a, cluster)),
+        StrategyArgs::InterPodAntiAffinity(a) => Box::new(
+            remove_pods_violating_inter_pod_anti_affinity::RemovePodsViolatingInterPodAntiAffinity::new(a, cluster),
+        ),
+        StrategyArgs::NodeAffinity(a) => Box::new(remove_pods_violating_node_affinity::RemovePodsViolatingNodeAffinity::new(a, cluster)),
+        StrategyArgs::NodeTaints(a) => Box::new(remove_pods_violating_node_taints::RemovePodsViolatingNodeTaints::new(a, cluster)),
+        StrategyArgs::TopologySpread(a) => Box::new(
+            remove_pods_violating_topology_spread_constraint::RemovePodsViolatingTopologySpreadConstraint::new(a, cluster),
+        ),
+        StrategyArgs::TooManyRestarts(a) => Box::new(
+            remove_pods_having_too_many_restarts::RemovePodsHavingTooManyRestarts::new(a, cluster),
+        ),
+        StrategyArgs::PodLifeTime(a) => Box::new(pod_life_time::PodLifeTime::new(a, cluster)),
+        StrategyArgs::RemoveFailedPods(a) => Box::new(remove_failed_pods::RemoveFailedPods::new(a, cluster)),
+        StrategyArgs::SoftRules(a) => Box::new(soft_rules::SoftRules::new(a, cluster)),
+    }
+}
+
+/// The namespace and label filters most strategies take.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    namespaces: Option<Namespaces>,
+    selector: Option<LabelSelector>,
+}
+
+impl Scope {
+    /// Compiles the filters against the cluster's interner.
+    pub fn new(
+        namespaces: &Option<Namespaces>,
+        selector: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        cluster: &mut Cluster,
+    ) -> Scope {
+        Scope {
+            namespaces: namespaces.clone(),
+            selector: selector
+                .as_ref()
+                .and_then(|s| LabelSelector::compile(Some(s), &mut cluster.interner).ok()),
+        }
+    }
+
+    /// Whether the pod is one this strategy may nominate.
+    pub fn admits(&self, cx: &Cx<'_>, pod: PodId) -> bool {
+        let f = &cx.facts[pod.index()];
+        if let Some(ns) = &self.namespaces {
+            if !ns.admits(&f.namespace) {
+                return false;
+            }
+        }
+        match &self.selector {
+            Some(sel) => sel.matches(&cx.cluster.pod(pod).labels, &cx.cluster.interner),
+            None => true,
+        }
+    }
+}
+
+/// Bound, alive pods, in id order.
+pub fn bound(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
+    cluster.bound_pods().collect()
+}
+
+/// Renders a compiled label selector (`app In [demo-app]`).
+pub fn selector_text(sel: &LabelSelector, cluster: &Cluster) -> String {
+    let r = |s| cluster.interner.resolve(s).to_string();
+    match sel {
+        LabelSelector::Nothing => "no pods (nil selector)".to_string(),
+        LabelSelector::All(reqs) if reqs.is_empty() => "every pod".to_string(),
+        LabelSelector::All(reqs) => reqs
+            .iter()
+            .map(|q| match q {
+                Requirement::In(k, vs) if vs.len() == 1 => format!("{}={}", r(*k), r(vs[0])),
+                Requirement::In(k, vs) => format!(
+                    "{} in ({})",
+                    r(*k),
+                    vs.iter().map(|v| r(*v)).collect::<Vec<_>>().join(",")
+                ),
+                Requirement::NotIn(k, vs) => format!(
+                    "{} notin ({})",
+                    r(*k),
+                    vs.iter().map(|v| r(*v)).collect::<Vec<_>>().join(",")
+                ),
+                Requirement::Exists(k) => r(*k),
+                Requirement::DoesNotExist(k) => format!("!{}", r(*k)),
+                Requirement::Gt(k, b) => format!("{} > {b}", r(*k)),
+                Requirement::Lt(k, b) => format!("{} < {b}", r(*k)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// Renders an affinity term (`app=demo-app on kubernetes.io/hostname`).
+pub fn term_text(term: &AffinityTerm, cluster: &Cluster) -> String {
+    format!(
+        "{} per {}",
+        selector_text(&term.selector, cluster),
+        cluster.interner.resolve(term.topology_key)
+    )
+}
+
+/// Counts, for `pod` bound on `node`, the ordered pairs of pods in one
+/// topology domain where one holds a term of the kinds asked for that
+/// matches the other: the pod's own terms against others, and others' terms
+/// against the pod. Each pair is weighted by the term's weight (1 for
+/// required terms) and signed by `sign(kind)`.
+pub fn pair_cost(
+    cluster: &mut Cluster,
+    pod: PodId,
+    kinds: &[HeldKind],
+    sign: impl Fn(HeldKind) -> i64,
+) -> i64 {
+    let Some(node) = cluster.pods[pod.index()].node else {
+        return 0;
+    };
+    let p = cluster.pod(pod).clone();
+    let mut own: Vec<(AffinityTerm, HeldKind, i64)> = Vec::new();
+    for k in kinds {
+        match k {
+            HeldKind::RequiredAntiAffinity => own.extend(
+                p.affinity
+                    .required_anti_affinity
+                    .iter()
+                    .map(|t| (t.clone(), *k, 1)),
+            ),
+            HeldKind::RequiredAffinity => own.extend(
+                p.affinity
+                    .required_affinity
+                    .iter()
+                    .map(|t| (t.clone(), *k, 1)),
+            ),
+            HeldKind::PreferredAffinity => own.extend(
+                p.affinity
+                    .preferred_affinity
+                    .iter()
+                    .map(|w| (w.term.clone(), *k, i64::from(w.weight))),
+            ),
+            HeldKind::PreferredAntiAffinity => own.extend(
+                p.affinity
+                    .preferred_anti_affinity
+                    .iter()
+                    .map(|w| (w.term.clone(), *k, i64::from(w.weight))),
+            ),
+        }
+    }
+    let mut total = 0i64;
+    let node_labels = cluster.node(node).labels.clone();
+    for (term, kind, weight) in own {
+        let Some(value) = node_labels.get(term.topology_key) else {
+            continue;
+        };
+        let id = cluster.term_id(&term);
+        let self_match = incoming_term_matches(&term, &p, &cluster.namespaces, &cluster.interner);
+        let counts = cluster.match_counts(&[id]);
+        let mut n = counts
+            .domains(term.topology_key)
+            .and_then(|d| d.get(&value))
+            .copied()
+            .unwrap_or(0);
+        if self_match {
+            n -= 1;
+        }
+        total += sign(kind) * weight * n.max(0);
+    }
+    let ns_labels = cluster
+        .namespace_labels(p.namespace)
+        .cloned()
+        .unwrap_or_default();
+    let terms = cluster.pods[pod.index()].terms.clone();
+    let mut sym = 0i64;
+    for g in cluster.held_groups_for(&p.labels) {
+        if !kinds.contains(&g.kind) {
+            continue;
+        }
+        let term = cluster.term(g.term);
+        let Some(value) = node_labels.get(term.topology_key) else {
+            continue;
+        };
+        if !existing_term_matches(term, &p, &ns_labels, &cluster.interner) {
+            continue;
+        }
+        let mut n = i64::from(g.domains.get(&value).copied().unwrap_or(0));
+        let holds = match g.kind {
+            HeldKind::RequiredAntiAffinity => terms.required_anti_affinity.contains(&g.term),
+            HeldKind::RequiredAffinity => terms.required_affinity.contains(&g.term),
+            HeldKind::PreferredAffinity => terms.preferred_affinity.contains(&(g.term, g.weight)),
+            HeldKind::PreferredAntiAffinity => {
+                terms.preferred_anti_affinity.contains(&(g.term, g.weight))
+            }
+        };
+        if holds {
+            n -= 1;
+        }
+        sym += sign(g.kind) * i64::from(g.weight) * n.max(0);
+    }
+    total + sym
+}
+
+/// A group of pods one topology spread constraint balances: the pods of a
+/// namespace its selector matches, over the domains of the nodes eligible
+/// for the pods that carry it.
+#[derive(Debug, Clone)]
+pub struct SpreadGroup {
+    /// Namespace.
+    pub namespace: podplace_model::intern::Sym,
+    /// The constraint.
+    pub constraint: SpreadConstraint,
+    /// Eligible nodes and their domain.
+    pub nodes: Vec<(NodeId, podplace_model::intern::Sym)>,
+    /// Number of distinct domains.
+    pub domains: usize,
+}
+
+/// The distinct spread constraints of the bound pods whose
+/// whenUnsatisfiable is one of `kinds`.
+pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<SpreadGroup> {
+    let mut seen: FxHashMap<(podplace_model::intern::Sym, SpreadConstraint), ()> =
+        FxHashMap::default();
+    let mut groups = Vec::new();
+    let pods: Vec<PodId> = cluster.bound_pods().map(|(p, _)| p).collect();
+    for id in pods {
+        let pod = cluster.pod(id).clone();
+        for c in &pod.spread {
+            if !kinds.contains(&c.when_unsatisfiable) {
+                continue;
+            }
+            if seen.insert((pod.namespace, c.clone()), ()).is_some() {
+                continue;
+            }
+            let mut nodes = Vec::new();
+            let mut domains = rustc_hash::FxHashSet::default();
+            for n in cluster.node_ids() {
+                let node = cluster.node(n);
+                let Some(v) = node.labels.get(c.topology_key) else {
+                    continue;
+                };
+                if c.honor_node_affinity
+                    && !podplace_engine::plugins::node_affinity::matches(
+                        &pod,
+                        node,
+                        &cluster.interner,
+                    )
+                {
+                    continue;
+                }
+                if c.honor_node_taints
+                    && podplace_engine::plugins::taint_toleration::untolerated_taint(&pod, node)
+                        .is_some()
+                {
+                    continue;
+                }
+                nodes.push((n, v));
+                domains.insert(v);
+            }
+            groups.push(SpreadGroup {
+                namespace: pod.namespace,
+                constraint: c.clone(),
+                domains: domains.len(),
+                nodes,
+            });
+        }
+    }
+    groups
+}
+
+impl SpreadGroup {
+    /// Whether moving `pod` changes this group's counts.
+    pub fn counts_pod(&self, pod: &Pod, cluster: &Cluster) -> bool {
+        pod.namespace == self.namespace
+            && self
+                .constraint
+                .selector
+                .matches(&pod.labels, &cluster.interner)
+    }
+
+    /// Matching pods per domain.
+    pub fn domain_counts(
+        &self,
+        cluster: &mut Cluster,
+    ) -> FxHashMap<podplace_model::intern::Sym, i64> {
+        cluster.ensure_spread_counts(self.namespace, &self.constraint.selector);
+        let mut by_domain: FxHashMap<podplace_model::intern::Sym, i64> = FxHashMap::default();
+        let counts = cluster.spread_counts(self.namespace, &self.constraint.selector);
+        for &(n, d) in &self.nodes {
+            let c = counts.and_then(|m| m.get(&n)).copied().unwrap_or(0);
+            *by_domain.entry(d).or_insert(0) += i64::from(c);
+        }
+        by_domain
+    }
+
+    /// The fewest pod moves that bring every domain within maxSkew of the
+    /// emptiest, and the band `[low, high]` counts must end in.
+    pub fn cost(&self, cluster: &mut Cluster) -> (i64, i64, i64) {
+        let counts: Vec<i64> = self.domain_counts(cluster).into_values().collect();
+        min_moves(&counts, i64::from(self.constraint.max_skew))
+    }
+}
+
+/// The fewest single-pod moves that bring `counts` within `skew` of each
+/// other (max − min ≤ skew), with the target band `[m, m + skew]`.
+pub fn min_moves(counts: &[i64], skew: i64) -> (i64, i64, i64) {
+    let d = counts.len() as i64;
+    if d < 2 {
+        return (0, 0, i64::MAX);
+    }
+    let total: i64 = counts.iter().sum();
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let min = counts.iter().copied().min().unwrap_or(0);
+    if max - min <= skew {
+        return (0, min, min + skew);
+    }
+    let lo_m = ((total - d * skew) as f64 / d as f64).ceil().max(0.0) as i64;
+    let hi_m = total / d;
+    let mut best = (i64::MAX, 0, 0);
+    for m in lo_m..=hi_m.max(lo_m) {
+        let above: i64 = counts.iter().map(|&c| (c - (m + skew)).max(0)).sum();
+        let below: i64 = counts.iter().map(|&c| (m - c).max(0)).sum();
+        let cost = above.max(below);
+        if cost < best.0 {
+            best = (cost, m, m + skew);
+        }
+    }
+    best
+}
+
+/// Whether `node` takes the pod by its node selector, required node
+/// affinity and NoSchedule/NoExecute taints, and is not cordoned.
+pub fn node_takes(pod: &Pod, cluster: &Cluster, node: NodeId) -> bool {
+    let n = cluster.node(node);
+    !n.unschedulable
+        && podplace_engine::plugins::node_affinity::matches(pod, n, &cluster.interner)
+        && podplace_engine::plugins::taint_toleration::untolerated_taint(pod, n).is_none()
+}
+
+/// Labels of a pod, for selectors.
+pub fn labels_of(cluster: &Cluster, pod: PodId) -> &Labels {
+    &cluster.pod(pod).labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::min_moves;
+
+    #[test]
+    fn fewest_moves_to_balance_domains() {
+        let table: [(&[i64], i64, i64); 7] = [
+            (&[5, 0, 0], 1, 3),
+            (&[4, 0, 0], 1, 2),
+            (&[2, 2, 1], 1, 0),
+            (&[3, 3, 0, 0], 1, 2),
+            (&[6, 0], 2, 2),
+            (&[1], 1, 0),
+            (&[10, 0, 0, 0, 0], 1, 8),
+        ];
+        for (counts, skew, want) in table {
+            assert_eq!(min_moves(counts, skew).0, want, "{counts:?} skew {skew}");
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! RemoveDuplicates: pods of one owner (and the same images) piled on one
+//! node beyond an even share. Objective: the pods above
+//! `ceil(pods / eligible nodes)` on each node, summed over owners — the
+//! number of evictions the descheduler would make, so every kept eviction
+//! removes exactly one.
+
+use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_model::intern::Sym;
+use rustc_hash::FxHashMap;
+
+use super::{node_takes, Cx, Nomination, Strategy};
+use crate::policy::{Namespaces, RemoveDuplicatesArgs};
+use crate::world::PodFacts;
+
+type Key = (String, String, String, Vec<Sym>);
+
+#[derive(Debug, Clone)]
+struct Group {
+    owner: String,
+    members: Vec<PodId>,
+    targets: usize,
+}
+
+/// The RemoveDuplicates strategy.
+#[derive(Debug)]
+pub struct RemoveDuplicates {
+    namespaces: Option<Namespaces>,
+    exclude_owner_kinds: Vec<String>,
+    groups: Vec<Group>,
+    by_key: FxHashMap<Key, usize>,
+    group_of: FxHashMap<PodId, usize>,
+    seen: usize,
+}
+
+impl RemoveDuplicates {
+    /// Groups the world's pods by owner and images.
+    pub fn new(args: &RemoveDuplicatesArgs, cluster: &mut Cluster, facts: &[PodFacts]) -> Self {
+        let mut s = RemoveDuplicates {
+            namespaces: args.namespaces.clone(),
+            exclude_owner_kinds: args.exclude_owner_kinds.clone(),
+            groups: Vec::new(),
+            by_key: FxHashMap::default(),
+            group_of: FxHashMap::default(),
+            seen: 0,
+        };
+        s.catch_up(cluster, facts);
+        s
+    }
+
+    fn key(&self, cluster: &Cluster, facts: &[PodFacts], pod: PodId) -> Option<Key> {
+        let f = facts.get(pod.index())?;
+        let owner = f.owner.as_ref()?;
+        if owner.kind == "DaemonSet" || self.exclude_owner_kinds.contains(&owner.kind) {
+            return None;
+        }
+        if let Some(ns) = &self.namespaces {
+            if !ns.admits(&f.namespace) {
+                return None;
+            }
+        }
+        let mut images: Vec<Sym> = cluster.pod(pod).images.to_vec();
+        images.sort_unstable();
+        Some((
+            f.namespace.clone(),
+            owner.kind.clone(),
+            owner.name.clone(),
+            images,
+        ))
+    }
+
+    /// Takes in pods added since the last call (replacements).
+    fn catch_up(&mut self, cluster: &Cluster, facts: &[PodFacts]) {
+        let upto = cluster.pods.len().min(facts.len());
+        for i in self.seen..upto {
+            let id = PodId(i as u32);
+            let Some(key) = self.key(cluster, facts, id) else {
+                continue;
+            };
+            let g = match self.by_key.get(&key) {
+                Some(&g) => g,
+                None => {
+                    let g = self.groups.len();
+                    let pod = cluster.pod(id);
+                    let targets = cluster
+                        .node_ids()
+                        .filter(|&n| node_takes(pod, cluster, n))
+                        .count();
+                    self.groups.push(Group {
+                        owner: format!("{} {}/{}", key.1, key.0, key.2),
+                        members: Vec::new(),
+                        targets,
+                    });
+                    self.by_key.insert(key, g);
+                    g
+                }
+            };
+            self.groups[g].members.push(id);
+            self.group_of.insert(id, g);
+        }
+        self.seen = upto;
+    }
+
+    fn counts(&self, cx: &Cx<'_>, g: usize) -> (FxHashMap<NodeId, i64>, i64) {
+        let mut per_node: FxHashMap<NodeId, i64> = FxHashMap::default();
+        let mut total = 0;
+        for &m in &self.groups[g].members {
+            if let Some(n) = cx.node_of(m) {
+                *per_node.entry(n).or_insert(0) += 1;
+                total += 1;
+            }
+        }
+        let targets = self.groups[g].targets as i64;
+        let upper = if targets < 2 {
+            i64::MAX
+        } else {
+            (total + targets - 1) / targets
+        };
+        (per_node, upper)
+    }
+
+    fn group_cost(&self, cx: &Cx<'_>, g: usize) -> i64 {
+        let (per_node, upper) = self.counts(cx, g);
+        per_node.values().map(|&c| (c - upper).max(0)).sum()
+    }
+}
+
+impl Strategy for RemoveDuplicates {
+    fn name(&self) -> &'static str {
+        "RemoveDuplicates"
+    }
+
+    fn measures(&self) -> String {
+        "pods above an even share".to_string()
+    }
+
+    fn explain(&mut self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+        self.catch_up(cx.cluster, cx.facts);
+        let &g = self.group_of.get(&pod)?;
+        let n = cx.node_of(pod)?;
+        let (per_node, upper) = self.counts(cx, g);
+        let c = per_node.get(&n).copied().unwrap_or(0);
+        (c > upper).then(|| {
+            format!(
+                "{c} pods of {} on {}; an even share over {} nodes is {upper}",
+                self.groups[g].owner,
+                cx.cluster.node(n).name,
+                self.groups[g].targets
+            )
+        })
+    }
+
+    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+        self.catch_up(cx.cluster, cx.facts);
+        let mut out = Vec::new();
+        for g in 0..self.groups.len() {
+            let (per_node, upper) = self.counts(cx, g);
+            if upper == i64::MAX {
+                continue;
+            }
+            for &m in &self.groups[g].members {
+                let Some(n) = cx.node_of(m) else { continue };
+                let c = per_node.get(&n).copied().unwrap_or(0);
+                if c > upper {
+                    out.push(Nomination {
+                        pod: m,
+                        rule: format!(
+                            "{c} pods of {} on {}; an even share over {} nodes is {upper}",
+                            self.groups[g].owner,
+                            cx.cluster.node(n).name,
+                            self.groups[g].targets
+                        ),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+        self.catch_up(cx.cluster, cx.facts);
+        match self.group_of.get(&pod) {
+            Some(&g) => self.group_cost(cx, g),
+            None => 0,
+        }
+    }
+
+    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
+        self.catch_up(cx.cluster, cx.facts);
+        (0..self.groups.len()).map(|g| self.group_cost(cx, g)).sum()
+    }
+}

@@ -1,0 +1,331 @@
+//! SoftRules (podplace's own; the descheduler has no strategy for preferred
+//! rules, see its issue #1863): preferred pod anti-affinity and affinity,
+//! ScheduleAnyway topology spread, preferred node affinity and
+//! PreferNoSchedule taints — the rules kube-scheduler only scores, and
+//! forgets once a pod runs ("IgnoredDuringExecution").
+//!
+//! The objective is the scheduler's own soft score, summed over the world:
+//! for pod affinity, the weights of the preferred terms each pod pair in one
+//! domain satisfies (affinity, counted negative) or breaks (anti-affinity);
+//! for spread, 100 per pod move still needed to meet maxSkew; for node
+//! affinity, the preferred weight the pods' nodes miss; for taints, 100 per
+//! untolerated PreferNoSchedule taint. The planner keeps a move only when
+//! this drops and no other strategy's objective rises.
+
+use podplace_engine::cluster::{Cluster, HeldKind, NodeId, PodId};
+use podplace_engine::plugins::node_affinity;
+use podplace_model::objects::{TaintEffect, WhenUnsatisfiable};
+use podplace_model::selector::NodeSelectorTerm;
+use rustc_hash::FxHashMap;
+
+use super::remove_pods_violating_topology_spread_constraint::nominate_group;
+use super::{
+    node_takes, pair_cost, spread_groups, term_text, Cx, Nomination, Scope, SpreadGroup, Strategy,
+};
+use crate::policy::{SoftRulesArgs, SOFT_RULES};
+
+/// What one spread move or one PreferNoSchedule taint weighs against
+/// preferred-term weights (which go up to 100).
+pub const UNIT_WEIGHT: i64 = 100;
+
+/// The SoftRules strategy.
+#[derive(Debug)]
+pub struct SoftRules {
+    scope: Scope,
+    affinity: bool,
+    anti_affinity: bool,
+    node_affinity: bool,
+    taints: bool,
+    groups: Vec<SpreadGroup>,
+    best: FxHashMap<Vec<(i32, NodeSelectorTerm)>, i64>,
+}
+
+impl SoftRules {
+    /// Reads which soft rules to look after.
+    pub fn new(args: &SoftRulesArgs, cluster: &mut Cluster) -> Self {
+        let on = |r: &str| args.rules.is_empty() || args.rules.iter().any(|x| x == r);
+        debug_assert!(SOFT_RULES.iter().all(|r| !r.is_empty()));
+        let spread = on("TopologySpread");
+        SoftRules {
+            scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
+            affinity: on("PodAffinity"),
+            anti_affinity: on("PodAntiAffinity"),
+            node_affinity: on("NodeAffinity"),
+            taints: on("Taints"),
+            groups: if spread {
+                spread_groups(cluster, &[WhenUnsatisfiable::ScheduleAnyway])
+            } else {
+                Vec::new()
+            },
+            best: FxHashMap::default(),
+        }
+    }
+
+    fn kinds(&self) -> Vec<HeldKind> {
+        let mut k = Vec::new();
+        if self.anti_affinity {
+            k.push(HeldKind::PreferredAntiAffinity);
+        }
+        if self.affinity {
+            k.push(HeldKind::PreferredAffinity);
+        }
+        k
+    }
+
+    fn ipa(&self, cluster: &mut Cluster, pod: PodId) -> i64 {
+        let kinds = self.kinds();
+        if kinds.is_empty() {
+            return 0;
+        }
+        pair_cost(cluster, pod, &kinds, |k| match k {
+            HeldKind::PreferredAntiAffinity => 1,
+            _ => -1,
+        })
+    }
+
+    fn prefer_no_schedule(cluster: &Cluster, pod: PodId, node: NodeId) -> i64 {
+        let p = cluster.pod(pod);
+        cluster
+            .node(node)
+            .taints
+            .iter()
+            .filter(|t| t.effect == TaintEffect::PreferNoSchedule)
+            .filter(|t| {
+                !p.tolerations.iter().any(|tol| {
+                    matches!(tol.effect, None | Some(TaintEffect::PreferNoSchedule))
+                        && tol.tolerates(t)
+                })
+            })
+            .count() as i64
+    }
+
+    fn missed_weight(cluster: &Cluster, pod: PodId, node: NodeId) -> i64 {
+        let p = cluster.pod(pod);
+        let total: i64 = p
+            .preferred_node_affinity
+            .iter()
+            .map(|(w, _)| i64::from(*w))
+            .sum();
+        total - node_affinity::score(p, cluster.node(node), &cluster.interner)
+    }
+
+    fn best_preferred(&mut self, cluster: &Cluster, pod: PodId) -> i64 {
+        let p = cluster.pod(pod);
+        if let Some(&b) = self.best.get(&p.preferred_node_affinity) {
+            return b;
+        }
+        let b = cluster
+            .node_ids()
+            .filter(|&n| node_takes(p, cluster, n))
+            .map(|n| node_affinity::score(p, cluster.node(n), &cluster.interner))
+            .max()
+            .unwrap_or(0);
+        self.best.insert(p.preferred_node_affinity.clone(), b);
+        b
+    }
+
+    fn per_pod(&self, cluster: &mut Cluster, pod: PodId, node: NodeId) -> i64 {
+        let mut c = self.ipa(cluster, pod);
+        if self.node_affinity {
+            c += Self::missed_weight(cluster, pod, node);
+        }
+        if self.taints {
+            c += UNIT_WEIGHT * Self::prefer_no_schedule(cluster, pod, node);
+        }
+        c
+    }
+
+    fn anti_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+        if !self.anti_affinity {
+            return None;
+        }
+        if pair_cost(cx.cluster, pod, &[HeldKind::PreferredAntiAffinity], |_| 1) <= 0 {
+            return None;
+        }
+        let p = cx.cluster.pod(pod).clone();
+        for w in &p.affinity.preferred_anti_affinity {
+            let own = podplace_engine::cluster::incoming_term_matches(
+                &w.term,
+                &p,
+                &cx.cluster.namespaces,
+                &cx.cluster.interner,
+            );
+            let node = cx.node_of(pod)?;
+            let Some(v) = cx.cluster.node(node).labels.get(w.term.topology_key) else {
+                continue;
+            };
+            let id = cx.cluster.term_id(&w.term);
+            let n = cx
+                .cluster
+                .match_counts(&[id])
+                .domains(w.term.topology_key)
+                .and_then(|d| d.get(&v))
+                .copied()
+                .unwrap_or(0)
+                - i64::from(own);
+            if n > 0 {
+                return Some(format!(
+                    "preferred pod anti-affinity {} (weight {}): {n} matching pod(s) share its {}",
+                    term_text(&w.term, cx.cluster),
+                    w.weight,
+                    cx.cluster.interner.resolve(w.term.topology_key)
+                ));
+            }
+        }
+        Some("another pod's preferred anti-affinity matches it where it runs".to_string())
+    }
+
+    fn affinity_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+        if !self.affinity {
+            return None;
+        }
+        let p = cx.cluster.pod(pod).clone();
+        let node = cx.node_of(pod)?;
+        for w in &p.affinity.preferred_affinity {
+            let own = podplace_engine::cluster::incoming_term_matches(
+                &w.term,
+                &p,
+                &cx.cluster.namespaces,
+                &cx.cluster.interner,
+            );
+            let here_value = cx.cluster.node(node).labels.get(w.term.topology_key);
+            let id = cx.cluster.term_id(&w.term);
+            let counts = cx.cluster.match_counts(&[id]);
+            let Some(domains) = counts.domains(w.term.topology_key) else {
+                continue;
+            };
+            let total: i64 = domains.values().sum::<i64>() - i64::from(own && here_value.is_some());
+            let here = here_value
+                .and_then(|v| domains.get(&v).copied())
+                .unwrap_or(0)
+                - i64::from(own && here_value.is_some());
+            if total > here {
+                return Some(format!(
+                    "preferred pod affinity {} (weight {}): {here} of {total} matching pods share its {}",
+                    term_text(&w.term, cx.cluster),
+                    w.weight,
+                    cx.cluster.interner.resolve(w.term.topology_key)
+                ));
+            }
+        }
+        None
+    }
+}
+
+impl Strategy for SoftRules {
+    fn name(&self) -> &'static str {
+        "SoftRules"
+    }
+
+    fn measures(&self) -> String {
+        "soft-rule cost".to_string()
+    }
+
+    fn explain(&mut self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+        self.anti_rule(cx, pod)
+            .or_else(|| self.affinity_rule(cx, pod))
+    }
+
+    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+        let mut out = Vec::new();
+        for (p, n) in super::bound(cx.cluster) {
+            if !self.scope.admits(cx, p) {
+                continue;
+            }
+            let pod = cx.cluster.pod(p);
+            let has_own = !pod.affinity.preferred_affinity.is_empty()
+                || !pod.affinity.preferred_anti_affinity.is_empty();
+            let held = cx.cluster.held_groups_for(&pod.labels).any(|g| {
+                matches!(
+                    g.kind,
+                    HeldKind::PreferredAffinity | HeldKind::PreferredAntiAffinity
+                )
+            });
+            if has_own || held {
+                if let Some(rule) = self.anti_rule(cx, p) {
+                    out.push(Nomination { pod: p, rule });
+                    continue;
+                }
+                if let Some(rule) = self.affinity_rule(cx, p) {
+                    out.push(Nomination { pod: p, rule });
+                    continue;
+                }
+            }
+            if self.node_affinity && !cx.cluster.pod(p).preferred_node_affinity.is_empty() {
+                let here = node_affinity::score(
+                    cx.cluster.pod(p),
+                    cx.cluster.node(n),
+                    &cx.cluster.interner,
+                );
+                let best = self.best_preferred(cx.cluster, p);
+                if best > here {
+                    out.push(Nomination {
+                        pod: p,
+                        rule: format!(
+                            "preferred node affinity: node {} matches weight {here}, another node {best}",
+                            cx.cluster.node(n).name
+                        ),
+                    });
+                    continue;
+                }
+            }
+            if self.taints && Self::prefer_no_schedule(cx.cluster, p, n) > 0 {
+                out.push(Nomination {
+                    pod: p,
+                    rule: format!(
+                        "node {} has a PreferNoSchedule taint the pod does not tolerate",
+                        cx.cluster.node(n).name
+                    ),
+                });
+            }
+        }
+        let groups = std::mem::take(&mut self.groups);
+        for g in &groups {
+            out.extend(nominate_group(
+                cx,
+                g,
+                &self.scope,
+                "topology spread (ScheduleAnyway)",
+            ));
+        }
+        self.groups = groups;
+        out
+    }
+
+    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+        let Some(node) = cx.node_of(pod) else {
+            return 0;
+        };
+        let mut c = self.per_pod(cx.cluster, pod, node);
+        let p = cx.cluster.pod(pod).clone();
+        for g in &self.groups {
+            if g.counts_pod(&p, cx.cluster) {
+                c += UNIT_WEIGHT * g.cost(cx.cluster).0;
+            }
+        }
+        c
+    }
+
+    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
+        let mut per_pod = 0;
+        let mut pairs = 0;
+        for (p, n) in super::bound(cx.cluster) {
+            pairs += self.ipa(cx.cluster, p);
+            let mut c = 0;
+            if self.node_affinity {
+                c += Self::missed_weight(cx.cluster, p, n);
+            }
+            if self.taints {
+                c += UNIT_WEIGHT * Self::prefer_no_schedule(cx.cluster, p, n);
+            }
+            per_pod += c;
+        }
+        // Each pair is counted from both of its pods.
+        let spread: i64 = self
+            .groups
+            .iter()
+            .map(|g| UNIT_WEIGHT * g.cost(cx.cluster).0)
+            .sum();
+        pairs / 2 + per_pod + spread
+    }
+}
