@@ -239,7 +239,7 @@ impl Simulation {
     /// completes or, for a Deployment, its progress deadline passes.
     pub fn wait_for_rollout(&mut self, w: WorkloadId) -> Result<(), SimError> {
         self.settle()?;
-        if self.deployment_complete(w) || self.deadline_exceeded(w) {
+        if self.deployment_complete(w) || self.deadline_exceeded(w) || self.is_paused(w) {
             return Ok(());
         }
         if self.is_deployment(w) {

@@ -192,7 +192,10 @@ impl Simulation {
                 self.set_rs_replicas(new, decision.new_replicas);
             }
         }
-        self.track_progress(w, desired, new, &old);
+        if spec.paused != Some(true) {
+            // Paused Deployments do not time out.
+            self.track_progress(w, desired, new, &old);
+        }
         Ok(())
     }
 
@@ -367,8 +370,8 @@ impl Simulation {
     fn stuck_rollout_finding(&mut self, w: WorkloadId) -> Finding {
         let display = self.workloads[w.index()].display();
         let (new, old) = self.deployment_sets(w);
-        let (api, started) = match &self.workloads[w.index()].ctl {
-            Ctl::Deployment(d) => (d.api.clone(), d.progress.started),
+        let (api, started, rolling_out) = match &self.workloads[w.index()].ctl {
+            Ctl::Deployment(d) => (d.api.clone(), d.progress.started, d.progress.announce),
             _ => unreachable!("stuck rollouts are Deployments'"),
         };
         let spec = api.spec.clone().unwrap_or_default();
@@ -427,9 +430,19 @@ impl Simulation {
             self.find_fix(w, deadline)
         };
         let mut message = format!(
-            "rollout of {display} exceeded its progress deadline ({}s, ProgressDeadlineExceeded) {} after it started: {stalled_at}; {why}",
+            "{} exceeded its progress deadline ({}s, ProgressDeadlineExceeded) {} after {}: {stalled_at}; {why}",
+            if rolling_out {
+                format!("rollout of {display}")
+            } else {
+                display.clone()
+            },
             deadline,
-            crate::time::Duration(self.now - started)
+            crate::time::Duration(self.now - started),
+            if rolling_out {
+                "it started"
+            } else {
+                "it stopped being complete"
+            }
         );
         if let (Some(p), r) = (&pod, &rule) {
             message.push_str(&format!("; {p} is blocked: {r}"));

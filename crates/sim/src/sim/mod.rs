@@ -590,7 +590,6 @@ impl Simulation {
     fn add_pod(&mut self, pod: Pod, owner: Option<WorkloadId>, mut info: PodInfo) -> PodId {
         let ns = self.cluster.interner.resolve(pod.namespace).to_string();
         self.used_names.insert(format!("{ns}/{}", pod.name));
-        let bound = pod.node_name.is_some();
         let id = self.cluster.add_pod(pod);
         info.owner = owner;
         info.created = self.now;
@@ -606,11 +605,12 @@ impl Simulation {
             self.mark(w);
         }
         if self.cluster.pods[id.index()].node.is_some() {
-            let node = self.cluster.pods[id.index()].node;
-            if let (Some(info), Some(_)) = (self.info_mut(id), node) {
-                info.bound_at = Some(0);
+            let now = self.now;
+            if let Some(info) = self.info_mut(id) {
+                info.bound_at = Some(now);
             }
-        } else if !bound || self.cluster.pods[id.index()].node.is_none() {
+        } else {
+            // Unbound, or naming a node that does not exist (NodeName rejects it).
             self.pending.push(id);
             self.sched_dirty = true;
         }
@@ -844,6 +844,12 @@ impl Simulation {
     /// Whether a workload is a Deployment.
     pub(crate) fn is_deployment(&self, w: WorkloadId) -> bool {
         matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_))
+    }
+
+    /// Whether a Deployment is paused (`spec.paused`).
+    pub(crate) fn is_paused(&self, w: WorkloadId) -> bool {
+        matches!(&self.workloads[w.index()].ctl,
+            Ctl::Deployment(d) if d.api.spec.as_ref().and_then(|s| s.paused) == Some(true))
     }
 
     pub(crate) fn push_finding(&mut self, f: Finding) {

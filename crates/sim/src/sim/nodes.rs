@@ -572,11 +572,8 @@ impl Simulation {
 
     /// Whether every drain started so far is over (finished or abandoned).
     pub fn drains_over(&self) -> bool {
-        self.drains.iter().enumerate().all(|(i, d)| {
-            d.over || d.targets.iter().all(|&p| !self.alive(p)) || {
-                let _ = i;
-                false
-            }
-        })
+        self.drains
+            .iter()
+            .all(|d| d.over || d.targets.iter().all(|&p| !self.alive(p)))
     }
 }
