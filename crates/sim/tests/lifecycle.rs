@@ -305,3 +305,20 @@ fn replacement_pods_are_what_the_controllers_would_create() {
         "{refused}"
     );
 }
+
+#[test]
+fn absurd_replica_counts_are_refused_not_allocated() {
+    let s = Scenario::from_str(
+        "inline.yaml",
+        &format!(
+            "{NODES}steps:{WEB}  - scale: {{workload: deployment/web, replicas: 2000000000}}\n"
+        ),
+        Path::new("."),
+    )
+    .unwrap();
+    let e = run(&s, &mut NoExtensions).unwrap_err().to_string();
+    assert!(
+        e.contains("the simulation holds at most 1000000 pods"),
+        "{e}"
+    );
+}

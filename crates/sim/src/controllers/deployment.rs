@@ -97,12 +97,15 @@ pub struct RsCounts {
 /// above `desired + max_surge` pods in all and never above `desired` for
 /// the new ReplicaSet itself.
 pub fn new_rs_new_replicas(desired: i32, max_surge: i32, current_total: i32, new_rs: i32) -> i32 {
-    let max_total = desired + max_surge;
+    let max_total = desired.saturating_add(max_surge);
     if current_total >= max_total {
         return new_rs;
     }
-    let scale_up = (max_total - current_total).min(desired - new_rs).max(0);
-    new_rs + scale_up
+    let scale_up = max_total
+        .saturating_sub(current_total)
+        .min(desired.saturating_sub(new_rs))
+        .max(0);
+    new_rs.saturating_add(scale_up)
 }
 
 /// `reconcileOldReplicaSets`' `maxScaledDown`: how many old pods may go now
@@ -110,10 +113,12 @@ pub fn new_rs_new_replicas(desired: i32, max_surge: i32, current_total: i32, new
 /// available pods, counting the new ReplicaSet's not-yet-available pods as
 /// unavailable. Zero or less means no old pod may be removed.
 pub fn max_scaled_down(desired: i32, max_unavailable: i32, all: &[RsCounts], new: RsCounts) -> i32 {
-    let all_pods: i32 = all.iter().map(|r| r.replicas).sum();
-    let min_available = desired - max_unavailable;
-    let new_unavailable = new.replicas - new.available;
-    all_pods - min_available - new_unavailable
+    let all_pods = all.iter().fold(0i32, |a, r| a.saturating_add(r.replicas));
+    let min_available = desired.saturating_sub(max_unavailable);
+    let new_unavailable = new.replicas.saturating_sub(new.available);
+    all_pods
+        .saturating_sub(min_available)
+        .saturating_sub(new_unavailable)
 }
 
 /// The result of one sync of a RollingUpdate Deployment.
@@ -159,7 +164,9 @@ pub fn rolling_update_step(
         return decision;
     }
     if new.replicas < desired {
-        let total: i32 = old.iter().map(|o| o.replicas).sum::<i32>() + new.replicas;
+        let total = old
+            .iter()
+            .fold(new.replicas, |a, o| a.saturating_add(o.replicas));
         let target = new_rs_new_replicas(desired, limits.max_surge, total, new.replicas);
         if target != new.replicas {
             decision.new_replicas = target;
@@ -167,7 +174,7 @@ pub fn rolling_update_step(
         }
     }
     // reconcileOldReplicaSets.
-    let old_total: i32 = old.iter().map(|o| o.replicas).sum();
+    let old_total = old.iter().fold(0i32, |a, o| a.saturating_add(o.replicas));
     if old_total == 0 {
         return decision;
     }
@@ -193,8 +200,10 @@ pub fn rolling_update_step(
     }
     // scaleDownOldReplicaSetsForRollingUpdate: then available pods, as long
     // as the available total stays at or above minAvailable.
-    let min_available = desired - limits.max_unavailable;
-    let available: i32 = old.iter().map(|o| o.available).sum::<i32>() + new.available;
+    let min_available = desired.saturating_sub(limits.max_unavailable);
+    let available = old
+        .iter()
+        .fold(new.available, |a, o| a.saturating_add(o.available));
     if available <= min_available {
         return decision;
     }

@@ -49,6 +49,20 @@ impl Simulation {
         Ok(true)
     }
 
+    /// Refuses to create more pods than the simulator holds (a typo such
+    /// as `replicas: 1000000000` must not exhaust memory).
+    fn check_pod_limit(&self, w: WorkloadId, more: i32) -> Result<(), SimError> {
+        let live = self.cluster.pods.len();
+        if more > 0 && live + more as usize > super::MAX_PODS {
+            return Err(SimError::Invalid(format!(
+                "{} would need {more} more pods: the simulation holds at most {} pods",
+                self.workloads[w.index()].display(),
+                super::MAX_PODS
+            )));
+        }
+        Ok(())
+    }
+
     pub(super) fn min_ready_seconds(&self, w: WorkloadId) -> i64 {
         match &self.workloads[w.index()].ctl {
             Ctl::ReplicaSet(rs) => rs
@@ -212,9 +226,9 @@ impl Simulation {
             .chain(old.iter().rev().copied())
             .map(|r| (r, self.rs_counts(r).replicas))
             .collect();
-        let total: i32 = sets.iter().map(|s| s.1).sum();
-        let allowed = desired + max_surge;
-        let to_add = allowed - total;
+        let total = sets.iter().fold(0i32, |a, s| a.saturating_add(s.1));
+        let allowed = desired.saturating_add(max_surge);
+        let to_add = allowed.saturating_sub(total);
         if to_add == 0 || total == 0 {
             return;
         }
@@ -233,16 +247,16 @@ impl Simulation {
                     as i32
                     - replicas;
                 if to_add > 0 {
-                    fraction.min(to_add - added)
+                    fraction.min(to_add.saturating_sub(added))
                 } else {
-                    fraction.max(to_add - added)
+                    fraction.max(to_add.saturating_sub(added))
                 }
             };
-            added += share;
-            targets.push((r, replicas + share));
+            added = added.saturating_add(share);
+            targets.push((r, replicas.saturating_add(share)));
         }
         if let Some(first) = targets.first_mut() {
-            first.1 = (first.1 + to_add - added).max(0);
+            first.1 = first.1.saturating_add(to_add.saturating_sub(added)).max(0);
         }
         for (r, to) in targets {
             self.set_rs_replicas(r, to.max(0));
@@ -532,6 +546,7 @@ impl Simulation {
             .collect();
         let diff = active.len() as i32 - counts.replicas;
         if diff < 0 {
+            self.check_pod_limit(w, -diff)?;
             let Some(proto) = self.proto_for(w)? else {
                 return Ok(());
             };
@@ -638,6 +653,10 @@ impl Simulation {
         };
         let spec = s.api.spec.clone().unwrap_or_default();
         let replicas = spec.replicas.unwrap_or(1);
+        self.check_pod_limit(
+            w,
+            replicas.saturating_sub(self.workloads[w.index()].pods.len() as i32),
+        )?;
         let start = spec
             .ordinals
             .as_ref()

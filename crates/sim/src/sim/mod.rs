@@ -40,6 +40,9 @@ pub use nodes::EvictionError;
 pub const DEFAULT_GRACE_SECONDS: i64 = 30;
 /// kubectl drain retries a refused eviction after this many seconds.
 pub const DRAIN_RETRY_SECONDS: i64 = 5;
+/// Most pods a simulation creates over its lifetime (the model's limit
+/// for workload expansion).
+pub const MAX_PODS: usize = podplace_model::expand::MAX_EXPANDED_PODS;
 /// Most rounds of controllers and scheduling at one instant before the
 /// simulation gives up (controllers that never agree).
 const MAX_ROUNDS_PER_INSTANT: usize = 100_000;
