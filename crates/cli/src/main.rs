@@ -2,6 +2,7 @@
 //! engine crates. Also works as a kubectl plugin (`kubectl podplace ...`)
 //! when installed as `kubectl-podplace`.
 
+mod lint;
 mod place;
 mod simulate;
 mod why;
@@ -102,6 +103,9 @@ enum Command {
     /// Replay a scenario (apply, scale, drain, node failure, rollout, wait)
     /// and show the placement after each step and what went wrong.
     Simulate(simulate::SimulateArgs),
+    /// Check manifests (and optionally a cluster snapshot) for affinity
+    /// pitfalls: rule ids, file:line spans, fixes; exit 1 on findings.
+    Lint(lint::LintArgs),
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
@@ -161,6 +165,7 @@ fn main() -> ExitCode {
             page_size,
         }),
         Command::Simulate(args) => simulate::run(args),
+        Command::Lint(args) => lint::run(args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
     };
     match result {

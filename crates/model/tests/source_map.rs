@@ -137,3 +137,20 @@ fn ordinary_loads_and_unknown_origins_have_no_spans() {
     assert_eq!(map.locate(&origin, &FieldPath::root()), None);
     assert_eq!(map.source("nope.yaml"), None);
 }
+
+#[test]
+fn pods_may_be_bound_to_nodes_of_another_load() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  containers: [{name: c, image: x}]\n";
+    let sources = [Source::Bytes {
+        name: "p.yaml".to_string(),
+        data: pod.as_bytes().to_vec(),
+    }];
+    let err = load_with_source_map(&sources, &LoadOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("not loaded"), "{err}");
+    let opts = LoadOptions {
+        external_nodes: vec!["n1".to_string()],
+        ..LoadOptions::default()
+    };
+    let (inv, _) = load_with_source_map(&sources, &opts).unwrap();
+    assert_eq!(inv.pods.len(), 1);
+}

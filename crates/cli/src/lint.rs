@@ -1,0 +1,153 @@
+//! `podplace lint`: static checks of manifests for affinity pitfalls, with
+//! rule ids, file:line:column spans, fixes, and CI exit codes.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use podplace_lint::render;
+use podplace_lint::{lint, LintOptions, Severity};
+use podplace_model::load::{load, load_with_source_map, LoadOptions, Source};
+
+use crate::Exit;
+
+/// Output formats of `lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// rustc-style diagnostics with source excerpts (colored on terminals unless NO_COLOR is set).
+    Text,
+    /// JSON: `{"findings": [...], "summary": {...}}`.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning).
+    Sarif,
+}
+
+/// Severity threshold for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Exit 1 on errors only.
+    Error,
+    /// Exit 1 on warnings and errors.
+    Warning,
+    /// Exit 1 on any finding.
+    Note,
+}
+
+impl From<FailOn> for Severity {
+    fn from(f: FailOn) -> Severity {
+        match f {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Note => Severity::Note,
+        }
+    }
+}
+
+/// Arguments of `podplace lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Manifests: files, directories (recursive) or `-` for stdin (e.g. `helm template . | podplace lint -`).
+    #[arg(value_name = "FILE")]
+    files: Vec<String>,
+    /// More manifests, as kubectl's -f; repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    filenames: Vec<String>,
+    /// A cluster snapshot (e.g. `kubectl get nodes,pods,namespaces -A -o yaml`) to lint against:
+    /// its nodes decide eligible domains, its pods are the other workloads; repeatable.
+    #[arg(long = "cluster", value_name = "FILE")]
+    cluster: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    output: LintFormat,
+    /// Exit with 1 when a finding at or above this severity is reported.
+    #[arg(long = "fail-on", value_enum, default_value = "warning")]
+    fail_on: FailOn,
+    /// Rules not to run, comma-separated (`--disable PP004,PP006`).
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    disable: Vec<String>,
+    /// Seed for choosing among equally scored nodes when a rollout is replayed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// Runs `lint`.
+pub fn run(args: LintArgs) -> Result<Exit> {
+    let inputs: Vec<&String> = args.files.iter().chain(&args.filenames).collect();
+    if inputs.is_empty() {
+        eprintln!("error: no manifests given: pass files, directories or `-` for stdin");
+        return Ok(Exit::BadInput);
+    }
+    // The snapshot first: pods of the manifests may run on its nodes.
+    let snapshot = if args.cluster.is_empty() {
+        None
+    } else {
+        let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();
+        match load(&sources) {
+            Ok(inv) => {
+                for w in &inv.warnings {
+                    eprintln!("warning: {w}");
+                }
+                Some(inv)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        }
+    };
+    let load_options = LoadOptions {
+        external_nodes: snapshot
+            .iter()
+            .flat_map(|s| &s.nodes)
+            .filter_map(|n| n.object.metadata.name.clone())
+            .collect(),
+        ..LoadOptions::default()
+    };
+    let sources: Vec<Source> = inputs.iter().map(|f| Source::from_arg(f)).collect();
+    let (manifests, source_map) = match load_with_source_map(&sources, &load_options) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    for w in &manifests.warnings {
+        // Manifests alone need no nodes; say nothing about their absence.
+        if w != "no nodes were loaded" {
+            eprintln!("warning: {w}");
+        }
+    }
+    let options = LintOptions {
+        disabled: args
+            .disable
+            .iter()
+            .map(|d| d.trim().to_string())
+            .filter(|d| !d.is_empty())
+            .collect(),
+        seed: args.seed,
+    };
+    let report = match lint(&manifests, &source_map, snapshot.as_ref(), &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let rendered = match args.output {
+        LintFormat::Text => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            render::text::render(&report, &source_map, color)
+        }
+        LintFormat::Json => render::json::render(&report),
+        LintFormat::Sarif => render::sarif::render(&report),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(rendered.as_bytes())?;
+    out.flush()?;
+    let threshold: Severity = args.fail_on.into();
+    Ok(match report.worst() {
+        Some(worst) if worst >= threshold => Exit::Findings,
+        _ => Exit::Ok,
+    })
+}

@@ -1,0 +1,162 @@
+//! `podplace lint`: static checks of manifests for the pod placement
+//! pitfalls of STORIES.md — a selector that also matches other workloads,
+//! pod affinity with a negative selector, rolling updates that deadlock,
+//! spread that collapses after node loss, and more — before anything is
+//! deployed.
+//!
+//! Every rule lives in its own module under [`rules`] with a stable id
+//! (`PP001`...) and asks the engine and the model every matching question
+//! (term matching, eligible nodes, rollout arithmetic): nothing here
+//! re-implements selector or scheduling semantics. Findings ([`finding`])
+//! point at the YAML line and column of the offending term, through the
+//! loader's [`SourceMap`], and carry a fix as a merge patch; [`render`]
+//! prints them as rustc-style text, JSON or SARIF 2.1.0.
+
+pub mod finding;
+pub mod patch;
+pub mod render;
+pub mod rollout;
+pub mod rules;
+pub mod span;
+pub mod world;
+
+use podplace_model::inventory::Inventory;
+use podplace_model::load::SourceMap;
+use podplace_model::objects::CompileError;
+use thiserror::Error;
+
+pub use finding::{Finding, Fix, Location, Related, RuleInfo, Severity};
+pub use world::IGNORE_ANNOTATION;
+
+/// Why a lint run could not look at its input.
+#[derive(Debug, Error)]
+pub enum LintError {
+    /// An object could not be compiled for the engine (a bad quantity or
+    /// selector the loader let through).
+    #[error("{object}: {source}")]
+    Compile {
+        /// `Kind/namespace/name`.
+        object: String,
+        /// What was wrong.
+        source: CompileError,
+    },
+    /// A rollout could not be replayed.
+    #[error("{object}: cannot replay its rollout: {message}")]
+    Simulation {
+        /// `Kind/namespace/name`.
+        object: String,
+        /// The simulator's error.
+        message: String,
+    },
+    /// `--disable` named a rule that does not exist.
+    #[error("unknown rule {0:?} (rules are PP001 to PP{last:03})", last = rules::RULES.len())]
+    UnknownRule(String),
+}
+
+impl LintError {
+    pub(crate) fn compile(object: &str, source: CompileError) -> Self {
+        LintError::Compile {
+            object: object.to_string(),
+            source,
+        }
+    }
+}
+
+/// How to lint.
+#[derive(Debug, Clone, Default)]
+pub struct LintOptions {
+    /// Rule ids not to run (`--disable`).
+    pub disabled: Vec<String>,
+    /// Seed for the engine's choice among equally scored nodes (rollout
+    /// verification), so results are reproducible.
+    pub seed: u64,
+}
+
+/// What a lint run found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Findings, ordered by file, line, column and rule.
+    pub findings: Vec<Finding>,
+    /// Findings silenced by the `podplace.io/ignore` annotation.
+    pub suppressed: usize,
+    /// Objects whose rules were checked (workloads, bare pods, budgets).
+    pub objects: usize,
+}
+
+impl Report {
+    /// The most severe finding's severity.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// Collects findings, dropping those an object's annotation silences.
+#[derive(Debug, Default)]
+pub struct Sink {
+    findings: Vec<Finding>,
+    suppressed: usize,
+}
+
+impl Sink {
+    /// Adds a finding unless `ignored` (the object's `podplace.io/ignore`
+    /// list) names its rule.
+    pub fn push(&mut self, ignored: &[String], finding: Finding) {
+        if ignored
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(finding.rule.id))
+        {
+            self.suppressed += 1;
+        } else {
+            self.findings.push(finding);
+        }
+    }
+}
+
+/// Lints `manifests` (with their [`SourceMap`], from
+/// [`podplace_model::load::load_with_source_map`]), against `snapshot`
+/// when given: its nodes, namespaces and pods are the world the manifests
+/// are checked in, and its objects are never reported on.
+pub fn lint(
+    manifests: &Inventory,
+    source_map: &SourceMap,
+    snapshot: Option<&Inventory>,
+    options: &LintOptions,
+) -> Result<Report, LintError> {
+    for d in &options.disabled {
+        if rules::rule(d).is_none() {
+            return Err(LintError::UnknownRule(d.clone()));
+        }
+    }
+    let world = world::World::build(manifests, source_map, snapshot)?;
+    let mut sink = Sink::default();
+    for rule in rules::RULES.iter() {
+        if options
+            .disabled
+            .iter()
+            .any(|d| d.eq_ignore_ascii_case(rule.info.id))
+        {
+            continue;
+        }
+        (rule.check)(&world, options, &mut sink)?;
+    }
+    let mut findings = sink.findings;
+    findings.sort_by(|a, b| {
+        (
+            &a.location.file,
+            a.location.line,
+            a.location.column,
+            a.rule.id,
+        )
+            .cmp(&(
+                &b.location.file,
+                b.location.line,
+                b.location.column,
+                b.rule.id,
+            ))
+    });
+    Ok(Report {
+        findings,
+        suppressed: sink.suppressed,
+        objects: world.subjects.len() + world.pdbs.len(),
+    })
+}

@@ -1,0 +1,249 @@
+//! PP003 rollout-deadlock: a Deployment whose rolling update cannot
+//! progress (story 4, "rollout"). With Kubernetes' rounding maxUnavailable
+//! resolves to 0, so the controller must first bring up a surge pod, and
+//! required anti-affinity or a DoNotSchedule spread constraint on its own
+//! pods leaves no node for it.
+//!
+//! The rule looks only at Deployments where this can happen (maxUnavailable
+//! resolving to 0 and a hard rule on their own pods, nodes known) and
+//! replays their next rollout with the simulator ([`crate::rollout`]: the
+//! controllers over the scheduling engine); a finding is reported only when
+//! the replay stalls. The fix is the first strategy change, least
+//! disruptive first, whose replay completes: maxUnavailable raised to one
+//! pod (in the manifest's style, `50%` for 2 replicas), then `maxSurge: 0`,
+//! then Recreate.
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use podplace_model::inventory::Inventory;
+use podplace_model::objects::WhenUnsatisfiable;
+use podplace_model::validate::FieldPath;
+use podplace_sim::controllers::deployment::{limits, StrategyKind};
+use podplace_sim::rollout::strategy_candidates;
+
+use crate::finding::{Fix, Related, RuleInfo, Severity};
+use crate::patch::MergePatch;
+use crate::rollout::{merge, replay};
+use crate::rules::finding;
+use crate::world::{Controller, Subject, World};
+use crate::{LintError, LintOptions, Sink};
+
+/// PP003.
+pub static INFO: RuleInfo = RuleInfo {
+    id: "PP003",
+    name: "rollout-deadlock",
+    summary: "a Deployment's rolling update cannot progress: no room for a surge pod while maxUnavailable is 0",
+    default_severity: Severity::Error,
+};
+
+fn int_or_text(v: &IntOrString) -> String {
+    match v {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// Reports Deployments whose replayed rolling update stalls.
+pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), LintError> {
+    if !world.has_nodes() {
+        return Ok(());
+    }
+    let mut merged: Option<Inventory> = None;
+    for s in &world.subjects {
+        let Controller::Deployment(d) = s.controller else {
+            continue;
+        };
+        let replicas = s.replicas.unwrap_or(1);
+        let strategy = d.spec.as_ref().and_then(|sp| sp.strategy.as_ref());
+        let Ok(lim) = limits(strategy, replicas) else {
+            continue;
+        };
+        if replicas < 1
+            || lim.kind != StrategyKind::RollingUpdate
+            || lim.max_unavailable > 0
+            || lim.max_surge == 0
+        {
+            continue;
+        }
+        let Some(hard) = hard_rule(world, s) else {
+            continue;
+        };
+        let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
+        let result = replay(merged, &s.namespace, &s.name, None)?;
+        if result.completes {
+            continue;
+        }
+        let rolling = strategy.and_then(|st| st.rolling_update.as_ref());
+        let surge_text = rolling
+            .and_then(|r| r.max_surge.as_ref())
+            .map_or("25% (default)".to_string(), int_or_text);
+        let unavailable_text = rolling
+            .and_then(|r| r.max_unavailable.as_ref())
+            .map_or("25% (default)".to_string(), int_or_text);
+        let path = world.first_written(
+            &s.origin,
+            &[
+                FieldPath::of(&["spec", "strategy", "rollingUpdate", "maxUnavailable"]),
+                FieldPath::of(&["spec", "strategy", "rollingUpdate"]),
+                FieldPath::of(&["spec", "strategy"]),
+                FieldPath::of(&["spec", "replicas"]),
+                FieldPath::of(&["metadata", "name"]),
+            ],
+        );
+        let label = format!(
+            "{replicas} replica(s): maxSurge {surge_text} → {}, maxUnavailable {unavailable_text} → 0",
+            lim.max_surge
+        );
+        let mut f = finding(
+            &INFO,
+            &s.id,
+            world.locate(&s.origin, &path),
+            label,
+            format!(
+                "rolling update deadlocks: maxUnavailable resolves to 0 and the surge pod fits on no node ({hard})"
+            ),
+        );
+        f.notes.push(format!(
+            "with {replicas} replica(s), maxSurge {surge_text} rounds up to {} and maxUnavailable {unavailable_text} rounds down to 0: \
+             the controller creates {} new pod(s) and may not remove an old one until a new one is available",
+            lim.max_surge, lim.max_surge
+        ));
+        match &result.stall {
+            Some(stall) => {
+                let mut note = format!("replayed rollout stalls: {}", stall.stalled_at);
+                if let Some(pod) = &stall.blocking_pod {
+                    note.push_str(&format!("; {pod} stays Pending"));
+                }
+                if let Some(reason) = &stall.reason {
+                    note.push_str(&format!(": {reason}"));
+                }
+                f.notes.push(note);
+            }
+            None => f.notes.push(format!(
+                "replayed rollout does not complete within its progress deadline ({})",
+                result.duration
+            )),
+        }
+        if let Some(hard_path) = hard_path(world, s) {
+            f.related.push(Related {
+                message: format!("the rule that leaves no room: {hard}"),
+                object: s.id.clone(),
+                location: Some(world.locate(&s.origin, &hard_path)),
+            });
+        }
+        let mut verified: Vec<(String, FieldPath, serde_json::Value, String)> = Vec::new();
+        for (candidate, label) in strategy_candidates(d) {
+            let recreate = candidate.type_.as_deref() == Some("Recreate");
+            if recreate && !verified.is_empty() {
+                break;
+            }
+            let outcome = replay(merged, &s.namespace, &s.name, Some(candidate.clone()))?;
+            if !outcome.completes {
+                continue;
+            }
+            let ru = candidate.rolling_update.as_ref();
+            let (path, value, description) = if recreate {
+                (
+                    FieldPath::of(&["spec", "strategy"]),
+                    serde_json::json!({"type": "Recreate", "rollingUpdate": null}),
+                    "replace all pods at once (strategy Recreate): the rollout completes, with downtime".to_string(),
+                )
+            } else if label.starts_with("maxSurge") {
+                (
+                    FieldPath::of(&["spec", "strategy", "rollingUpdate", "maxSurge"]),
+                    serde_json::json!(0),
+                    "set maxSurge to 0: the controller removes an old pod first (maxUnavailable becomes 1)".to_string(),
+                )
+            } else {
+                let v = ru
+                    .and_then(|r| r.max_unavailable.as_ref())
+                    .map(|v| match v {
+                        IntOrString::Int(i) => serde_json::json!(i),
+                        IntOrString::String(t) => serde_json::json!(t),
+                    })
+                    .unwrap_or(serde_json::Value::Null);
+                (
+                    FieldPath::of(&["spec", "strategy", "rollingUpdate", "maxUnavailable"]),
+                    v.clone(),
+                    format!(
+                        "set maxUnavailable to {} (1 of {replicas} pods): an old pod is removed before the new one has to fit",
+                        crate::patch::to_yaml(&v).trim()
+                    ),
+                )
+            };
+            verified.push((
+                format!(
+                    "{label} completes in {} of simulated time",
+                    outcome.duration
+                ),
+                path,
+                value,
+                description,
+            ));
+            if verified.len() == 2 {
+                break;
+            }
+        }
+        if let Some((how, path, value, description)) = verified.first() {
+            let also = verified
+                .get(1)
+                .map(|(how2, ..)| format!("; alternatively {how2}"))
+                .unwrap_or_default();
+            f.fix = Some(Fix {
+                description: description.clone(),
+                patch: MergePatch::new().set(path, value.clone()).to_yaml(),
+                verified: Some(format!(
+                    "the rollout replayed with the fix (`podplace simulate`'s controllers over the engine): {how}{also}"
+                )),
+            });
+        } else {
+            f.help = Some(
+                "no strategy change completes the rollout on these nodes: add nodes (domains), or use soft anti-affinity"
+                    .to_string(),
+            );
+        }
+        sink.push(&s.ignored, f);
+    }
+    Ok(())
+}
+
+/// The hard rule on the Deployment's own pods that can leave a surge pod
+/// nowhere to go, described; `None` when there is none.
+fn hard_rule(world: &World<'_>, s: &Subject<'_>) -> Option<String> {
+    if let Some(t) = s
+        .terms()
+        .into_iter()
+        .find(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
+    {
+        return Some(format!(
+            "required anti-affinity: one pod per {} domain",
+            world.text(t.compiled.topology_key)
+        ));
+    }
+    s.spread()
+        .into_iter()
+        .find(|(_, c, _)| {
+            c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+                && c.selector.matches(&s.pod.labels, &world.cluster.interner)
+        })
+        .map(|(_, c, _)| {
+            format!(
+                "topology spread maxSkew {} over {} (DoNotSchedule)",
+                c.max_skew,
+                world.text(c.topology_key)
+            )
+        })
+}
+
+fn hard_path(world: &World<'_>, s: &Subject<'_>) -> Option<FieldPath> {
+    if let Some(t) = s
+        .terms()
+        .into_iter()
+        .find(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
+    {
+        return Some(t.path);
+    }
+    s.spread()
+        .into_iter()
+        .find(|(_, c, _)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
+        .map(|(_, _, p)| p)
+}

@@ -1,0 +1,943 @@
+//! What a lint run looks at: the objects of the linted manifests
+//! ([`Subject`]s, each with its pod template compiled by the model), the
+//! pods that could be matched by their terms ([`Member`]s: every template
+//! and running pod of the manifests and of the `--cluster` snapshot), and
+//! the engine's [`Cluster`] for nodes, namespaces and interned labels.
+//!
+//! Every matching question goes to the engine or the model: term matching
+//! through [`existing_term_matches`] / [`incoming_term_matches`], eligible
+//! nodes through the NodeAffinity, TaintToleration and NodeUnschedulable
+//! filters.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{self as core, PodAffinityTerm, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as ApiSelector, ObjectMeta};
+use podplace_engine::cluster::{existing_term_matches, incoming_term_matches, Cluster, NodeId};
+use podplace_engine::plugins::{node_affinity, node_unschedulable, taint_toleration};
+use podplace_model::intern::Sym;
+use podplace_model::inventory::{Inventory, Origin};
+use podplace_model::labels::Labels;
+use podplace_model::load::SourceMap;
+use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint, TaintEffect};
+use podplace_model::selector::LabelSelector;
+use podplace_model::validate::FieldPath;
+use podplace_model::workloads::{WorkloadRef, Workloads};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::finding::Location;
+use crate::LintError;
+
+/// The annotation that silences rules on one object: a comma-separated
+/// list of rule ids (`podplace.io/ignore: "PP004,PP006"`).
+pub const IGNORE_ANNOTATION: &str = "podplace.io/ignore";
+
+/// Labels controllers add to each pod that say nothing about the workload
+/// (left out of suggested selectors).
+const PER_POD_LABELS: [&str; 5] = [
+    "pod-template-hash",
+    "controller-revision-hash",
+    "statefulset.kubernetes.io/pod-name",
+    "apps.kubernetes.io/pod-index",
+    "batch.kubernetes.io/job-completion-index",
+];
+
+/// Which controller a subject is.
+#[derive(Debug, Clone, Copy)]
+pub enum Controller<'a> {
+    /// A Deployment (rolling updates).
+    Deployment(&'a Deployment),
+    /// A StatefulSet.
+    StatefulSet,
+    /// A ReplicaSet no Deployment of the manifests owns.
+    ReplicaSet,
+    /// A ReplicationController.
+    ReplicationController,
+    /// A DaemonSet (one pod per eligible node).
+    DaemonSet,
+    /// A Job no CronJob of the manifests owns.
+    Job,
+    /// A CronJob.
+    CronJob,
+    /// A pod no controller of the manifests owns.
+    Pod,
+}
+
+/// One object of the linted manifests whose pod rules are checked.
+#[derive(Debug)]
+pub struct Subject<'a> {
+    /// API kind (`Deployment`, ..., `Pod`).
+    pub kind: &'static str,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `Kind/namespace/name`.
+    pub id: String,
+    /// The workload its pods belong to (for bare pods, the pod's owner or itself).
+    pub workload: WorkloadRef,
+    /// Where the object starts.
+    pub origin: Origin,
+    /// The controller, with the object where a rule needs more of it.
+    pub controller: Controller<'a>,
+    /// The pod template's spec (the pod's spec for bare pods).
+    pub spec: &'a PodSpec,
+    /// Path of `spec` inside the object (`spec.template.spec`, `spec`, ...).
+    pub spec_path: FieldPath,
+    /// Path of the pods' labels inside the object.
+    pub labels_path: FieldPath,
+    /// The pods' labels as written.
+    pub labels: BTreeMap<String, String>,
+    /// The workload's own selector (`spec.selector`), when it has one.
+    pub selector: Option<ApiSelector>,
+    /// Desired pods: replicas, Job parallelism, 1 for a pod, `None` for DaemonSets.
+    pub replicas: Option<i32>,
+    /// The template compiled as the engine sees a pod of this workload.
+    pub pod: Pod,
+    /// Rule ids silenced by [`IGNORE_ANNOTATION`].
+    pub ignored: Vec<String>,
+    /// Selectors that pick exactly this workload's pods, compiled: its
+    /// `spec.selector`, then its template labels as `matchLabels`. Fixes
+    /// that narrow a selector choose among these.
+    pub own_selectors: Vec<(ApiSelector, LabelSelector)>,
+}
+
+impl Subject<'_> {
+    /// Whether this controller keeps a replica count (Deployment,
+    /// StatefulSet, ReplicaSet, ReplicationController): the workloads whose
+    /// replicas are meant to be spread.
+    pub fn is_replicated(&self) -> bool {
+        matches!(
+            self.controller,
+            Controller::Deployment(_)
+                | Controller::StatefulSet
+                | Controller::ReplicaSet
+                | Controller::ReplicationController
+        )
+    }
+
+    /// The pods' labels without per-pod controller labels, as a selector
+    /// that picks this workload's pods.
+    pub fn identity_labels(&self) -> BTreeMap<String, String> {
+        self.labels
+            .iter()
+            .filter(|(k, _)| !PER_POD_LABELS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Every inter-pod (anti-)affinity term, with its API form and path.
+    pub fn terms(&self) -> Vec<TermRef<'_>> {
+        let mut out = Vec::new();
+        let Some(affinity) = &self.spec.affinity else {
+            return out;
+        };
+        let rules = &self.pod.affinity;
+        let base = self.spec_path.child("affinity");
+        fn push_required<'s>(
+            out: &mut Vec<TermRef<'s>>,
+            base: &FieldPath,
+            kind: TermKind,
+            api: Option<&'s Vec<PodAffinityTerm>>,
+            compiled: &'s [AffinityTerm],
+        ) {
+            let list_path = base
+                .child(kind.field())
+                .child("requiredDuringSchedulingIgnoredDuringExecution");
+            for (i, (api, compiled)) in api.into_iter().flatten().zip(compiled).enumerate() {
+                out.push(TermRef {
+                    kind,
+                    index: i,
+                    compiled,
+                    api,
+                    path: list_path.index(i),
+                    item_path: list_path.index(i),
+                    list_path: list_path.clone(),
+                });
+            }
+        }
+        let pa = affinity.pod_affinity.as_ref();
+        let paa = affinity.pod_anti_affinity.as_ref();
+        push_required(
+            &mut out,
+            &base,
+            TermKind::RequiredAffinity,
+            pa.and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            }),
+            &rules.required_affinity,
+        );
+        push_required(
+            &mut out,
+            &base,
+            TermKind::RequiredAntiAffinity,
+            paa.and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            }),
+            &rules.required_anti_affinity,
+        );
+        let preferred = [
+            (
+                TermKind::PreferredAffinity,
+                pa.and_then(|a| {
+                    a.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+                &rules.preferred_affinity,
+            ),
+            (
+                TermKind::PreferredAntiAffinity,
+                paa.and_then(|a| {
+                    a.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+                &rules.preferred_anti_affinity,
+            ),
+        ];
+        for (kind, api, compiled) in preferred {
+            let list_path = base
+                .child(kind.field())
+                .child("preferredDuringSchedulingIgnoredDuringExecution");
+            for (i, (api, compiled)) in api.into_iter().flatten().zip(compiled).enumerate() {
+                out.push(TermRef {
+                    kind,
+                    index: i,
+                    compiled: &compiled.term,
+                    api: &api.pod_affinity_term,
+                    path: list_path.index(i).child("podAffinityTerm"),
+                    item_path: list_path.index(i),
+                    list_path: list_path.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Topology spread constraints with their compiled form and path.
+    pub fn spread(&self) -> Vec<(usize, &SpreadConstraint, FieldPath)> {
+        let list = self.spec_path.child("topologySpreadConstraints");
+        self.pod
+            .spread
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c, list.index(i)))
+            .collect()
+    }
+
+    /// Whether `rule` is silenced on this object.
+    pub fn ignores(&self, rule: &str) -> bool {
+        self.ignored.iter().any(|r| r.eq_ignore_ascii_case(rule))
+    }
+}
+
+/// Which list an affinity term is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermKind {
+    /// `podAffinity.requiredDuringScheduling...`.
+    RequiredAffinity,
+    /// `podAntiAffinity.requiredDuringScheduling...`.
+    RequiredAntiAffinity,
+    /// `podAffinity.preferredDuringScheduling...`.
+    PreferredAffinity,
+    /// `podAntiAffinity.preferredDuringScheduling...`.
+    PreferredAntiAffinity,
+}
+
+impl TermKind {
+    /// `podAffinity` or `podAntiAffinity`.
+    pub fn field(self) -> &'static str {
+        match self {
+            TermKind::RequiredAffinity | TermKind::PreferredAffinity => "podAffinity",
+            _ => "podAntiAffinity",
+        }
+    }
+
+    /// Whether the term filters (required) rather than scores.
+    pub fn required(self) -> bool {
+        matches!(
+            self,
+            TermKind::RequiredAffinity | TermKind::RequiredAntiAffinity
+        )
+    }
+
+    /// Whether it is an anti-affinity term.
+    pub fn anti(self) -> bool {
+        matches!(
+            self,
+            TermKind::RequiredAntiAffinity | TermKind::PreferredAntiAffinity
+        )
+    }
+
+    /// How the term is named in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TermKind::RequiredAffinity => "required pod affinity",
+            TermKind::RequiredAntiAffinity => "required pod anti-affinity",
+            TermKind::PreferredAffinity => "preferred pod affinity",
+            TermKind::PreferredAntiAffinity => "preferred pod anti-affinity",
+        }
+    }
+}
+
+/// One affinity term of a subject.
+#[derive(Debug, Clone)]
+pub struct TermRef<'s> {
+    /// Which list it is in.
+    pub kind: TermKind,
+    /// Its index in that list.
+    pub index: usize,
+    /// As the engine matches it.
+    pub compiled: &'s AffinityTerm,
+    /// As written.
+    pub api: &'s PodAffinityTerm,
+    /// Path of the `PodAffinityTerm` (inside `podAffinityTerm` for preferred ones).
+    pub path: FieldPath,
+    /// Path of the list item.
+    pub item_path: FieldPath,
+    /// Path of the list.
+    pub list_path: FieldPath,
+}
+
+/// Pods that terms may match: one entry per workload and distinct label set.
+#[derive(Debug)]
+pub struct Member {
+    /// The workload the pods belong to.
+    pub workload: WorkloadRef,
+    /// A representative pod.
+    pub pod: Pod,
+    /// Whether it comes from the linted manifests (otherwise the snapshot).
+    pub from_manifests: bool,
+    /// Whether it is a workload's template (otherwise running pods).
+    pub template: bool,
+    /// Pods it stands for: the workload's replicas for templates, the
+    /// number of running pods with these labels otherwise.
+    pub count: i32,
+    /// Where its labels are written, for related locations.
+    pub origin: Origin,
+    /// Path of its labels in that object.
+    pub labels_path: FieldPath,
+}
+
+/// A PodDisruptionBudget of the manifests.
+#[derive(Debug)]
+pub struct Pdb<'a> {
+    /// The object.
+    pub object: &'a PodDisruptionBudget,
+    /// `PodDisruptionBudget/namespace/name`.
+    pub id: String,
+    /// Where it starts.
+    pub origin: Origin,
+    /// Its namespace.
+    pub namespace: Sym,
+    /// Its selector, compiled (an empty one selects every pod of the namespace).
+    pub selector: LabelSelector,
+    /// Rule ids silenced on it.
+    pub ignored: Vec<String>,
+}
+
+/// The world of one lint run.
+pub struct World<'a> {
+    /// Nodes, namespaces and the interner, as the engine holds them.
+    pub cluster: Cluster,
+    /// The objects whose rules are checked, in load order.
+    pub subjects: Vec<Subject<'a>>,
+    /// Every pod group terms can match.
+    pub members: Vec<Member>,
+    /// Namespace labels (with `kubernetes.io/metadata.name` for namespaces
+    /// that have no Namespace object, as the API server sets it).
+    pub namespaces: FxHashMap<Sym, Labels>,
+    /// PodDisruptionBudgets of the manifests.
+    pub pdbs: Vec<Pdb<'a>>,
+    /// The linted manifests.
+    pub manifests: &'a Inventory,
+    /// The `--cluster` snapshot, if any.
+    pub snapshot: Option<&'a Inventory>,
+    /// Where fields of the manifests are written.
+    pub source_map: &'a SourceMap,
+    unschedulable_taint: Taint,
+    empty_labels: Labels,
+}
+
+fn ignored(meta: &ObjectMeta) -> Vec<String> {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(IGNORE_ANNOTATION))
+        .map(|v| {
+            v.split(',')
+                .map(|r| r.trim().to_ascii_uppercase())
+                .filter(|r| !r.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn id(kind: &str, meta: &ObjectMeta) -> String {
+    format!(
+        "{kind}/{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or("")
+    )
+}
+
+/// A subject before compilation.
+struct Raw<'a> {
+    kind: &'static str,
+    meta: &'a ObjectMeta,
+    origin: &'a Origin,
+    controller: Controller<'a>,
+    template: Option<&'a PodTemplateSpec>,
+    template_path: FieldPath,
+    selector: Option<ApiSelector>,
+    replicas: Option<i32>,
+}
+
+/// The workload objects of an inventory, as subjects-to-be.
+fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
+    let tpl = FieldPath::of(&["spec", "template"]);
+    let mut out = Vec::new();
+    let owned_by = |meta: &ObjectMeta, kind: &str, names: &FxHashSet<(String, String)>| {
+        let ns = meta.namespace.clone().unwrap_or_default();
+        meta.owner_references.iter().flatten().any(|o| {
+            o.controller == Some(true)
+                && o.kind == kind
+                && names.contains(&(ns.clone(), o.name.clone()))
+        })
+    };
+    let names = |metas: &mut dyn Iterator<Item = &ObjectMeta>| -> FxHashSet<(String, String)> {
+        metas
+            .map(|m| {
+                (
+                    m.namespace.clone().unwrap_or_default(),
+                    m.name.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    let deployments = names(&mut inv.deployments.iter().map(|d| &d.object.metadata));
+    let cron_jobs = names(&mut inv.cron_jobs.iter().map(|d| &d.object.metadata));
+    for d in &inv.deployments {
+        let spec = d.object.spec.as_ref();
+        out.push(Raw {
+            kind: "Deployment",
+            meta: &d.object.metadata,
+            origin: &d.origin,
+            controller: Controller::Deployment(&d.object),
+            template: spec.map(|s| &s.template),
+            template_path: tpl.clone(),
+            selector: spec.map(|s| s.selector.clone()),
+            replicas: Some(spec.and_then(|s| s.replicas).unwrap_or(1)),
+        });
+    }
+    for s in &inv.stateful_sets {
+        let spec = s.object.spec.as_ref();
+        out.push(Raw {
+            kind: "StatefulSet",
+            meta: &s.object.metadata,
+            origin: &s.origin,
+            controller: Controller::StatefulSet,
+            template: spec.map(|s| &s.template),
+            template_path: tpl.clone(),
+            selector: spec.map(|s| s.selector.clone()),
+            replicas: Some(spec.and_then(|s| s.replicas).unwrap_or(1)),
+        });
+    }
+    for r in &inv.replica_sets {
+        if owned_by(&r.object.metadata, "Deployment", &deployments) {
+            continue;
+        }
+        let spec = r.object.spec.as_ref();
+        out.push(Raw {
+            kind: "ReplicaSet",
+            meta: &r.object.metadata,
+            origin: &r.origin,
+            controller: Controller::ReplicaSet,
+            template: spec.and_then(|s| s.template.as_ref()),
+            template_path: tpl.clone(),
+            selector: spec.map(|s| s.selector.clone()),
+            replicas: Some(spec.and_then(|s| s.replicas).unwrap_or(1)),
+        });
+    }
+    for r in &inv.replication_controllers {
+        let spec = r.object.spec.as_ref();
+        out.push(Raw {
+            kind: "ReplicationController",
+            meta: &r.object.metadata,
+            origin: &r.origin,
+            controller: Controller::ReplicationController,
+            template: spec.and_then(|s| s.template.as_ref()),
+            template_path: tpl.clone(),
+            selector: spec.and_then(|s| s.selector.clone()).map(|m| ApiSelector {
+                match_labels: Some(m),
+                match_expressions: None,
+            }),
+            replicas: Some(spec.and_then(|s| s.replicas).unwrap_or(1)),
+        });
+    }
+    for d in &inv.daemon_sets {
+        let spec = d.object.spec.as_ref();
+        out.push(Raw {
+            kind: "DaemonSet",
+            meta: &d.object.metadata,
+            origin: &d.origin,
+            controller: Controller::DaemonSet,
+            template: spec.map(|s| &s.template),
+            template_path: tpl.clone(),
+            selector: spec.map(|s| s.selector.clone()),
+            replicas: None,
+        });
+    }
+    for j in &inv.jobs {
+        if owned_by(&j.object.metadata, "CronJob", &cron_jobs) {
+            continue;
+        }
+        let spec = j.object.spec.as_ref();
+        out.push(Raw {
+            kind: "Job",
+            meta: &j.object.metadata,
+            origin: &j.origin,
+            controller: Controller::Job,
+            template: spec.map(|s| &s.template),
+            template_path: tpl.clone(),
+            selector: spec.and_then(|s| s.selector.clone()),
+            replicas: Some(spec.and_then(|s| s.parallelism).unwrap_or(1)),
+        });
+    }
+    for c in &inv.cron_jobs {
+        let job = c.object.spec.job_template.spec.as_ref();
+        out.push(Raw {
+            kind: "CronJob",
+            meta: &c.object.metadata,
+            origin: &c.origin,
+            controller: Controller::CronJob,
+            template: job.map(|j| &j.template),
+            template_path: FieldPath::of(&["spec", "jobTemplate", "spec", "template"]),
+            selector: None,
+            replicas: Some(job.and_then(|j| j.parallelism).unwrap_or(1)),
+        });
+    }
+    out
+}
+
+impl<'a> World<'a> {
+    /// Builds the world of a lint run.
+    pub fn build(
+        manifests: &'a Inventory,
+        source_map: &'a SourceMap,
+        snapshot: Option<&'a Inventory>,
+    ) -> Result<World<'a>, LintError> {
+        let mut cluster = Cluster::new();
+        let mut node_names = FxHashSet::default();
+        let mut ns_objects = FxHashSet::default();
+        for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
+            for ns in &inv.namespaces {
+                if ns_objects.insert(ns.object.metadata.name.clone()) {
+                    cluster.add_namespace(&ns.object);
+                }
+            }
+            for node in &inv.nodes {
+                if node_names.insert(node.object.metadata.name.clone()) {
+                    cluster
+                        .add_node(&node.object)
+                        .map_err(|e| LintError::compile(&id("Node", &node.object.metadata), e))?;
+                }
+            }
+        }
+        // Workload resolution across both inventories.
+        let mut merged = Inventory::default();
+        for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
+            merged.replica_sets.extend(inv.replica_sets.iter().cloned());
+            merged.jobs.extend(inv.jobs.iter().cloned());
+        }
+        let workloads = Workloads::new(&merged);
+
+        let mut subjects: Vec<Subject<'a>> = Vec::new();
+        let mut members: Vec<Member> = Vec::new();
+        let mut linted_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
+        for raw in raw_subjects(manifests) {
+            let Some(subject) = compile_subject(&mut cluster, raw)? else {
+                continue;
+            };
+            linted_workloads.insert(subject.workload.clone());
+            members.push(Member {
+                workload: subject.workload.clone(),
+                pod: subject.pod.clone(),
+                from_manifests: true,
+                template: true,
+                count: subject.replicas.unwrap_or(1),
+                origin: subject.origin.clone(),
+                labels_path: subject.labels_path.clone(),
+            });
+            subjects.push(subject);
+        }
+        // Bare pods of the manifests: a subject per workload (the first pod).
+        let mut seen_pod_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
+        for p in &manifests.pods {
+            let workload = workloads.of(&p.object);
+            if linted_workloads.contains(&workload) || !seen_pod_workloads.insert(workload.clone())
+            {
+                continue;
+            }
+            let Some(spec) = p.object.spec.as_ref() else {
+                continue;
+            };
+            let meta = &p.object.metadata;
+            let pod = Pod::compile(&p.object, &mut cluster.interner)
+                .map_err(|e| LintError::compile(&id("Pod", meta), e))?;
+            subjects.push(Subject {
+                kind: "Pod",
+                namespace: meta.namespace.clone().unwrap_or_default(),
+                name: meta.name.clone().unwrap_or_default(),
+                id: id("Pod", meta),
+                workload,
+                origin: p.origin.clone(),
+                controller: Controller::Pod,
+                spec,
+                spec_path: FieldPath::of(&["spec"]),
+                labels_path: FieldPath::of(&["metadata", "labels"]),
+                labels: meta.labels.clone().unwrap_or_default(),
+                selector: None,
+                replicas: Some(1),
+                own_selectors: own_selectors(
+                    &mut cluster,
+                    None,
+                    &meta.labels.clone().unwrap_or_default(),
+                ),
+                pod,
+                ignored: ignored(meta),
+            });
+        }
+        let snapshot_subjects: Vec<Raw<'a>> = snapshot.map(raw_subjects).unwrap_or_default();
+        for raw in snapshot_subjects {
+            if let Some(s) = compile_subject(&mut cluster, raw)? {
+                if linted_workloads.contains(&s.workload) {
+                    continue;
+                }
+                members.push(Member {
+                    workload: s.workload,
+                    pod: s.pod,
+                    from_manifests: false,
+                    template: true,
+                    count: s.replicas.unwrap_or(1),
+                    origin: s.origin,
+                    labels_path: s.labels_path,
+                });
+            }
+        }
+        // Running (and pending) pods of both inventories, one member per
+        // workload and label set.
+        let mut by_labels: FxHashMap<(WorkloadRef, Sym, Labels), usize> = FxHashMap::default();
+        for (inv, from_manifests) in snapshot
+            .into_iter()
+            .map(|i| (i, false))
+            .chain(std::iter::once((manifests, true)))
+        {
+            for p in &inv.pods {
+                let meta = &p.object.metadata;
+                let pod = Pod::compile(&p.object, &mut cluster.interner)
+                    .map_err(|e| LintError::compile(&id("Pod", meta), e))?;
+                let workload = workloads.of(&p.object);
+                let k = (workload.clone(), pod.namespace, pod.labels.clone());
+                if let Some(&i) = by_labels.get(&k) {
+                    members[i].count += 1;
+                    continue;
+                }
+                by_labels.insert(k, members.len());
+                members.push(Member {
+                    workload,
+                    pod,
+                    from_manifests,
+                    template: false,
+                    count: 1,
+                    origin: p.origin.clone(),
+                    labels_path: FieldPath::of(&["metadata", "labels"]),
+                });
+            }
+        }
+        // Namespace labels: declared ones, and the label the API server
+        // puts on every namespace for the others.
+        let mut namespaces = cluster.namespaces.clone();
+        let name_key = cluster.interner.intern("kubernetes.io/metadata.name");
+        let used: Vec<Sym> = members.iter().map(|m| m.pod.namespace).collect();
+        for ns in used {
+            namespaces.entry(ns).or_insert_with(|| {
+                let mut labels = Labels::default();
+                labels.insert(name_key, ns);
+                labels
+            });
+        }
+        let mut pdbs = Vec::new();
+        for p in &manifests.pod_disruption_budgets {
+            let meta = &p.object.metadata;
+            let selector = p.object.spec.as_ref().and_then(|s| s.selector.as_ref());
+            let selector = LabelSelector::compile(selector, &mut cluster.interner)
+                .map_err(|e| LintError::compile(&id("PodDisruptionBudget", meta), e.into()))?;
+            pdbs.push(Pdb {
+                object: &p.object,
+                id: id("PodDisruptionBudget", meta),
+                origin: p.origin.clone(),
+                namespace: cluster
+                    .interner
+                    .intern(meta.namespace.as_deref().unwrap_or("default")),
+                selector,
+                ignored: ignored(meta),
+            });
+        }
+        let unschedulable_taint = Taint {
+            key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
+            value: cluster.interner.intern(""),
+            effect: TaintEffect::NoSchedule,
+        };
+        Ok(World {
+            cluster,
+            subjects,
+            members,
+            namespaces,
+            pdbs,
+            manifests,
+            snapshot,
+            source_map,
+            unschedulable_taint,
+            empty_labels: Labels::default(),
+        })
+    }
+
+    /// Whether any node is known (from the manifests or the snapshot):
+    /// rules about domains need them.
+    pub fn has_nodes(&self) -> bool {
+        !self.cluster.nodes.is_empty()
+    }
+
+    /// The text of an interned string.
+    pub fn text(&self, sym: Sym) -> &str {
+        self.cluster.interner.resolve(sym)
+    }
+
+    /// Nodes a pod may run on as far as node rules go: node affinity and
+    /// nodeSelector, NoSchedule/NoExecute taints, cordons (the engine's
+    /// NodeAffinity, TaintToleration and NodeUnschedulable filters).
+    pub fn eligible_nodes(&self, pod: &Pod) -> Vec<NodeId> {
+        self.cluster
+            .node_ids()
+            .filter(|&id| {
+                let node = self.cluster.node(id);
+                node_affinity::matches(pod, node, &self.cluster.interner)
+                    && taint_toleration::untolerated_taint(pod, node).is_none()
+                    && node_unschedulable::filter(pod, node, &self.unschedulable_taint).is_success()
+            })
+            .collect()
+    }
+
+    /// The distinct values of `key` on `nodes` (nodes without the label
+    /// are in no domain).
+    pub fn domains(&self, nodes: &[NodeId], key: Sym) -> BTreeSet<String> {
+        nodes
+            .iter()
+            .filter_map(|&n| self.cluster.node(n).labels.get(key))
+            .map(|v| self.text(v).to_string())
+            .collect()
+    }
+
+    /// Whether `term`, held by `holder`'s pods, selects `target`'s pods:
+    /// as kube-scheduler matches an existing pod's term against an
+    /// incoming pod, or an incoming pod's term against existing pods.
+    pub fn term_selects(&self, term: &AffinityTerm, target: &Pod) -> bool {
+        let ns_labels = self
+            .namespaces
+            .get(&target.namespace)
+            .unwrap_or(&self.empty_labels);
+        existing_term_matches(term, target, ns_labels, &self.cluster.interner)
+            || incoming_term_matches(term, target, &self.namespaces, &self.cluster.interner)
+    }
+
+    /// Members of other workloads than `subject`'s that `term` selects,
+    /// one per workload (the first found), in a stable order.
+    pub fn others_selected<'w>(
+        &'w self,
+        subject: &Subject<'_>,
+        term: &AffinityTerm,
+    ) -> Vec<&'w Member> {
+        let mut seen: FxHashSet<&WorkloadRef> = FxHashSet::default();
+        let mut out: Vec<&Member> = self
+            .members
+            .iter()
+            .filter(|m| m.workload != subject.workload)
+            .filter(|m| self.term_selects(term, &m.pod))
+            .filter(|m| seen.insert(&m.workload))
+            .collect();
+        out.sort_by(|a, b| (!a.from_manifests, &a.workload).cmp(&(!b.from_manifests, &b.workload)));
+        out
+    }
+
+    /// Where `path` of the object at `origin` is written, with the extent
+    /// of the YAML node there.
+    pub fn locate(&self, origin: &Origin, path: &FieldPath) -> Location {
+        let (line, column, exact) = match self.source_map.locate(origin, path) {
+            Some(span) => (span.line, span.column, span.exact),
+            None => (origin.line, origin.column, false),
+        };
+        let field = path.to_string();
+        let (end_line, end_column) = self
+            .source_map
+            .source(&origin.file)
+            .filter(|_| exact || line > 0)
+            .map(|text| crate::span::node_end(text, line, column))
+            .unwrap_or((line, column + 1));
+        Location {
+            file: origin.file.clone(),
+            line,
+            column,
+            end_line,
+            end_column,
+            field,
+        }
+    }
+
+    /// Whether `path` is written in the object at `origin`.
+    pub fn is_written(&self, origin: &Origin, path: &FieldPath) -> bool {
+        self.source_map
+            .locate(origin, path)
+            .is_some_and(|s| s.exact)
+    }
+
+    /// The first of `paths` that is written, else the last one.
+    pub fn first_written(&self, origin: &Origin, paths: &[FieldPath]) -> FieldPath {
+        paths
+            .iter()
+            .find(|p| self.is_written(origin, p))
+            .or(paths.last())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `labels` as `k=v, ...` for messages.
+    pub fn labels_text(&self, labels: &Labels) -> String {
+        labels
+            .iter()
+            .map(|(k, v)| format!("{}={}", self.text(k), self.text(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Compiles one workload's template into a subject (`None` without a template).
+fn compile_subject<'a>(
+    cluster: &mut Cluster,
+    raw: Raw<'a>,
+) -> Result<Option<Subject<'a>>, LintError> {
+    let meta = raw.meta;
+    let object_id = id(raw.kind, meta);
+    let Some(template) = raw.template else {
+        return Ok(None);
+    };
+    let Some(spec) = &template.spec else {
+        return Ok(None);
+    };
+    let template_meta = template.metadata.as_ref();
+    let labels = template_meta
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    let namespace = meta
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".to_string());
+    let name = meta.name.clone().unwrap_or_default();
+    let mut pod_labels = labels.clone();
+    if let Controller::Deployment(_) = raw.controller {
+        pod_labels.insert(
+            "pod-template-hash".to_string(),
+            podplace_model::expand::pod_template_hash(template),
+        );
+    }
+    let api_pod = core::Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("{name}-template")),
+            namespace: Some(namespace.clone()),
+            labels: Some(pod_labels),
+            ..Default::default()
+        },
+        spec: Some(spec.clone()),
+        status: None,
+    };
+    let pod = Pod::compile(&api_pod, &mut cluster.interner)
+        .map_err(|e| LintError::compile(&object_id, e))?;
+    let mut ignores = ignored(meta);
+    if let Some(tm) = template_meta {
+        ignores.extend(ignored(tm));
+    }
+    let own = own_selectors(cluster, raw.selector.as_ref(), &labels);
+    // A ReplicaSet belongs to its Deployment and a Job to its CronJob, as
+    // for pods (`Workloads::of`), even when the owner is not loaded.
+    let owner = meta.owner_references.iter().flatten().find(|o| {
+        o.controller == Some(true)
+            && matches!(
+                (raw.kind, o.kind.as_str()),
+                ("ReplicaSet", "Deployment") | ("Job", "CronJob")
+            )
+    });
+    let workload = match owner {
+        Some(o) => WorkloadRef {
+            kind: o.kind.clone(),
+            namespace: namespace.clone(),
+            name: o.name.clone(),
+        },
+        None => WorkloadRef {
+            kind: raw.kind.to_string(),
+            namespace: namespace.clone(),
+            name: name.clone(),
+        },
+    };
+    Ok(Some(Subject {
+        kind: raw.kind,
+        workload,
+        namespace,
+        name,
+        id: object_id,
+        origin: raw.origin.clone(),
+        controller: raw.controller,
+        spec,
+        spec_path: raw.template_path.child("spec"),
+        labels_path: raw.template_path.child("metadata").child("labels"),
+        labels,
+        selector: raw.selector,
+        replicas: raw.replicas,
+        pod,
+        ignored: ignores,
+        own_selectors: own,
+    }))
+}
+
+/// The workload's selector and its identity labels, compiled (those that compile).
+fn own_selectors(
+    cluster: &mut Cluster,
+    selector: Option<&ApiSelector>,
+    labels: &BTreeMap<String, String>,
+) -> Vec<(ApiSelector, LabelSelector)> {
+    let identity: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| !PER_POD_LABELS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let by_labels = (!identity.is_empty()).then_some(ApiSelector {
+        match_labels: Some(identity),
+        match_expressions: None,
+    });
+    let has_requirements = |s: &&ApiSelector| {
+        s.match_labels.as_ref().is_some_and(|m| !m.is_empty())
+            || s.match_expressions.as_ref().is_some_and(|e| !e.is_empty())
+    };
+    selector
+        .filter(has_requirements)
+        .cloned()
+        .into_iter()
+        .chain(by_labels)
+        .filter_map(|api| {
+            LabelSelector::compile(Some(&api), &mut cluster.interner)
+                .ok()
+                .map(|c| (api, c))
+        })
+        .collect()
+}

@@ -1,0 +1,186 @@
+//! Every rule against its fixtures: `fixtures/PPnnn/positive/*.yaml` must
+//! produce a PPnnn finding on each line marked `# <- PPnnn` (and no other
+//! PPnnn finding), `fixtures/PPnnn/negative/*.yaml` none at all. Every rule
+//! has at least one fixture of each kind.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use podplace_lint::rules::RULES;
+
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Lines (1-based) carrying `# <- RULE`.
+fn marked_lines(path: &Path, rule: &str) -> Vec<usize> {
+    let marker = format!("# <- {rule}");
+    fs::read_to_string(path)
+        .expect("fixture is readable")
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_end().ends_with(&marker))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn every_rule_has_positive_and_negative_fixtures() {
+    for rule in RULES.iter() {
+        for kind in ["positive", "negative"] {
+            let dir = support::fixtures().join(rule.info.id).join(kind);
+            assert!(
+                !yaml_files(&dir).is_empty(),
+                "{} has no {kind} fixture in {}",
+                rule.info.id,
+                dir.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn positive_fixtures_fire_on_the_marked_lines() {
+    let mut failures = Vec::new();
+    for rule in RULES.iter() {
+        let id = rule.info.id;
+        for file in yaml_files(&support::fixtures().join(id).join("positive")) {
+            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let mut got: Vec<usize> = report
+                .findings
+                .iter()
+                .filter(|f| f.rule.id == id)
+                .map(|f| f.location.line)
+                .collect();
+            got.sort();
+            let want = marked_lines(&file, id);
+            assert!(
+                !want.is_empty(),
+                "{}: no `# <- {id}` marker",
+                file.display()
+            );
+            if got != want {
+                failures.push(format!(
+                    "{}: {id} expected on lines {want:?}, found on {got:?}\n{:#?}",
+                    file.display(),
+                    report.findings
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn negative_fixtures_stay_silent() {
+    let mut failures = Vec::new();
+    for rule in RULES.iter() {
+        let id = rule.info.id;
+        for file in yaml_files(&support::fixtures().join(id).join("negative")) {
+            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let hits: Vec<_> = report.findings.iter().filter(|f| f.rule.id == id).collect();
+            if !hits.is_empty() {
+                failures.push(format!("{}: unexpected {hits:#?}", file.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn fixes_make_positive_fixtures_pass() {
+    // Applying each finding's merge patch to its object removes the finding:
+    // the fixes say what they claim. Checked on fixtures whose fix is a patch.
+    let mut checked = 0;
+    for rule in RULES.iter() {
+        let id = rule.info.id;
+        for file in yaml_files(&support::fixtures().join(id).join("positive")) {
+            let text = fs::read_to_string(&file).unwrap();
+            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let Some(f) = report
+                .findings
+                .iter()
+                .find(|f| f.rule.id == id && f.fix.is_some())
+            else {
+                continue;
+            };
+            let patched = apply_fix(&text, &f.object, &f.fix.as_ref().unwrap().patch);
+            let after = support::yaml(&format!("{}-fixed.yaml", file.display()), &patched).lint();
+            assert!(
+                after
+                    .findings
+                    .iter()
+                    .all(|g| !(g.rule.id == id && g.object == f.object)),
+                "{}: the fix of {id} does not remove it:\n{}\n{:#?}",
+                file.display(),
+                f.fix.as_ref().unwrap().patch,
+                after.findings
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} fixes were checked");
+}
+
+/// Applies a JSON merge patch (given as YAML) to the document of `object`
+/// (`Kind/namespace/name`) in a multi-document YAML text; returns the
+/// stream as JSON documents (valid YAML).
+fn apply_fix(text: &str, object: &str, patch: &str) -> String {
+    let patch: serde_json::Value = serde_saphyr_value(patch);
+    let mut out = Vec::new();
+    for doc in text.split("\n---") {
+        let mut v = serde_saphyr_value(doc);
+        if v.is_null() {
+            continue;
+        }
+        let kind = v["kind"].as_str().unwrap_or("");
+        let ns = v["metadata"]["namespace"].as_str().unwrap_or("default");
+        let name = v["metadata"]["name"].as_str().unwrap_or("");
+        if format!("{kind}/{ns}/{name}") == object {
+            merge(&mut v, &patch);
+        }
+        out.push(serde_json::to_string(&v).unwrap());
+    }
+    out.join("\n---\n")
+}
+
+fn serde_saphyr_value(text: &str) -> serde_json::Value {
+    serde_saphyr::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null)
+}
+
+fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    match patch {
+        serde_json::Value::Object(p) => {
+            if !target.is_object() {
+                *target = serde_json::Value::Object(Default::default());
+            }
+            let t = target.as_object_mut().unwrap();
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+                }
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+#[test]
+fn merge_patch_semantics_used_by_the_fix_check() {
+    let mut v = serde_json::json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
+    merge(&mut v, &serde_json::json!({"a": {"c": [3], "b": null}}));
+    assert_eq!(v, serde_json::json!({"a": {"c": [3]}, "d": 1}));
+}
