@@ -9,7 +9,6 @@
 //! selector or template labels, checked with the engine's term matching to
 //! select its pods and none of the others.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiSelector;
 use serde_json::Value;
 
 use crate::finding::{Fix, Related, RuleInfo, Severity};
@@ -80,14 +79,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 f.related.push(related(world, m));
             }
             match narrowed(world, s, t, &others) {
-                Some((api, fix)) => {
-                    f.help = Some(format!(
-                        "narrow the selector to the labels that identify {}'s own pods: {}",
-                        s.workload,
-                        selector_text(Some(&api))
-                    ));
-                    f.fix = Some(fix);
-                }
+                Some(fix) => f.fix = Some(fix),
                 None => {
                     f.help = Some(format!(
                         "no label of {}'s pods tells them apart from {}: add a distinguishing label to its template and select it",
@@ -128,7 +120,7 @@ fn narrowed(
     s: &Subject<'_>,
     t: &TermRef<'_>,
     others: &[&Member],
-) -> Option<(ApiSelector, Fix)> {
+) -> Option<Fix> {
     let (api, _) = s.own_selectors.iter().find(|(_, compiled)| {
         let mut term = t.compiled.clone();
         term.selector = compiled.clone();
@@ -146,22 +138,19 @@ fn narrowed(
         .insert("labelSelector".to_string(), serde_json::to_value(api).ok()?);
     let patch = MergePatch::new().set(&t.list_path, Value::Array(items));
     let names: Vec<String> = others.iter().map(|m| m.workload.to_string()).collect();
-    Some((
-        api.clone(),
-        Fix {
-            description: format!(
-                "narrow the selector to {}'s own labels ({})",
-                s.workload,
-                selector_text(Some(api))
-            ),
-            patch: patch.to_yaml(),
-            verified: Some(format!(
-                "the narrowed selector matches {}'s pods and none of {} (engine term matching)",
-                s.workload,
-                list(&names, 3)
-            )),
-        },
-    ))
+    Some(Fix {
+        description: format!(
+            "narrow the selector to the labels of {}'s own pods ({})",
+            s.workload,
+            selector_text(Some(api))
+        ),
+        patch: patch.to_yaml(),
+        verified: Some(format!(
+            "the narrowed selector matches {}'s pods and none of {} (engine term matching)",
+            s.workload,
+            list(&names, 3)
+        )),
+    })
 }
 
 /// The API list a term is in, as JSON, for a patch that replaces it.

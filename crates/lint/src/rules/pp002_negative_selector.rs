@@ -78,10 +78,14 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 .collect();
             if matched.is_empty() {
                 if t.kind.required() && world.term_selects(t.compiled, &s.pod) {
+                    let (who, them) = if s.kind == "Pod" {
+                        (format!("{} matches", s.workload), "it")
+                    } else {
+                        (format!("{}'s own pods match", s.workload), "them")
+                    };
                     f.notes.push(format!(
-                        "no pod in scope matches it and {}'s own pods do, so kube-scheduler lets them through on any node \
-                         (the exception for the first pod of a group): the rule constrains nothing",
-                        s.workload
+                        "no pod in scope matches it and {who} it, so kube-scheduler lets {them} through on any node \
+                         (the exception for the first pod of a group): the rule constrains nothing"
                     ));
                 } else {
                     f.notes.push("no pod in scope matches it".to_string());

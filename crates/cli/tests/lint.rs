@@ -1,0 +1,268 @@
+//! `podplace lint` on the story manifests: each story's rule fires at the
+//! offending term with a fix, fixed manifests are clean, and the CI
+//! contract holds (exit codes, --fail-on, --disable, the ignore annotation,
+//! stdin streams with their own line numbers, bad input).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn examples() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/stories"
+    ))
+}
+
+/// Runs `podplace` in `examples/stories` with `stdin` fed in; (stdout, stderr, exit code).
+fn podplace_with_stdin(args: &[&str], stdin: &str) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_podplace"))
+        .args(args)
+        .current_dir(examples())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run podplace");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("podplace ends");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn podplace(args: &[&str]) -> (String, String, i32) {
+    podplace_with_stdin(args, "")
+}
+
+fn lint_json(args: &[&str]) -> (Value, i32) {
+    let mut all = vec!["lint", "-o", "json"];
+    all.extend_from_slice(args);
+    let (stdout, stderr, code) = podplace(&all);
+    let v = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    (v, code)
+}
+
+fn rules(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn vault_story_text() {
+    let (stdout, stderr, code) = podplace(&["lint", "vault"]);
+    assert_eq!(code, 1, "stderr: {stderr}");
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn doesnotexist_story_text() {
+    let (stdout, _, code) = podplace(&["lint", "doesnotexist"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn rollout_story_text() {
+    let (stdout, _, code) = podplace(&["lint", "rollout"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn drift_story_text() {
+    let (stdout, _, code) = podplace(&["lint", "-f", "drift"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn stories_trigger_their_rules_at_the_offending_term() {
+    let table = [
+        ("vault", "PP001", "vault/prometheus.yaml", 23, 15),
+        ("doesnotexist", "PP002", "doesnotexist/pod-2.yaml", 15, 34),
+        ("rollout", "PP003", "rollout/web.yaml", 8, 13),
+        ("drift", "PP004", "drift/demo-app.yaml", 17, 13),
+    ];
+    for (dir, rule, file, line, column) in table {
+        let (v, code) = lint_json(&[dir]);
+        assert_eq!(code, 1, "{dir}");
+        assert_eq!(rules(&v), [rule], "{dir}");
+        let f = &v["findings"][0];
+        assert_eq!(f["file"], file, "{dir}");
+        assert_eq!(
+            (f["line"].as_u64(), f["column"].as_u64()),
+            (Some(line), Some(column)),
+            "{dir}"
+        );
+        assert!(f["fix"]["patch"].is_string(), "{dir}: {f:#}");
+    }
+}
+
+#[test]
+fn fixed_stories_are_clean() {
+    for args in [
+        vec!["vault-fixed"],
+        vec!["rollout-fixed"],
+        vec!["drift-fixed"],
+        vec![
+            "doesnotexist-fixed",
+            "--cluster",
+            "doesnotexist/cluster.yaml",
+        ],
+    ] {
+        let mut all = vec!["lint"];
+        all.extend_from_slice(&args);
+        let (stdout, stderr, code) = podplace(&all);
+        assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(stdout.starts_with("no findings in "), "{args:?}: {stdout}");
+    }
+}
+
+#[test]
+fn cluster_snapshot_supplies_the_nodes() {
+    // web.yaml alone has no nodes: no rollout to replay.
+    let (v, code) = lint_json(&["rollout/web.yaml"]);
+    assert_eq!((rules(&v).len(), code), (0, 0));
+    let (v, code) = lint_json(&["rollout/web.yaml", "--cluster", "rollout/cluster.yaml"]);
+    assert_eq!((rules(&v), code), (vec!["PP003".to_string()], 1));
+}
+
+#[test]
+fn fail_on_sets_the_threshold() {
+    let table: [(&[&str], i32); 6] = [
+        (&["drift"], 1),                            // warning >= warning (default)
+        (&["drift", "--fail-on", "error"], 0),      // warning < error
+        (&["rollout", "--fail-on", "error"], 1),    // error
+        (&["vault-fixed", "--fail-on", "note"], 0), // nothing at all
+        (
+            &["../../crates/lint/tests/fixtures/PP002/positive/preferred-does-not-exist.yaml"],
+            0,
+        ), // a note
+        (
+            &[
+                "../../crates/lint/tests/fixtures/PP002/positive/preferred-does-not-exist.yaml",
+                "--fail-on",
+                "note",
+            ],
+            1,
+        ),
+    ];
+    for (args, want) in table {
+        let mut all = vec!["lint"];
+        all.extend_from_slice(args);
+        let (stdout, stderr, code) = podplace(&all);
+        assert_eq!(code, want, "{args:?}\n{stdout}{stderr}");
+    }
+}
+
+#[test]
+fn disable_skips_rules_and_rejects_unknown_ones() {
+    let (stdout, _, code) = podplace(&["lint", "drift", "--disable", "PP004,PP006"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (_, stderr, code) = podplace(&["lint", "drift", "--disable", "PP999"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown rule \"PP999\""), "{stderr}");
+}
+
+#[test]
+fn ignore_annotation_suppresses_per_object() {
+    let manifest = std::fs::read_to_string(examples().join("drift/demo-app.yaml")).unwrap();
+    let annotated = manifest.replace(
+        "metadata:\n  name: demo-app\n",
+        "metadata:\n  name: demo-app\n  annotations:\n    podplace.io/ignore: \"PP001, PP004\"\n",
+    );
+    assert_ne!(manifest, annotated);
+    let (stdout, stderr, code) = podplace_with_stdin(&["lint", "-"], &annotated);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        stdout,
+        "no findings in 1 object; 1 suppressed by podplace.io/ignore\n"
+    );
+}
+
+#[test]
+fn helm_template_stream_on_stdin_keeps_line_numbers() {
+    // What `helm template` prints: `---` separated documents with
+    // `# Source:` comments; the finding's line counts from the stream's start.
+    let mut stream = String::new();
+    for f in [
+        "vault/cluster.yaml",
+        "vault/vault.yaml",
+        "vault/prometheus.yaml",
+    ] {
+        stream.push_str(&format!("---\n# Source: chart/templates/{f}\n"));
+        stream.push_str(&std::fs::read_to_string(examples().join(f)).unwrap());
+    }
+    // The span starts at `matchExpressions:`, the line above prometheus'
+    // first requirement: its 1-based number is the requirement's 0-based index.
+    let expected_line = stream
+        .lines()
+        .position(|l| l.trim() == "- {key: component, operator: In, values: [server]}")
+        .unwrap();
+    let (stdout, stderr, code) = podplace_with_stdin(&["lint", "-o", "json", "-"], &stream);
+    assert_eq!(code, 1, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "PP001");
+    assert_eq!(f["file"], "-");
+    assert_eq!(f["line"].as_u64(), Some(expected_line as u64));
+    assert_eq!(f["column"].as_u64(), Some(15));
+    let (text, _, _) = podplace_with_stdin(&["lint", "-"], &stream);
+    assert!(
+        text.contains(&format!("--> -:{expected_line}:15")),
+        "{text}"
+    );
+    assert!(text.contains("matchExpressions:"), "{text}");
+}
+
+#[test]
+fn sarif_output_is_a_sarif_log() {
+    let (stdout, _, code) = podplace(&["lint", "-o", "sarif", "vault", "doesnotexist/pod-2.yaml"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["PP002", "PP001"]);
+    assert_eq!(
+        results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "vault/prometheus.yaml"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_a_location() {
+    let (_, stderr, code) = podplace_with_stdin(
+        &["lint", "-"],
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n",
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("error: -:"), "{stderr}");
+    let (_, stderr, code) = podplace(&["lint"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no manifests given"), "{stderr}");
+    let (_, stderr, code) = podplace(&["lint", "does-not-exist.yaml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("does-not-exist.yaml"), "{stderr}");
+    let (_, _, code) = podplace(&["lint", "vault", "-o", "xml"]);
+    assert_eq!(code, 2);
+}
