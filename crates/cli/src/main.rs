@@ -4,6 +4,7 @@
 
 mod lint;
 mod place;
+mod rebalance;
 mod simulate;
 mod why;
 mod snapshot;
@@ -106,6 +107,10 @@ enum Command {
     /// Check manifests (and optionally a cluster snapshot) for affinity
     /// pitfalls: rule ids, file:line spans, fixes; exit 1 on findings.
     Lint(lint::LintArgs),
+    /// Plan the fewest evictions that restore the intended spread, prove by
+    /// scheduling where every replacement lands, and (with --execute) evict
+    /// through the Eviction API; reads descheduler v1alpha2 policies.
+    Rebalance(Box<rebalance::RebalanceArgs>),
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
         /// Directory of case files.
@@ -166,6 +171,7 @@ fn main() -> ExitCode {
         }),
         Command::Simulate(args) => simulate::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Rebalance(args) => rebalance::run(*args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
     };
     match result {

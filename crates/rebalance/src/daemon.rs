@@ -153,7 +153,8 @@ impl Daemon {
 
     /// Gives the lease up so another replica can take over at once.
     pub async fn release(&self) -> Result<(), Error> {
-        self.leading.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.leading
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         self.metrics.set_leader(false);
         if let Some(e) = &self.elector {
             e.lock().await.release().await?;

@@ -125,7 +125,12 @@ impl ExecutionReport {
     pub fn mismatches(&self) -> usize {
         self.steps
             .iter()
-            .filter(|s| matches!(s.outcome, StepOutcome::Elsewhere | StepOutcome::NotScheduled))
+            .filter(|s| {
+                matches!(
+                    s.outcome,
+                    StepOutcome::Elsewhere | StepOutcome::NotScheduled
+                )
+            })
             .count()
     }
 
@@ -212,7 +217,9 @@ pub async fn execute(
             }
             if ev.wave != wave {
                 if !wave_replacements.is_empty() {
-                    if let Err(why) = wait_ready(client, &wave_replacements, &mut known, opts).await? {
+                    if let Err(why) =
+                        wait_ready(client, &wave_replacements, &mut known, opts).await?
+                    {
                         report.stopped = Some(why);
                         return Ok(report);
                     }
@@ -220,7 +227,10 @@ pub async fn execute(
                 wave = ev.wave;
                 wave_replacements.clear();
             }
-            let (ns, name) = ev.pod.split_once('/').unwrap_or(("default", ev.pod.as_str()));
+            let (ns, name) = ev
+                .pod
+                .split_once('/')
+                .unwrap_or(("default", ev.pod.as_str()));
             let old = known
                 .iter()
                 .find(|p| {
@@ -267,8 +277,12 @@ pub async fn execute(
                         tokio::time::sleep(opts.retry_backoff).await;
                     }
                     EvictionOutcome::Evicted => break Ok(()),
-                    EvictionOutcome::Gone => break Err((StepOutcome::Gone, "the pod no longer exists".to_string())),
-                    EvictionOutcome::Forbidden { message } => break Err((StepOutcome::Forbidden, message)),
+                    EvictionOutcome::Gone => {
+                        break Err((StepOutcome::Gone, "the pod no longer exists".to_string()))
+                    }
+                    EvictionOutcome::Forbidden { message } => {
+                        break Err((StepOutcome::Forbidden, message))
+                    }
                 }
             };
             if let Err((outcome, message)) = answer {
@@ -284,7 +298,8 @@ pub async fn execute(
                     StepOutcome::Blocked => {
                         report.stopped = Some(format!(
                             "{} could not be evicted after {} attempts: {message}",
-                            ev.pod, opts.max_retries + 1
+                            ev.pod,
+                            opts.max_retries + 1
                         ));
                     }
                     _ => {
@@ -354,7 +369,12 @@ pub async fn execute(
         }
         planned = plan(&fetched.inventory, &policy, plan_opts)?;
         metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
-        known = fetched.inventory.pods.iter().map(|p| p.object.clone()).collect();
+        known = fetched
+            .inventory
+            .pods
+            .iter()
+            .map(|p| p.object.clone())
+            .collect();
         if planned.plan.is_empty() {
             return Ok(report);
         }
@@ -396,9 +416,9 @@ async fn wait_ready(
     opts: &ExecuteOptions,
 ) -> Result<Result<(), String>, Error> {
     let is_ready = |known: &[Pod], ns: &str, u: &str| {
-        known
-            .iter()
-            .any(|p| p.metadata.namespace.as_deref().unwrap_or("default") == ns && uid(p) == u && ready(p))
+        known.iter().any(|p| {
+            p.metadata.namespace.as_deref().unwrap_or("default") == ns && uid(p) == u && ready(p)
+        })
     };
     let deadline = tokio::time::Instant::now() + opts.wait_timeout;
     loop {
@@ -419,10 +439,7 @@ async fn wait_ready(
         let pods = list_pods(client, Some(&ns), None, &opts.fetch).await?;
         known.retain(|p| p.metadata.namespace.as_deref().unwrap_or("default") != ns);
         known.extend(pods);
-        if replacements
-            .iter()
-            .any(|(n, u)| !is_ready(known, n, u))
-        {
+        if replacements.iter().any(|(n, u)| !is_ready(known, n, u)) {
             tokio::time::sleep(opts.poll_interval).await;
         }
     }

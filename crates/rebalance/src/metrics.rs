@@ -60,7 +60,11 @@ impl Metrics {
             plan_duration.clone(),
         );
         let planned = Gauge::default();
-        registry.register("planned_evictions", "Evictions in the last plan", planned.clone());
+        registry.register(
+            "planned_evictions",
+            "Evictions in the last plan",
+            planned.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "leader",
@@ -135,7 +139,9 @@ mod tests {
         m.planned(0.25, 3);
         let text = m.render();
         assert!(
-            text.contains("podplace_rebalance_evictions_total{strategy=\"SoftRules\",result=\"evicted\"} 2"),
+            text.contains(
+                "podplace_rebalance_evictions_total{strategy=\"SoftRules\",result=\"evicted\"} 2"
+            ),
             "{text}"
         );
         assert!(text.contains("podplace_rebalance_landings_total{outcome=\"as_predicted\"} 1"));

@@ -143,6 +143,11 @@ impl Planned {
     /// (fresh: no restarts, started `now`). Planning again on it must find
     /// nothing to do.
     pub fn apply(&self, inv: &Inventory, now: Timestamp) -> Inventory {
+        self.apply_prefix(inv, now, self.ids.len())
+    }
+
+    /// The world after the first `k` evictions of the plan (see [`Planned::apply`]).
+    pub fn apply_prefix(&self, inv: &Inventory, now: Timestamp, k: usize) -> Inventory {
         let mut out = inv.clone();
         for (i, node) in &self.placed {
             if let Some(spec) = out.pods[*i].object.spec.as_mut() {
@@ -154,7 +159,7 @@ impl Planned {
         let mut new_pods: Vec<(usize, Sourced<core::Pod>)> = Vec::new();
         let mut removed = vec![false; inv.pods.len()];
         let mut created: std::collections::HashMap<usize, usize> = Default::default();
-        for ids in &self.ids {
+        for ids in self.ids.iter().take(k) {
             let evicted = ids.evicted.index();
             if evicted < inv.pods.len() {
                 removed[evicted] = true;

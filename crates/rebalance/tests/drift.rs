@@ -67,3 +67,44 @@ fn drift_is_restored_with_three_evictions() {
     counts.sort_unstable();
     assert_eq!(counts, [1, 2, 2]);
 }
+
+/// Each replacement, created while its predecessor terminates (as the
+/// ReplicaSet creates it), is placed by a fresh scheduling of the world
+/// loaded from objects — independently of the planner's incremental state —
+/// on the node the plan says.
+#[test]
+fn each_replacement_lands_where_the_plan_says() {
+    use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
+    let inv = world();
+    let planned = plan(&inv, &Policy::default_profile(), &opts()).unwrap();
+    assert_eq!(planned.plan.evictions.len(), 3);
+    for (k, e) in planned.plan.evictions.iter().enumerate() {
+        let mut before = planned.apply_prefix(&inv, opts().now, k);
+        let after = planned.apply_prefix(&inv, opts().now, k + 1);
+        let mut replacement = after.pods.last().unwrap().clone();
+        assert_eq!(
+            replacement.object.metadata.name.as_deref(),
+            Some(e.replacement.as_str())
+        );
+        replacement.object.spec.as_mut().unwrap().node_name = None;
+        replacement.object.status = None;
+        let (ns, name) = e.pod.split_once('/').unwrap();
+        let old = before
+            .pods
+            .iter_mut()
+            .find(|p| {
+                p.object.metadata.namespace.as_deref() == Some(ns)
+                    && p.object.metadata.name.as_deref() == Some(name)
+            })
+            .unwrap();
+        old.object.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(opts().now),
+        );
+        before.pods.push(replacement);
+        let (mut cluster, pending) = build_cluster(&before).unwrap();
+        assert_eq!(pending.len(), 1);
+        let placed = place_all(&mut cluster, &pending, PlaceOptions::default());
+        let node = placed[0].node.map(|n| cluster.node(n).name.to_string());
+        assert_eq!(node.as_deref(), Some(e.to.as_str()), "eviction {k}: {e:?}");
+    }
+}

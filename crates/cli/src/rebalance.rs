@@ -1,0 +1,517 @@
+//! `podplace rebalance`: plan the fewest evictions that restore the
+//! intended spread, prove where each replacement lands, and — with
+//! `--execute` on a live cluster — evict through the Eviction API.
+//!
+//! With `-f`, plans against files (a snapshot, manifests); otherwise reads
+//! the cluster the kubeconfig names (dry run unless `--execute`). With
+//! `--interval`, runs until stopped, as the in-cluster Deployment does,
+//! with leader election, `/healthz` and `/metrics`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use podplace_kube::{ConnectOptions, FetchOptions, LeaseConfig};
+use podplace_rebalance::daemon::{serve, Daemon, RunResult};
+use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, StepOutcome};
+use podplace_rebalance::metrics::Metrics;
+use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
+
+use crate::snapshot::ClusterArgs;
+use crate::{Exit, OutputFormat};
+
+/// `podplace rebalance` arguments.
+#[derive(Debug, clap::Args)]
+pub struct RebalanceArgs {
+    /// Plan against files instead of a cluster: a snapshot (`podplace
+    /// snapshot`, `kubectl get -o yaml`), manifests, directories or `-`.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub filenames: Vec<String>,
+    /// A descheduler `descheduler/v1alpha2` DeschedulerPolicy file (default:
+    /// podplace's default profile, see the README).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: OutputFormat,
+    /// Evict for real (live clusters only; the default is a dry run that
+    /// prints the plan).
+    #[arg(long)]
+    pub execute: bool,
+    /// Run again every interval until stopped (`5m`, `1h`), with leader
+    /// election and /healthz and /metrics on --listen.
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// Where to serve /healthz and /metrics with --interval.
+    #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDR")]
+    pub listen: String,
+    /// The Lease for leader election (`NAMESPACE/NAME`) with --interval;
+    /// `none` disables leader election (one replica only!).
+    #[arg(
+        long,
+        default_value = "kube-system/podplace-rebalancer",
+        value_name = "NS/NAME"
+    )]
+    pub lease: String,
+    /// This replica's identity in the election (default: $POD_NAME or the host name, with a random suffix).
+    #[arg(long, value_name = "ID")]
+    pub identity: Option<String>,
+    /// How long to wait for a replacement to be bound, and a wave to be Ready.
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub wait_timeout: String,
+    /// Retries of an eviction refused with 429 (a PodDisruptionBudget).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub retries: u32,
+    /// Pause after a 429 before retrying.
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub retry_backoff: String,
+    /// Pause between polls of the pods while waiting.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub poll_interval: String,
+    /// Seed for choosing among equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The time lifecycle strategies measure ages against (RFC 3339; default now).
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+    /// Also list the nominated pods the plan leaves in place, and why.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Cluster and namespaces (live mode).
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+fn duration(flag: &str, text: &str) -> std::result::Result<Duration, String> {
+    podplace_rebalance::duration::parse_duration(text).map_err(|e| format!("--{flag}: {e}"))
+}
+
+/// Runs `rebalance`.
+pub fn run(args: RebalanceArgs) -> Result<Exit> {
+    let policy = match &args.policy {
+        Some(p) => match Policy::load(p) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        },
+        None => Policy::default_profile(),
+    };
+    for w in &policy.warnings {
+        eprintln!("warning: {}: {w}", policy.source);
+    }
+    let now = match &args.now {
+        Some(t) => match t.parse::<k8s_openapi::jiff::Timestamp>() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: --now {t:?}: {e}");
+                return Ok(Exit::BadInput);
+            }
+        },
+        None => k8s_openapi::jiff::Timestamp::now(),
+    };
+    let plan_opts = PlanOptions {
+        seed: args.seed,
+        now,
+        max_rounds: 100,
+    };
+    if !args.filenames.is_empty() {
+        if args.execute || args.interval.is_some() {
+            eprintln!("error: --execute and --interval act on a live cluster; they cannot be used with -f");
+            return Ok(Exit::BadInput);
+        }
+        let inv = match crate::world::load_world(&args.filenames, args.verbose) {
+            Ok(inv) => inv,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        };
+        let planned = match plan(&inv, &policy, &plan_opts) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(exit_of(&e));
+            }
+        };
+        print_plan(&planned.plan, None, args.output, args.verbose, true)?;
+        return Ok(if planned.plan.is_empty() {
+            Exit::Ok
+        } else {
+            Exit::Findings
+        });
+    }
+    let exec_opts = match exec_options(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(live(args, policy, plan_opts, exec_opts))
+}
+
+fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, String> {
+    Ok(ExecuteOptions {
+        poll_interval: duration("poll-interval", &args.poll_interval)?,
+        wait_timeout: duration("wait-timeout", &args.wait_timeout)?,
+        retry_backoff: duration("retry-backoff", &args.retry_backoff)?,
+        max_retries: args.retries,
+        max_replans: 3,
+        fetch: FetchOptions {
+            namespaces: if args.cluster.all_namespaces {
+                Vec::new()
+            } else {
+                args.cluster.namespaces.clone()
+            },
+            page_size: args.cluster.page_size,
+            ..FetchOptions::default()
+        },
+    })
+}
+
+fn exit_of(e: &podplace_rebalance::Error) -> Exit {
+    match e.exit_code() {
+        3 => Exit::ClusterError,
+        _ => Exit::BadInput,
+    }
+}
+
+async fn live(
+    args: RebalanceArgs,
+    policy: Policy,
+    plan_opts: PlanOptions,
+    exec_opts: ExecuteOptions,
+) -> Result<Exit> {
+    let client = match podplace_kube::connect(&ConnectOptions {
+        kubeconfig: args.cluster.kubeconfig.clone(),
+        context: args.cluster.context.clone(),
+    })
+    .await
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(if e.exit_code() == 2 {
+                Exit::BadInput
+            } else {
+                Exit::ClusterError
+            });
+        }
+    };
+    let metrics = Metrics::new();
+    if let Some(interval) = &args.interval {
+        let interval = match duration("interval", interval) {
+            Ok(d) if d >= Duration::from_secs(1) => d,
+            Ok(_) => {
+                eprintln!("error: --interval must be at least 1s");
+                return Ok(Exit::BadInput);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        };
+        let lease = if args.lease == "none" {
+            None
+        } else {
+            let Some((ns, name)) = args.lease.split_once('/') else {
+                eprintln!(
+                    "error: --lease must be NAMESPACE/NAME or none, got {:?}",
+                    args.lease
+                );
+                return Ok(Exit::BadInput);
+            };
+            let identity = args.identity.clone().unwrap_or_else(default_identity);
+            Some(LeaseConfig::new(ns, name, &identity))
+        };
+        let mut daemon = match Daemon::new(client, policy, args.execute, lease, metrics.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(exit_of(&e));
+            }
+        };
+        daemon.plan_opts = plan_opts;
+        daemon.exec_opts = exec_opts;
+        let addr = match serve(&args.listen, metrics).await {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(exit_of(&e));
+            }
+        };
+        eprintln!(
+            "podplace rebalance: every {}, {}; /healthz and /metrics on {addr}",
+            podplace_rebalance::duration::format_duration(interval),
+            if args.execute { "evicting" } else { "dry run" }
+        );
+        daemon.start_election(Duration::from_secs(2));
+        let output = args.output;
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        daemon
+            .run_loop(interval, stop, |r| match r {
+                Ok(RunResult::NotLeader) => {}
+                Ok(RunResult::Ran { planned, execution }) => {
+                    let summary = match execution {
+                        Some(rep) => format!(
+                            "planned {planned}, evicted {}, {} mismatch(es){}",
+                            rep.evicted(),
+                            rep.mismatches(),
+                            rep.stopped
+                                .as_ref()
+                                .map(|s| format!("; stopped: {s}"))
+                                .unwrap_or_default()
+                        ),
+                        None => format!("planned {planned} eviction(s) (dry run)"),
+                    };
+                    if output == OutputFormat::Json {
+                        println!("{}", serde_json::json!({"run": summary}));
+                    } else {
+                        eprintln!("{summary}");
+                    }
+                }
+                Err(e) => eprintln!("error: {e}"),
+            })
+            .await;
+        let _ = daemon.release().await;
+        return Ok(Exit::Ok);
+    }
+    let fetched = match podplace_kube::fetch_inventory(&client, &exec_opts.fetch).await {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::ClusterError);
+        }
+    };
+    crate::snapshot::report_gaps(&fetched);
+    if fetched
+        .unreadable
+        .iter()
+        .any(|u| u.resource == "pods" || u.resource == "nodes")
+    {
+        eprintln!("error: cannot plan without reading every node and pod");
+        return Ok(Exit::ClusterError);
+    }
+    let planned = match plan(&fetched.inventory, &policy, &plan_opts) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_of(&e));
+        }
+    };
+    metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
+    if !args.execute {
+        print_plan(&planned.plan, None, args.output, args.verbose, true)?;
+        return Ok(if planned.plan.is_empty() {
+            Exit::Ok
+        } else {
+            Exit::Findings
+        });
+    }
+    let plan_copy = planned.plan.clone();
+    let always = || true;
+    let report = match execute(
+        &client,
+        &policy,
+        &plan_opts,
+        planned,
+        &fetched.inventory,
+        &exec_opts,
+        &metrics,
+        &always,
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit_of(&e));
+        }
+    };
+    print_plan(&plan_copy, Some(&report), args.output, args.verbose, false)?;
+    Ok(if report.clean() {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
+}
+
+fn default_identity() -> String {
+    let base = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "podplace".to_string());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{base}_{:08x}", nanos ^ std::process::id())
+}
+
+/// Prints the plan (and, after `--execute`, what happened).
+fn print_plan(
+    plan: &Plan,
+    report: Option<&ExecutionReport>,
+    output: OutputFormat,
+    verbose: bool,
+    dry_run: bool,
+) -> Result<()> {
+    if output == OutputFormat::Json {
+        let mut v = serde_json::to_value(plan)?;
+        if let Some(r) = report {
+            v["execution"] = serde_json::to_value(r)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    print!("{}", render_text(plan, report, verbose, dry_run));
+    Ok(())
+}
+
+fn render_text(
+    plan: &Plan,
+    report: Option<&ExecutionReport>,
+    verbose: bool,
+    dry_run: bool,
+) -> String {
+    let mut s = String::new();
+    let n = plan.evictions.len();
+    let _ = writeln!(
+        s,
+        "Rebalance plan ({}): {} in {} wave{}",
+        plan.policy,
+        match n {
+            0 => "nothing to evict".to_string(),
+            1 => "1 eviction".to_string(),
+            n => format!("{n} evictions"),
+        },
+        plan.waves,
+        if plan.waves == 1 { "" } else { "s" }
+    );
+    let mut wave = 0;
+    for e in &plan.evictions {
+        if e.wave != wave {
+            wave = e.wave;
+            let _ = writeln!(s, "\nwave {wave}");
+        }
+        let from_score = match (&e.score.from, &e.score.from_infeasible) {
+            (Some(f), _) => f.to_string(),
+            (None, Some(why)) => format!("infeasible ({why})"),
+            (None, None) => "infeasible".to_string(),
+        };
+        let _ = writeln!(s, "  {}  {} → {}  [{}]", e.pod, e.from, e.to, e.strategy);
+        let _ = writeln!(s, "      fixes: {}", e.rule);
+        let _ = writeln!(
+            s,
+            "      replacement {} scheduled {}; score {from_score} → {}{}; objective {} → {}",
+            e.replacement,
+            e.scheduled.text(),
+            e.score.to,
+            if e.tied_with.is_empty() {
+                String::new()
+            } else {
+                format!(" (tied with {})", e.tied_with.join(", "))
+            },
+            e.objective_before,
+            e.objective_after
+        );
+        if let Some(r) = report {
+            if let Some(step) = r.steps.iter().find(|st| st.pod == e.pod) {
+                let _ = writeln!(
+                    s,
+                    "      result: {}{}{}",
+                    match step.outcome {
+                        StepOutcome::AsPredicted => "evicted; landed as planned".to_string(),
+                        StepOutcome::Tied => format!(
+                            "evicted; landed on {} (scored equal)",
+                            step.landed.clone().unwrap_or_default()
+                        ),
+                        StepOutcome::Elsewhere => format!(
+                            "evicted; MISMATCH: landed on {}, planned {}",
+                            step.landed.clone().unwrap_or_default(),
+                            step.predicted
+                        ),
+                        StepOutcome::NotScheduled =>
+                            "evicted; the replacement was not scheduled in time".to_string(),
+                        StepOutcome::Blocked => "blocked by a PodDisruptionBudget".to_string(),
+                        StepOutcome::Gone => "already gone".to_string(),
+                        StepOutcome::Forbidden => "forbidden".to_string(),
+                    },
+                    if step.attempts > 1 {
+                        format!(" after {} attempts", step.attempts)
+                    } else {
+                        String::new()
+                    },
+                    step.message
+                        .as_ref()
+                        .filter(|_| step.attempts > 1 || step.outcome != StepOutcome::AsPredicted)
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
+    let changed: Vec<_> = plan
+        .strategies
+        .iter()
+        .filter(|st| st.before != 0 || st.after != 0)
+        .collect();
+    if !changed.is_empty() {
+        let _ = writeln!(s, "\nobjectives (before → after):");
+        for st in changed {
+            let _ = writeln!(
+                s,
+                "  {:<44} {}: {} → {}",
+                st.strategy, st.measures, st.before, st.after
+            );
+        }
+    }
+    if verbose && !plan.kept.is_empty() {
+        let _ = writeln!(s, "\nleft in place:");
+        for k in &plan.kept {
+            let _ = writeln!(s, "  {}  [{}] {}", k.pod, k.strategy, k.reason);
+        }
+    } else if !plan.kept.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n{} nominated pod(s) left in place (-v lists them and why)",
+            plan.kept.len()
+        );
+    }
+    if !plan.pending.is_empty() {
+        let _ = writeln!(s, "\n{} pod(s) stay Pending:", plan.pending.len());
+        for p in &plan.pending {
+            let _ = writeln!(s, "  {p}");
+        }
+    }
+    if n > 0 {
+        let _ = writeln!(s, "\n{}", plan.model);
+    }
+    if let Some(r) = report {
+        let _ = writeln!(
+            s,
+            "\nexecuted: {} evicted, {} mismatch(es), {} replan(s){}",
+            r.evicted(),
+            r.mismatches(),
+            r.replans,
+            r.stopped
+                .as_ref()
+                .map(|x| format!("; stopped: {x}"))
+                .unwrap_or_default()
+        );
+    } else if dry_run && n > 0 {
+        let _ = writeln!(
+            s,
+            "\ndry run: nothing was evicted (--execute evicts, on a live cluster)"
+        );
+    }
+    s
+}

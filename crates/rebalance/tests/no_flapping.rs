@@ -1,0 +1,217 @@
+//! No flapping: rebalancing the outcome of a rebalance plans nothing, on
+//! randomized clusters with soft and hard rules and piled-up pods.
+
+use k8s_openapi::jiff::Timestamp;
+use podplace_model::inventory::{Inventory, Origin, Sourced};
+use podplace_rebalance::{plan, PlanOptions, Policy};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn sourced<T: serde::de::DeserializeOwned>(v: Value) -> Sourced<T> {
+    Sourced {
+        object: serde_json::from_value(v).unwrap(),
+        origin: Origin::default(),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct App {
+    replicas: usize,
+    rule: u8,
+    zone_key: bool,
+    cpu: u32,
+    max_unavailable: u32,
+    placement: Vec<usize>,
+}
+
+fn app() -> impl Strategy<Value = App> {
+    (
+        1usize..7,
+        0u8..7,
+        any::<bool>(),
+        1u32..8,
+        1u32..3,
+        proptest::collection::vec(0usize..16, 7),
+    )
+        .prop_map(|(replicas, rule, zone_key, cpu, mu, placement)| App {
+            replicas,
+            rule,
+            zone_key,
+            cpu: cpu * 100,
+            max_unavailable: mu,
+            placement,
+        })
+}
+
+fn build(nodes: usize, taint: Option<usize>, apps: &[App]) -> Inventory {
+    let mut inv = Inventory::default();
+    for n in 0..nodes {
+        let mut node = json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("n{n}"), "uid": format!("node-{n}"),
+                "labels": {"kubernetes.io/hostname": format!("n{n}"),
+                           "topology.kubernetes.io/zone": format!("z{}", n % 2)}},
+            "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}
+        });
+        if taint == Some(n) {
+            node["spec"] =
+                json!({"taints": [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]});
+        }
+        inv.nodes.push(sourced(node));
+    }
+    for (i, a) in apps.iter().enumerate() {
+        let name = format!("app{i}");
+        let key = if a.zone_key {
+            "topology.kubernetes.io/zone"
+        } else {
+            "kubernetes.io/hostname"
+        };
+        let sel = json!({"matchLabels": {"app": name}});
+        let affinity = match a.rule {
+            0 => json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": {"labelSelector": sel, "topologyKey": key}}]}}),
+            1 => json!({"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "app0"}}, "topologyKey": key}}]}}),
+            2 => json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": sel, "topologyKey": "kubernetes.io/hostname"}]}}),
+            3 => json!({"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 40, "preference": {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z1"]}]}}]}}),
+            _ => json!({}),
+        };
+        let spread = match a.rule {
+            4 => {
+                json!([{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": sel}])
+            }
+            5 => {
+                json!([{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}])
+            }
+            _ => json!([]),
+        };
+        let spec = json!({
+            "containers": [{"name": "c", "image": "nginx:1.27", "resources": {"requests": {"cpu": format!("{}m", a.cpu), "memory": "256Mi"}}}],
+            "affinity": affinity,
+            "topologySpreadConstraints": spread,
+        });
+        inv.deployments.push(sourced(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("d-{i}"), "generation": 1},
+            "spec": {"replicas": a.replicas, "selector": sel,
+                     "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": a.max_unavailable}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}},
+            "status": {"replicas": a.replicas}
+        })));
+        let rs = format!("{name}-abc12");
+        inv.replica_sets.push(sourced(json!({
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": rs, "namespace": "default", "uid": format!("rs-{i}"),
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": format!("d-{i}"), "controller": true}]},
+            "spec": {"replicas": a.replicas, "selector": sel, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}},
+            "status": {"replicas": a.replicas}
+        })));
+        for r in 0..a.replicas {
+            let node = a.placement[r] % nodes;
+            inv.pods.push(sourced(json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("{rs}-p{r}"), "generateName": format!("{rs}-"), "namespace": "default",
+                    "uid": format!("pod-{i}-{r}"), "labels": {"app": name},
+                    "creationTimestamp": "2026-11-22T03:00:00Z",
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": format!("rs-{i}"), "controller": true}]},
+                "spec": {"nodeName": format!("n{node}"), "containers": spec["containers"], "affinity": spec["affinity"],
+                         "topologySpreadConstraints": spec["topologySpreadConstraints"]},
+                "status": {"phase": "Running", "startTime": "2026-11-22T03:00:00Z",
+                           "conditions": [{"type": "Ready", "status": "True"}]}
+            })));
+        }
+    }
+    inv
+}
+
+const EVERYTHING: &str = r#"
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: everything
+  pluginConfig:
+  - name: RemovePodsViolatingNodeAffinity
+    args: {nodeAffinityType: [requiredDuringSchedulingIgnoredDuringExecution, preferredDuringSchedulingIgnoredDuringExecution]}
+  - name: RemovePodsViolatingNodeTaints
+    args: {includePreferNoSchedule: true}
+  - name: RemovePodsViolatingTopologySpreadConstraint
+    args: {constraints: [DoNotSchedule, ScheduleAnyway]}
+  - name: LowNodeUtilization
+    args: {thresholds: {cpu: 20}, targetThresholds: {cpu: 50}}
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints, RemovePodsViolatingNodeAffinity, RemovePodsViolatingInterPodAntiAffinity]
+    balance:
+      enabled: [RemovePodsViolatingTopologySpreadConstraint, SoftRules, RemoveDuplicates, LowNodeUtilization]
+"#;
+
+fn opts(seed: u64) -> PlanOptions {
+    PlanOptions {
+        seed,
+        now: "2026-11-22T04:00:00Z".parse::<Timestamp>().unwrap(),
+        max_rounds: 100,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn rebalancing_the_outcome_plans_nothing(
+        nodes in 2usize..6,
+        taint in proptest::option::of(0usize..6),
+        apps in proptest::collection::vec(app(), 1..5),
+        seed in 0u64..4,
+        everything in any::<bool>(),
+    ) {
+        let inv = build(nodes, taint, &apps);
+        let policy = if everything {
+            Policy::parse(EVERYTHING, "everything").unwrap()
+        } else {
+            Policy::default_profile()
+        };
+        let first = plan(&inv, &policy, &opts(seed)).unwrap();
+        for e in &first.plan.evictions {
+            prop_assert!(e.objective_after < e.objective_before, "{e:?}");
+            prop_assert!(e.from != e.to, "{e:?}");
+        }
+        for s in &first.plan.strategies {
+            prop_assert!(s.after <= s.before, "{s:?}");
+        }
+        let outcome = first.apply(&inv, opts(seed).now);
+        let second = plan(&outcome, &policy, &opts(seed)).unwrap();
+        prop_assert!(
+            second.plan.evictions.is_empty(),
+            "first plan {:#?}\nsecond plan {:#?}",
+            first.plan.evictions,
+            second.plan.evictions
+        );
+    }
+}
+
+#[test]
+fn the_generator_makes_work_for_the_planner() {
+    // Five replicas with preferred anti-affinity piled on one of three nodes:
+    // the same shape as story 2.
+    let piled = App {
+        replicas: 5,
+        rule: 0,
+        zone_key: false,
+        cpu: 100,
+        max_unavailable: 1,
+        placement: vec![0; 7],
+    };
+    let inv = build(3, None, &[piled]);
+    let first = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
+    assert_eq!(first.plan.evictions.len(), 3);
+    assert_eq!(first.plan.waves, 3, "maxUnavailable 1: one pod at a time");
+    let second = plan(
+        &first.apply(&inv, opts(0).now),
+        &Policy::default_profile(),
+        &opts(0),
+    )
+    .unwrap();
+    assert!(second.plan.evictions.is_empty());
+}
