@@ -1,10 +1,12 @@
 //! Loading a world from files: everything `kubectl get -o yaml|json` and
 //! `helm template` print, single objects, directories, and stdin.
 //!
-//! Each document is first parsed into a generic value (YAML through
-//! serde-saphyr with positions for every node, JSON through serde_json with
-//! a position scanner), dispatched on `apiVersion`/`kind`, unpacked when it is
-//! a `List`/`*List`, decoded into its `k8s-openapi` type, validated
+//! Each YAML document is first parsed into a generic value (serde-saphyr,
+//! with positions for every node); each JSON object is read only as far as
+//! its head (apiVersion, kind, name, list items) and then decoded straight
+//! from its text, with a small scanner to find field positions on error.
+//! Objects are dispatched on `apiVersion`/`kind`, unpacked when they are a
+//! `List`/`*List`, decoded into their `k8s-openapi` type, validated
 //! ([`crate::validate`]) and added to an [`Inventory`]. Any error stops the
 //! whole load and names the file, line and column, the object and the field.
 
