@@ -85,6 +85,7 @@ pub struct Daemon {
     pub metrics: Metrics,
     elector: Option<Arc<Mutex<LeaderElector>>>,
     leading: Arc<std::sync::atomic::AtomicBool>,
+    resigned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -118,6 +119,7 @@ impl Daemon {
             execute,
             metrics,
             leading: Arc::new(std::sync::atomic::AtomicBool::new(elector.is_none())),
+            resigned: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             elector,
         })
     }
@@ -129,18 +131,24 @@ impl Daemon {
             return;
         };
         let leading = self.leading.clone();
+        let resigned = self.resigned.clone();
         let metrics = self.metrics.clone();
         tokio::spawn(async move {
             loop {
                 let mut e = elector.lock().await;
+                if resigned.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
                 let state = e.try_acquire_or_renew().await;
                 let now = matches!(state, Ok(LeaderState::Leader { .. })) && e.is_leader();
+                // Published while the elector is locked, so a release()
+                // waiting for the lock always has the last word.
+                leading.store(now, std::sync::atomic::Ordering::SeqCst);
+                metrics.set_leader(now);
                 drop(e);
                 if let Err(err) = &state {
                     eprintln!("warning: leader election: {err}");
                 }
-                leading.store(now, std::sync::atomic::Ordering::SeqCst);
-                metrics.set_leader(now);
                 tokio::time::sleep(retry).await;
             }
         });
@@ -151,13 +159,24 @@ impl Daemon {
         self.leading.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Gives the lease up so another replica can take over at once.
+    /// Stops campaigning and gives the lease up so another replica can take
+    /// over at once (on shutdown).
     pub async fn release(&self) -> Result<(), Error> {
-        self.leading
-            .store(false, std::sync::atomic::Ordering::SeqCst);
-        self.metrics.set_leader(false);
-        if let Some(e) = &self.elector {
-            e.lock().await.release().await?;
+        use std::sync::atomic::Ordering::SeqCst;
+        match &self.elector {
+            Some(e) => {
+                // Under the elector's lock, so the campaign task cannot
+                // publish leadership after this.
+                let mut e = e.lock().await;
+                self.resigned.store(true, SeqCst);
+                self.leading.store(false, SeqCst);
+                self.metrics.set_leader(false);
+                e.release().await?;
+            }
+            None => {
+                self.leading.store(false, SeqCst);
+                self.metrics.set_leader(false);
+            }
         }
         Ok(())
     }

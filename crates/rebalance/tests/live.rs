@@ -1,0 +1,511 @@
+//! Against the test API server that answers with a real v1.36 API server's
+//! recorded JSON (podplace-kube's `testserver`): story 2 executed — evictions
+//! POSTed to the eviction subresource one at a time, every replacement
+//! checked against the plan; a 429 retried and reported; a mismatch
+//! reported; two replicas with leader election never both act; `/metrics`.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use podplace_kube::testserver::TestServer;
+use podplace_kube::{connect, fetch_inventory, Client, ConnectOptions, FetchOptions, LeaseConfig};
+use podplace_rebalance::daemon::{serve, Daemon, RunResult};
+use podplace_rebalance::live::{execute, ExecuteOptions, StepOutcome};
+use podplace_rebalance::metrics::Metrics;
+use podplace_rebalance::{plan, PlanOptions, Planned, Policy};
+use serde_json::{json, Value};
+
+const COLLAPSED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/fixtures/snapshots/drift-collapsed.yaml"
+);
+
+fn now() -> Timestamp {
+    "2026-11-22T03:42:00Z".parse().unwrap()
+}
+
+fn plan_opts() -> PlanOptions {
+    PlanOptions {
+        seed: 0,
+        now: now(),
+        max_rounds: 100,
+    }
+}
+
+fn exec_opts(max_retries: u32) -> ExecuteOptions {
+    ExecuteOptions {
+        poll_interval: Duration::from_millis(10),
+        wait_timeout: Duration::from_secs(2),
+        retry_backoff: Duration::from_millis(10),
+        max_retries,
+        max_replans: 0,
+        fetch: FetchOptions::default(),
+    }
+}
+
+/// Serves the collapsed drift cluster's lists instead of the rv-413 ones.
+fn serve_drift(server: &TestServer) {
+    let text = std::fs::read_to_string(COLLAPSED).unwrap();
+    let list: Value = serde_saphyr::from_str(&text).unwrap();
+    let items = list["items"].as_array().unwrap();
+    let lists = [
+        ("Node", "/api/v1/nodes", "v1", "NodeList"),
+        ("Pod", "/api/v1/pods", "v1", "PodList"),
+        ("Namespace", "/api/v1/namespaces", "v1", "NamespaceList"),
+        ("Service", "/api/v1/services", "v1", "ServiceList"),
+        (
+            "Deployment",
+            "/apis/apps/v1/deployments",
+            "apps/v1",
+            "DeploymentList",
+        ),
+        (
+            "ReplicaSet",
+            "/apis/apps/v1/replicasets",
+            "apps/v1",
+            "ReplicaSetList",
+        ),
+        (
+            "StatefulSet",
+            "/apis/apps/v1/statefulsets",
+            "apps/v1",
+            "StatefulSetList",
+        ),
+        (
+            "DaemonSet",
+            "/apis/apps/v1/daemonsets",
+            "apps/v1",
+            "DaemonSetList",
+        ),
+        (
+            "PodDisruptionBudget",
+            "/apis/policy/v1/poddisruptionbudgets",
+            "policy/v1",
+            "PodDisruptionBudgetList",
+        ),
+    ];
+    for (kind, path, api_version, list_kind) in lists {
+        let of_kind: Vec<Value> = items
+            .iter()
+            .filter(|i| i["kind"] == kind)
+            .cloned()
+            .collect();
+        server.answer(
+            "GET",
+            path,
+            &[],
+            200,
+            json!({"kind": list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": "900"}, "items": of_kind}),
+            None,
+        );
+    }
+}
+
+/// The pods of `shop` after the first `k` evictions, as a PodList.
+fn shop_after(planned: &Planned, inv: &podplace_model::inventory::Inventory, k: usize) -> Value {
+    let world = planned.apply_prefix(inv, now(), k);
+    let items: Vec<Value> = world
+        .pods
+        .iter()
+        .filter(|p| p.object.metadata.namespace.as_deref() == Some("shop"))
+        .map(|p| serde_json::to_value(&p.object).unwrap())
+        .collect();
+    json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": format!("{}", 901 + k)}, "items": items})
+}
+
+struct Setup {
+    server: TestServer,
+    client: Client,
+    inv: podplace_model::inventory::Inventory,
+    _dir: tempdir::Dir,
+}
+
+mod tempdir {
+    pub struct Dir(pub std::path::PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+async fn setup(name: &str) -> Setup {
+    let server = TestServer::start().unwrap();
+    serve_drift(&server);
+    let dir =
+        std::env::temp_dir().join(format!("podplace-rebalance-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kc = dir.join("kubeconfig");
+    server.write_kubeconfig(&kc).unwrap();
+    let client = connect(&ConnectOptions {
+        kubeconfig: Some(kc),
+        context: None,
+    })
+    .await
+    .unwrap();
+    let inv = fetch_inventory(&client, &FetchOptions::default())
+        .await
+        .unwrap()
+        .inventory;
+    Setup {
+        server,
+        client,
+        inv,
+        _dir: tempdir::Dir(dir),
+    }
+}
+
+fn evictions_posted(server: &TestServer) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/eviction"))
+        .map(|r| {
+            assert_eq!(r.body.as_ref().unwrap()["kind"], "Eviction");
+            r.path.clone()
+        })
+        .collect()
+}
+
+/// The recorded server only knows the rv-413 pods: answer the planned
+/// evictions as the real server answered web-7c67b8584c-k4mnm's (201).
+fn allow_evictions(server: &TestServer, planned: &Planned) {
+    for e in &planned.plan.evictions {
+        server
+            .answer_fixture(
+                "POST",
+                &eviction_path(&e.pod),
+                &[],
+                "evictions/web-201.json",
+                None,
+            )
+            .unwrap();
+    }
+}
+
+fn eviction_path(pod: &str) -> String {
+    let (ns, name) = pod.split_once('/').unwrap();
+    format!("/api/v1/namespaces/{ns}/pods/{name}/eviction")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_executed_every_replacement_lands_as_planned() {
+    let s = setup("execute").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let evictions = planned.plan.evictions.clone();
+    assert_eq!(evictions.len(), 3);
+    allow_evictions(&s.server, &planned);
+    for k in 1..=3 {
+        s.server.answer(
+            "GET",
+            "/api/v1/namespaces/shop/pods",
+            &[],
+            200,
+            shop_after(&planned, &s.inv, k),
+            Some(1),
+        );
+    }
+    let metrics = Metrics::new();
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(3),
+        &metrics,
+        &|| true,
+    )
+    .await
+    .unwrap();
+    assert!(report.clean(), "{report:#?}");
+    assert_eq!(report.steps.len(), 3);
+    for (step, e) in report.steps.iter().zip(&evictions) {
+        assert_eq!(step.outcome, StepOutcome::AsPredicted);
+        assert_eq!(step.landed.as_deref(), Some(e.to.as_str()));
+        assert_eq!(step.attempts, 1);
+    }
+    let posted = evictions_posted(&s.server);
+    let want: Vec<String> = evictions.iter().map(|e| eviction_path(&e.pod)).collect();
+    assert_eq!(posted, want, "one eviction per planned pod, in plan order");
+    let text = metrics.render();
+    assert!(
+        text.contains(
+            "podplace_rebalance_evictions_total{strategy=\"SoftRules\",result=\"evicted\"} 3"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("podplace_rebalance_landings_total{outcome=\"as_predicted\"} 3"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_is_retried_and_reported() {
+    let s = setup("retry").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let first = eviction_path(&planned.plan.evictions[0].pod);
+    s.server
+        .answer_fixture("POST", &first, &[], "evictions/db-pdb-429.json", Some(1))
+        .unwrap();
+    allow_evictions(&s.server, &planned);
+    for k in 1..=3 {
+        s.server.answer(
+            "GET",
+            "/api/v1/namespaces/shop/pods",
+            &[],
+            200,
+            shop_after(&planned, &s.inv, k),
+            Some(1),
+        );
+    }
+    let metrics = Metrics::new();
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(3),
+        &metrics,
+        &|| true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.steps[0].attempts, 2, "{report:#?}");
+    assert_eq!(report.steps[0].outcome, StepOutcome::AsPredicted);
+    assert!(report.steps[0]
+        .message
+        .as_deref()
+        .unwrap()
+        .contains("The disruption budget db-pdb needs 2 healthy pods and has 2 currently"));
+    assert_eq!(
+        evictions_posted(&s.server)
+            .iter()
+            .filter(|p| **p == first)
+            .count(),
+        2
+    );
+    assert!(metrics.render().contains("result=\"blocked\"} 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_beyond_the_retry_budget_stops_and_is_reported() {
+    let s = setup("blocked").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let first = eviction_path(&planned.plan.evictions[0].pod);
+    s.server
+        .answer_fixture("POST", &first, &[], "evictions/db-pdb-429.json", None)
+        .unwrap();
+    let metrics = Metrics::new();
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(2),
+        &metrics,
+        &|| true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.steps.len(), 1);
+    assert_eq!(report.steps[0].outcome, StepOutcome::Blocked);
+    assert_eq!(report.steps[0].attempts, 3);
+    assert!(
+        report
+            .stopped
+            .as_deref()
+            .unwrap()
+            .contains("could not be evicted after 3 attempts"),
+        "{report:#?}"
+    );
+    assert_eq!(evictions_posted(&s.server), vec![first.clone(); 3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replacement_elsewhere_is_a_reported_mismatch() {
+    let s = setup("mismatch").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let e = planned.plan.evictions[0].clone();
+    let mut state = shop_after(&planned, &s.inv, 1);
+    let other = if e.to == "worker-2" {
+        "worker-3"
+    } else {
+        "worker-2"
+    };
+    for p in state["items"].as_array_mut().unwrap() {
+        if p["metadata"]["name"] == e.replacement.as_str() {
+            p["spec"]["nodeName"] = json!(other);
+        }
+    }
+    s.server.answer(
+        "GET",
+        "/api/v1/namespaces/shop/pods",
+        &[],
+        200,
+        state,
+        Some(1),
+    );
+    allow_evictions(&s.server, &planned);
+    let metrics = Metrics::new();
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(3),
+        &metrics,
+        &|| true,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.mismatches(), 1, "{report:#?}");
+    assert_eq!(report.steps[0].outcome, StepOutcome::Elsewhere);
+    assert_eq!(report.steps[0].landed.as_deref(), Some(other));
+    assert!(report.stopped.is_some());
+    assert_eq!(
+        evictions_posted(&s.server).len(),
+        1,
+        "nothing more is evicted on a stale plan"
+    );
+    assert!(metrics
+        .render()
+        .contains("podplace_rebalance_landings_total{outcome=\"elsewhere\"} 1"));
+}
+
+fn lease(identity: &str) -> LeaseConfig {
+    LeaseConfig::new("kube-system", "podplace-rebalancer", identity)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_never_both_act() {
+    let s = setup("election").await;
+    let a = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        Some(lease("replica-a")),
+        Metrics::new(),
+    )
+    .unwrap();
+    let b = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        Some(lease("replica-b")),
+        Metrics::new(),
+    )
+    .unwrap();
+    a.start_election(Duration::from_millis(20));
+    b.start_election(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !(a.is_leader() || b.is_leader()) {
+        assert!(std::time::Instant::now() < deadline, "nobody became leader");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (leader, follower) = if a.is_leader() { (&a, &b) } else { (&b, &a) };
+    for _ in 0..50 {
+        assert!(!(a.is_leader() && b.is_leader()), "both replicas lead");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(matches!(
+        leader.run_once().await.unwrap(),
+        RunResult::Ran { .. }
+    ));
+    assert!(matches!(
+        follower.run_once().await.unwrap(),
+        RunResult::NotLeader
+    ));
+    assert!(leader
+        .metrics
+        .render()
+        .contains("podplace_rebalance_leader 1"));
+    assert!(follower
+        .metrics
+        .render()
+        .contains("podplace_rebalance_leader 0"));
+    // The leader steps down; the other takes over, and they still never overlap.
+    leader.release().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !follower.is_leader() {
+        assert!(!(a.is_leader() && b.is_leader()), "both replicas lead");
+        assert!(std::time::Instant::now() < deadline, "no takeover");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(matches!(
+        follower.run_once().await.unwrap(),
+        RunResult::Ran { .. }
+    ));
+    let holder = s
+        .server
+        .lease("kube-system", "podplace-rebalancer")
+        .unwrap();
+    assert!(holder["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap()
+        .starts_with("replica-"));
+}
+
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_and_metrics_are_served() {
+    let s = setup("metrics").await;
+    let metrics = Metrics::new();
+    let daemon = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        metrics.clone(),
+    )
+    .unwrap();
+    assert!(matches!(
+        daemon.run_once().await.unwrap(),
+        RunResult::Ran { planned: 3, .. }
+    ));
+    let addr = serve("127.0.0.1:0", metrics).await.unwrap();
+    let (health, body) = tokio::task::spawn_blocking(move || {
+        (http_get(addr, "/healthz"), http_get(addr, "/metrics"))
+    })
+    .await
+    .unwrap();
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.ends_with("ok\n"));
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    assert!(
+        body.contains("content-type: application/openmetrics-text"),
+        "{body}"
+    );
+    assert!(
+        body.contains("podplace_rebalance_runs_total{result=\"ok\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("podplace_rebalance_planned_evictions 3"),
+        "{body}"
+    );
+    assert!(
+        body.contains("podplace_rebalance_plan_duration_seconds_count 1"),
+        "{body}"
+    );
+}
