@@ -29,6 +29,7 @@ pub mod plan;
 pub mod planner;
 pub mod policy;
 pub mod selector_text;
+pub mod sim_step;
 pub mod strategies;
 pub mod world;
 

@@ -117,45 +117,104 @@ fn built_in_priority(name: &str) -> Option<i32> {
     }
 }
 
+/// What the planner works on: the engine's cluster (waiting pods already
+/// placed), the facts of every pod by [`PodId`], and the disruption budgets.
+#[derive(Debug)]
+pub struct World {
+    /// The cluster.
+    pub cluster: Cluster,
+    /// Facts of every pod, by [`PodId`].
+    pub facts: Vec<PodFacts>,
+    /// Disruption budgets (PodDisruptionBudgets, rollout strategies).
+    pub budgets: Budgets,
+    /// PriorityClass values by name (for `priorityThreshold.name`).
+    pub priority_classes: Vec<(String, i32)>,
+    /// Waiting pods placed before planning: (pod index, node name).
+    pub placed: Vec<(usize, String)>,
+    /// Waiting pods that stay Pending, with the scheduler's message.
+    pub pending: Vec<String>,
+}
+
+impl World {
+    /// Builds the world of an inventory: the cluster, waiting pods placed in
+    /// queue order, facts and budgets.
+    pub fn from_inventory(inv: &Inventory, seed: u64) -> Result<World, Error> {
+        let (mut cluster, pending) = build_cluster(inv)?;
+        let placements = place_all(
+            &mut cluster,
+            &pending,
+            PlaceOptions {
+                seed,
+                keep_outcomes: false,
+            },
+        );
+        let mut placed = Vec::new();
+        let mut still_pending = Vec::new();
+        for p in &placements {
+            match p.node {
+                Some(n) => placed.push((p.pod.index(), cluster.node(n).name.to_string())),
+                None => still_pending.push(format!(
+                    "{}/{}: {}",
+                    cluster.interner.resolve(cluster.pod(p.pod).namespace),
+                    cluster.pod(p.pod).name,
+                    p.message
+                )),
+            }
+        }
+        let workloads = Workloads::new(inv);
+        let mut facts: Vec<PodFacts> = inv
+            .pods
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PodFacts::of(&p.object, i, &workloads))
+            .collect();
+        let bound: Vec<bool> = (0..facts.len())
+            .map(|i| cluster.pods[i].node.is_some())
+            .collect();
+        let terminating: Vec<bool> = (0..facts.len())
+            .map(|i| cluster.pods[i].pod.terminating)
+            .collect();
+        let budgets = Budgets::compute(inv, &mut facts, &bound, &terminating)?;
+        Ok(World {
+            cluster,
+            facts,
+            budgets,
+            priority_classes: inv
+                .priority_classes
+                .iter()
+                .filter_map(|pc| Some((pc.object.metadata.name.clone()?, pc.object.value?)))
+                .collect(),
+            placed,
+            pending: still_pending,
+        })
+    }
+}
+
 /// Plans the evictions `policy` calls for in the world `inv`.
 pub fn plan(inv: &Inventory, policy: &Policy, opts: &PlanOptions) -> Result<Planned, Error> {
     let started = Instant::now();
-    let (mut cluster, pending) = build_cluster(inv)?;
-    let placements = place_all(
-        &mut cluster,
-        &pending,
-        PlaceOptions {
-            seed: opts.seed,
-            keep_outcomes: false,
-        },
-    );
-    let mut placed = Vec::new();
-    let mut still_pending = Vec::new();
-    for p in &placements {
-        match p.node {
-            Some(n) => placed.push((p.pod.index(), cluster.node(n).name.to_string())),
-            None => still_pending.push(format!(
-                "{}/{}: {}",
-                cluster.interner.resolve(cluster.pod(p.pod).namespace),
-                cluster.pod(p.pod).name,
-                p.message
-            )),
-        }
-    }
-    let workloads = Workloads::new(inv);
-    let mut facts: Vec<PodFacts> = inv
-        .pods
-        .iter()
-        .enumerate()
-        .map(|(i, p)| PodFacts::of(&p.object, i, &workloads))
-        .collect();
-    let bound: Vec<bool> = (0..facts.len())
-        .map(|i| cluster.pods[i].node.is_some())
-        .collect();
+    let world = World::from_inventory(inv, opts.seed)?;
+    plan_world(world, policy, opts, started)
+}
+
+/// Plans on an already built world (the simulation's, for instance).
+pub fn plan_world(
+    world: World,
+    policy: &Policy,
+    opts: &PlanOptions,
+    started: Instant,
+) -> Result<Planned, Error> {
+    let World {
+        mut cluster,
+        facts,
+        budgets,
+        priority_classes,
+        placed,
+        pending: still_pending,
+    } = world;
     let terminating: Vec<bool> = (0..facts.len())
         .map(|i| cluster.pods[i].pod.terminating)
         .collect();
-    let budgets = Budgets::compute(inv, &mut facts, &bound, &terminating)?;
     let pdb_budget: Vec<bool> = budgets
         .budgets
         .iter()
@@ -169,11 +228,10 @@ pub fn plan(inv: &Inventory, policy: &Policy, opts: &PlanOptions) -> Result<Plan
             Some(t) => match (&t.value, &t.name) {
                 (Some(v), _) => Some(*v),
                 (None, Some(name)) => {
-                    let v = inv
-                        .priority_classes
+                    let v = priority_classes
                         .iter()
-                        .find(|pc| pc.object.metadata.name.as_deref() == Some(name.as_str()))
-                        .and_then(|pc| pc.object.value)
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| *v)
                         .or_else(|| built_in_priority(name));
                     match v {
                         Some(v) => Some(v),
