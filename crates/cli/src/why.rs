@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::Instant;
 
 use anyhow::Result;
 use owo_colors::{OwoColorize, Stream};
@@ -47,6 +48,7 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
     if args.filenames.is_empty() {
         return live(args);
     }
+    let started = Instant::now();
     let inventory = match load_world(&args.filenames, args.verbose) {
         Ok(i) => i,
         Err(e) => {
@@ -54,6 +56,14 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
+    if args.verbose {
+        eprintln!(
+            "note: loaded {} nodes and {} pods in {:.3}s",
+            inventory.nodes.len(),
+            inventory.pods.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     explain_in(inventory, args, &[])
 }
 
@@ -121,6 +131,7 @@ pub fn explain_in(
     args: &WhyArgs,
     unreadable: &[String],
 ) -> Result<Exit> {
+    let started = Instant::now();
     let mut world = match World::new(inventory, args.seed) {
         Ok(w) => w,
         Err(e) => {
@@ -128,6 +139,12 @@ pub fn explain_in(
             return Ok(Exit::BadInput);
         }
     };
+    if args.verbose {
+        eprintln!(
+            "note: built the cluster and placed its waiting pods in {:.3}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
     let id = match world.find_pod(&args.pod, args.namespace.as_deref()) {
         Ok(id) => id,
         Err(e) => {
@@ -135,15 +152,26 @@ pub fn explain_in(
             return Ok(Exit::BadInput);
         }
     };
+    let started = Instant::now();
     let explanation = explain(&mut world, id);
+    let explained = started.elapsed();
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     match args.output {
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &json_view(&explanation, unreadable))?;
             writeln!(out)?;
         }
         OutputFormat::Text => render_text(&mut out, &explanation, unreadable)?,
+    }
+    out.flush()?;
+    if args.verbose {
+        eprintln!(
+            "note: explained in {:.3}s ({} fixes verified), answered in {:.3}s",
+            explained.as_secs_f64(),
+            explanation.fixes.len(),
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(match explanation.phase {
         Phase::Placed { .. } => Exit::Ok,

@@ -64,7 +64,7 @@ struct Change {
 type Describe = Box<dyn Fn(&Cluster, &Outcome, NodeId) -> String>;
 
 /// A fix before verification.
-struct Candidate {
+pub(crate) struct Candidate {
     title: String,
     target: String,
     patch: Value,
@@ -87,9 +87,9 @@ pub(crate) struct Context<'a> {
     pub pending: bool,
 }
 
-/// Builds, verifies and returns the fixes for one pod, with the notes
-/// their analysis produced (a stalled rollout).
-pub(crate) fn fixes(ctx: &Context<'_>) -> (Vec<Fix>, Vec<Note>) {
+/// The candidate fixes for one pod, with the notes their analysis
+/// produced (a stalled rollout). Nothing is verified yet.
+pub(crate) fn candidates(ctx: &Context<'_>) -> (Vec<Candidate>, Vec<Note>) {
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut notes = Vec::new();
     candidates.extend(rewrite_negative_affinity(ctx));
@@ -101,72 +101,146 @@ pub(crate) fn fixes(ctx: &Context<'_>) -> (Vec<Fix>, Vec<Note>) {
         candidates.extend(tolerate(ctx));
         candidates.extend(label_node(ctx));
     }
+    (candidates, notes)
+}
+
+/// Verifies candidates in order and keeps the first [`MAX_FIXES`] that
+/// work. Each change is applied to the cluster, the pod is scheduled, and
+/// the change is undone, so the cluster ends as it began (copying a
+/// 150,000-pod cluster per candidate would cost more than the answer).
+pub(crate) fn verify_all(
+    cluster: &mut Cluster,
+    seed: u64,
+    pod: &Pod,
+    candidates: Vec<Candidate>,
+) -> Vec<Fix> {
     let mut out = Vec::new();
     for c in candidates {
         if out.len() >= MAX_FIXES {
             break;
         }
-        if let Some(fix) = verify(ctx, c) {
+        if let Some(fix) = verify(cluster, seed, pod, c) {
             out.push(fix);
         }
     }
-    (out, notes)
+    out
 }
 
-/// Applies the change to a copy of the cluster and schedules the pod.
-fn verify(ctx: &Context<'_>, c: Candidate) -> Option<Fix> {
-    let world = ctx.world;
-    let mut cluster = world.cluster.clone();
-    apply(&mut cluster, &c.change)?;
-    let pod = match &c.change.incoming {
-        Some(api) => {
-            let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
-            p.node_name = None;
-            p
-        }
-        None => ctx.pod.clone(),
-    };
-    let outcome = schedule(&mut cluster, &pod, world.seed);
-    let node = outcome.chosen?;
-    let verification = (c.describe)(&cluster, &outcome, node);
+/// Applies one candidate, schedules the pod, and undoes the change.
+fn verify(cluster: &mut Cluster, seed: u64, pod: &Pod, c: Candidate) -> Option<Fix> {
+    let undo = apply(cluster, &c.change);
+    let result = (|| {
+        let pod = match &c.change.incoming {
+            Some(api) => {
+                let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
+                p.node_name = None;
+                p
+            }
+            None => pod.clone(),
+        };
+        let outcome = schedule(cluster, &pod, seed);
+        let node = outcome.chosen?;
+        Some((
+            (c.describe)(cluster, &outcome, node),
+            cluster.node(node).name.to_string(),
+        ))
+    })();
+    revert(cluster, undo);
+    let (verification, lands_on) = result?;
     Some(Fix {
         title: c.title,
         target: c.target,
         patch: to_yaml(&c.patch),
         command: c.command,
         rationale: c.rationale,
-        lands_on: cluster.node(node).name.to_string(),
+        lands_on,
         verification,
     })
 }
 
-fn apply(cluster: &mut Cluster, change: &Change) -> Option<()> {
+/// What [`apply`] did, for [`revert`].
+#[derive(Default)]
+struct Undo {
+    /// Pods taken off their nodes (removed or replaced): bound again.
+    unbound: Vec<(PodId, NodeId)>,
+    /// Replacement pods added: removed.
+    added: Vec<PodId>,
+    /// Nodes uncordoned: cordoned again.
+    uncordoned: Vec<NodeId>,
+    /// Nodes relabelled, with their labels before.
+    relabelled: Vec<(NodeId, podplace_model::labels::Labels)>,
+}
+
+/// Applies a change through the cluster's own bind/unbind, so every index
+/// follows; a pod that fails to compile is left out (verification fails).
+fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
+    let mut undo = Undo::default();
     for &id in &change.remove {
-        cluster.remove_pod(id);
+        if let Some(node) = cluster.pods[id.index()].node {
+            cluster.unbind(id);
+            undo.unbound.push((id, node));
+        }
     }
     for (id, api) in &change.replace {
-        let node = cluster.pods[id.index()].node;
-        cluster.remove_pod(*id);
-        let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
-        p.node_name = node.map(|n| cluster.node(n).name.clone());
-        cluster.add_pod(p);
+        let Some(node) = cluster.pods[id.index()].node else {
+            continue;
+        };
+        cluster.unbind(*id);
+        undo.unbound.push((*id, node));
+        let Ok(mut p) = Pod::compile(api, &mut cluster.interner) else {
+            continue;
+        };
+        // A name of its own, so the original keeps its name in the cluster.
+        p.name = format!("{}~patched", p.name).into();
+        p.node_name = Some(cluster.node(node).name.clone());
+        undo.added.push(cluster.add_pod(p));
     }
     for &n in &change.uncordon {
-        cluster.nodes[n.index()].unschedulable = false;
+        if cluster.nodes[n.index()].unschedulable {
+            cluster.nodes[n.index()].unschedulable = false;
+            undo.uncordoned.push(n);
+        }
     }
     for (n, k, v) in &change.label {
-        // Unbind and rebind the node's pods so every index sees the new label.
-        let pods = cluster.node_infos[n.index()].pods.clone();
-        for &p in &pods {
-            cluster.unbind(p);
-        }
+        let before = cluster.nodes[n.index()].labels.clone();
         let (k, v) = (cluster.interner.intern(k), cluster.interner.intern(v));
-        cluster.nodes[n.index()].labels.insert(k, v);
-        for &p in &pods {
-            cluster.bind(p, *n);
-        }
+        relabel(cluster, *n, |labels| labels.insert(k, v));
+        undo.relabelled.push((*n, before));
     }
-    Some(())
+    undo
+}
+
+/// Changes a node's labels with its pods unbound, so every index sees the
+/// node as it is when they are bound again.
+fn relabel(
+    cluster: &mut Cluster,
+    n: NodeId,
+    change: impl FnOnce(&mut podplace_model::labels::Labels),
+) {
+    let pods = cluster.node_infos[n.index()].pods.clone();
+    for &p in &pods {
+        cluster.unbind(p);
+    }
+    change(&mut cluster.nodes[n.index()].labels);
+    for &p in &pods {
+        cluster.bind(p, n);
+    }
+}
+
+/// Undoes [`apply`], last change first.
+fn revert(cluster: &mut Cluster, undo: Undo) {
+    for (n, before) in undo.relabelled.into_iter().rev() {
+        relabel(cluster, n, |labels| *labels = before);
+    }
+    for n in undo.uncordoned {
+        cluster.nodes[n.index()].unschedulable = true;
+    }
+    for id in undo.added {
+        cluster.remove_pod(id);
+    }
+    for (id, node) in undo.unbound.into_iter().rev() {
+        cluster.bind(id, node);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -986,7 +1060,19 @@ fn tolerate(ctx: &Context<'_>) -> Vec<Candidate> {
             .and_then(|v| v.as_array().cloned())
             .unwrap_or_default()
     };
-    let mut template_list = existing(Some(&at.spec));
+    // The tolerations DefaultTolerationSeconds admission adds come back on
+    // their own: the patch leaves them out.
+    let admitted = |t: &Value| {
+        matches!(
+            t.get("key").and_then(Value::as_str),
+            Some("node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable")
+        ) && t.get("effect").and_then(Value::as_str) == Some("NoExecute")
+            && t.get("tolerationSeconds").and_then(Value::as_i64) == Some(300)
+    };
+    let mut template_list: Vec<Value> = existing(Some(&at.spec))
+        .into_iter()
+        .filter(|t| !admitted(t))
+        .collect();
     template_list.extend(new.iter().cloned());
     let patch = nest(at.path, json!({ "tolerations": template_list }));
     let mut pod_list = existing(api.spec.as_ref());

@@ -117,7 +117,7 @@ fn explain_unbound(
         let notes = notes::notes(&mut analyzer, &prepared, &plain, &outcome, placed);
         (verdicts, notes)
     };
-    let (fixes, fix_notes) = fixes::fixes(&fixes::Context {
+    let (candidates, fix_notes) = fixes::candidates(&fixes::Context {
         world: world_ref,
         pod_id: id,
         pod: &pod,
@@ -152,21 +152,25 @@ fn explain_unbound(
         .collect();
     // Best first; equal totals keep node order.
     scores.sort_by_key(|s| std::cmp::Reverse(s.total));
+    let tied = outcome
+        .best
+        .iter()
+        .map(|&n| cluster.node(n).name.to_string())
+        .collect();
+    let would_land_on = outcome.chosen.map(|n| cluster.node(n).name.to_string());
+    let node_count = cluster.nodes.len();
+    let fixes = fixes::verify_all(&mut world.cluster, world.seed, &pod, candidates);
     Explanation {
         pod: pod_name,
         workload,
         phase,
         message: outcome.message.clone(),
-        node_count: cluster.nodes.len(),
+        node_count,
         nodes,
         groups,
         scores,
-        tied: outcome
-            .best
-            .iter()
-            .map(|&n| cluster.node(n).name.to_string())
-            .collect(),
-        would_land_on: outcome.chosen.map(|n| cluster.node(n).name.to_string()),
+        tied,
+        would_land_on,
         terms: terms.views,
         notes,
         fixes,

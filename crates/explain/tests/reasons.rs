@@ -558,3 +558,59 @@ fn five_thousand_nodes_read_as_a_few_groups() {
     let sizes: Vec<usize> = groups.iter().map(|g| g.members.len()).collect();
     assert_eq!(sizes, [4200, 800]);
 }
+
+// ---------------------------------------------------------------------------
+// Fix verification applies each change to the cluster and undoes it.
+
+fn story(paths: &[&str]) -> World {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/stories/");
+    let sources: Vec<Source> = paths
+        .iter()
+        .map(|p| Source::Path(format!("{root}{p}").into()))
+        .collect();
+    let mut inv = load(&sources).expect("story loads");
+    podplace_model::expand::expand_workloads(&mut inv);
+    World::new(inv, 0).expect("cluster builds")
+}
+
+#[test]
+fn verifying_fixes_leaves_the_world_as_it_was() {
+    let cordoned_and_tainted = [
+        node("n1", "a", "spec:\n  unschedulable: true\n"),
+        node(
+            "n2",
+            "a",
+            "spec:\n  taints:\n  - {key: dedicated, value: gpu, effect: NoSchedule}\n",
+        ),
+        node("n3", "b", ""),
+        pod(
+            "p",
+            "",
+            &format!("  nodeSelector: {{disk: ssd}}\n{CONTAINER}"),
+        ),
+    ];
+    let text = cordoned_and_tainted.concat();
+    let mut inv = load(&[Source::Bytes {
+        name: "world.yaml".into(),
+        data: text.into_bytes(),
+    }])
+    .expect("loads");
+    podplace_model::expand::expand_workloads(&mut inv);
+    let worlds = [
+        (story(&["vault"]), "vault-2", 1),
+        (
+            story(&["rollout/cluster.yaml", "rollout-stalled"]),
+            "web-6c9f8d7b5-xz4x4",
+            2,
+        ),
+        (story(&["doesnotexist"]), "pod-2", 1),
+        (World::new(inv, 0).expect("builds"), "p", 1),
+    ];
+    for (mut world, pod, fixes) in worlds {
+        let id = world.find_pod(pod, None).expect("pod");
+        let first = explain(&mut world, id);
+        assert!(first.fixes.len() >= fixes, "{pod}: {:#?}", first.fixes);
+        let second = explain(&mut world, id);
+        assert_eq!(first, second, "{pod}: the second answer differs");
+    }
+}
