@@ -5,10 +5,12 @@
 //! and quote matching for flow nodes and scalars.
 
 /// Line and column (1-based, exclusive) just past the node that starts at
-/// `line`:`column` (1-based, in characters) of `text`.
+/// `line`:`column` (1-based, in characters) of `text`. Reads only as far as
+/// the node goes (after skipping to `line`): callers with a line index pass
+/// the text from the node's line on, with `line` 1.
 pub fn node_end(text: &str, line: usize, column: usize) -> (usize, usize) {
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(first) = line.checked_sub(1).and_then(|i| lines.get(i)) else {
+    let mut lines = text.lines().skip(line.saturating_sub(1));
+    let Some(first) = lines.next().filter(|_| line > 0) else {
         return (line, column + 1);
     };
     let start: usize = first
@@ -17,12 +19,12 @@ pub fn node_end(text: &str, line: usize, column: usize) -> (usize, usize) {
         .map_or(first.len(), |(b, _)| b);
     let rest = &first[start..];
     match rest.chars().next() {
-        Some('{') | Some('[') => flow_end(&lines, line, start),
-        Some('"') | Some('\'') => quoted_end(&lines, line, start),
+        Some('{') | Some('[') => flow_end(first, lines, line, start),
+        Some('"') | Some('\'') => quoted_end(first, line, start),
         Some('-') if rest.len() == 1 || rest[1..].starts_with(' ') => {
-            block_end(&lines, line, column - 1, true)
+            block_end(first, lines, line, column - 1, true)
         }
-        Some(_) if is_mapping_entry(rest) => block_end(&lines, line, column - 1, false),
+        Some(_) if is_mapping_entry(rest) => block_end(first, lines, line, column - 1, false),
         Some(_) => {
             let scalar = strip_comment(rest).trim_end();
             (line, column + scalar.chars().count())
@@ -74,9 +76,15 @@ fn is_blank_or_comment(l: &str) -> bool {
 /// sibling entries of the same node (sequence items for a sequence;
 /// mapping keys, or a sequence written at its key's indentation, for a
 /// mapping).
-fn block_end(lines: &[&str], line: usize, indent: usize, sequence: bool) -> (usize, usize) {
-    let mut last = line;
-    for (i, l) in lines.iter().enumerate().skip(line) {
+fn block_end<'t>(
+    first: &'t str,
+    rest: impl Iterator<Item = &'t str>,
+    line: usize,
+    indent: usize,
+    sequence: bool,
+) -> (usize, usize) {
+    let (mut last, mut last_text) = (line, first);
+    for (i, l) in rest.enumerate() {
         if is_blank_or_comment(l) {
             continue;
         }
@@ -90,18 +98,24 @@ fn block_end(lines: &[&str], line: usize, indent: usize, sequence: bool) -> (usi
         if !same_node {
             break;
         }
-        last = i + 1;
+        last = line + i + 1;
+        last_text = l;
     }
-    let text = strip_comment(lines[last - 1]).trim_end();
+    let text = strip_comment(last_text).trim_end();
     (last, text.chars().count() + 1)
 }
 
-/// End of a flow collection starting at byte `start` of `line`.
-fn flow_end(lines: &[&str], line: usize, start: usize) -> (usize, usize) {
+/// End of a flow collection starting at byte `start` of `first` (line `line`).
+fn flow_end<'t>(
+    first: &'t str,
+    rest: impl Iterator<Item = &'t str>,
+    line: usize,
+    start: usize,
+) -> (usize, usize) {
     let mut depth = 0i32;
     let mut quote: Option<char> = None;
-    for (li, l) in lines.iter().enumerate().skip(line - 1) {
-        let from = if li == line - 1 { start } else { 0 };
+    for (i, l) in std::iter::once(first).chain(rest).enumerate() {
+        let from = if i == 0 { start } else { 0 };
         for (b, c) in l[from..].char_indices() {
             match quote {
                 Some(q) if c == q => quote = None,
@@ -113,7 +127,7 @@ fn flow_end(lines: &[&str], line: usize, start: usize) -> (usize, usize) {
                         depth -= 1;
                         if depth == 0 {
                             let col = l[..from + b].chars().count() + 2;
-                            return (li + 1, col);
+                            return (line + i, col);
                         }
                     }
                     '#' if l[..from + b].ends_with(' ') => break,
@@ -122,12 +136,11 @@ fn flow_end(lines: &[&str], line: usize, start: usize) -> (usize, usize) {
             }
         }
     }
-    (line, lines[line - 1].chars().count() + 1)
+    (line, first.chars().count() + 1)
 }
 
-/// End of a quoted scalar starting at byte `start` of `line`.
-fn quoted_end(lines: &[&str], line: usize, start: usize) -> (usize, usize) {
-    let l = lines[line - 1];
+/// End of a quoted scalar starting at byte `start` of `l` (line `line`).
+fn quoted_end(l: &str, line: usize, start: usize) -> (usize, usize) {
     let q = l[start..].chars().next().unwrap_or('"');
     let mut escaped = false;
     for (b, c) in l[start + 1..].char_indices() {

@@ -360,6 +360,7 @@ pub struct World<'a> {
     pub source_map: &'a SourceMap,
     unschedulable_taint: Taint,
     empty_labels: Labels,
+    line_starts: std::cell::RefCell<FxHashMap<String, Vec<usize>>>,
 }
 
 fn ignored(meta: &ObjectMeta) -> Vec<String> {
@@ -702,6 +703,7 @@ impl<'a> World<'a> {
             source_map,
             unschedulable_taint,
             empty_labels: Labels::default(),
+            line_starts: Default::default(),
         })
     }
 
@@ -775,17 +777,19 @@ impl<'a> World<'a> {
     /// Where `path` of the object at `origin` is written, with the extent
     /// of the YAML node there.
     pub fn locate(&self, origin: &Origin, path: &FieldPath) -> Location {
-        let (line, column, exact) = match self.source_map.locate(origin, path) {
-            Some(span) => (span.line, span.column, span.exact),
-            None => (origin.line, origin.column, false),
+        let (line, column) = match self.source_map.locate(origin, path) {
+            Some(span) => (span.line, span.column),
+            None => (origin.line, origin.column),
         };
         let field = path.to_string();
-        let (end_line, end_column) = self
-            .source_map
-            .source(&origin.file)
-            .filter(|_| exact || line > 0)
-            .map(|text| crate::span::node_end(text, line, column))
-            .unwrap_or((line, column + 1));
+        let (end_line, end_column) = match self.source_map.source(&origin.file) {
+            Some(text) if line > 0 => {
+                let offset = self.line_offset(&origin.file, text, line);
+                let (l, c) = crate::span::node_end(&text[offset..], 1, column);
+                (l + line - 1, c)
+            }
+            _ => (line, column + 1),
+        };
         Location {
             file: origin.file.clone(),
             line,
@@ -794,6 +798,22 @@ impl<'a> World<'a> {
             end_column,
             field,
         }
+    }
+
+    /// Byte offset of `line` (1-based) in a file, from a line index built
+    /// once per file (diagnostics in long `helm template` streams).
+    fn line_offset(&self, file: &str, text: &str, line: usize) -> usize {
+        let mut index = self.line_starts.borrow_mut();
+        let starts = index.entry(file.to_string()).or_insert_with(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        starts
+            .get(line - 1)
+            .copied()
+            .unwrap_or(text.len())
+            .min(text.len())
     }
 
     /// Whether `path` is written in the object at `origin`.

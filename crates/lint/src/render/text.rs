@@ -180,15 +180,15 @@ fn render_finding(f: &Finding, sources: &SourceMap, renderer: &Renderer) -> Stri
     if let Some(fix) = &f.fix {
         let mut g =
             Group::with_title(Level::HELP.secondary_title(format!("fix: {}", fix.description)));
-        if let Some(v) = &fix.verified {
-            g = g.element(Level::NOTE.message(format!("verified: {v}")));
-        }
         g = g.element(
             Snippet::source(fix.patch.clone())
                 .line_numbering(false)
                 .fold(false)
                 .annotation(AnnotationKind::Visible.span(0..0)),
         );
+        if let Some(v) = &fix.verified {
+            g = g.element(Level::NOTE.message(format!("verified: {v}")));
+        }
         groups.push(g);
     }
     renderer.render(&groups)

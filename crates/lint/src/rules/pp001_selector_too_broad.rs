@@ -75,7 +75,8 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 message,
             );
             f.notes.push(consequence);
-            for m in &others {
+            // The first few are enough to see the pattern.
+            for m in others.iter().take(5) {
                 f.related.push(related(world, m));
             }
             match narrowed(world, s, t, &others) {

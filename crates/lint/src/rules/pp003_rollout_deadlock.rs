@@ -14,6 +14,7 @@
 //! then Recreate.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use podplace_model::intern::Sym;
 use podplace_model::inventory::Inventory;
 use podplace_model::objects::WhenUnsatisfiable;
 use podplace_model::validate::FieldPath;
@@ -64,9 +65,21 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         {
             continue;
         }
-        let Some(hard) = hard_rule(world, s) else {
+        let hard = hard_rules(world, s);
+        let Some(first) = hard.first() else {
             continue;
         };
+        // With more eligible domains than replicas every hard rule leaves a
+        // domain free for the surge pod: nothing to replay.
+        let eligible = world.eligible_nodes(&s.pod);
+        if hard
+            .iter()
+            .all(|h| world.domains(&eligible, h.key).len() > usize::try_from(replicas).unwrap_or(0))
+        {
+            continue;
+        }
+        let hard = first.what.clone();
+        let hard_path = first.path.clone();
         let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
         let result = replay(merged, &s.namespace, &s.name, None)?;
         if result.completes {
@@ -123,13 +136,11 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 result.duration
             )),
         }
-        if let Some(hard_path) = hard_path(world, s) {
-            f.related.push(Related {
-                message: format!("the rule that leaves no room: {hard}"),
-                object: s.id.clone(),
-                location: Some(world.locate(&s.origin, &hard_path)),
-            });
-        }
+        f.related.push(Related {
+            message: format!("the rule that leaves no room: {hard}"),
+            object: s.id.clone(),
+            location: Some(world.locate(&s.origin, &hard_path)),
+        });
         let mut verified: Vec<(String, FieldPath, serde_json::Value, String)> = Vec::new();
         for (candidate, label) in strategy_candidates(d) {
             let recreate = candidate.type_.as_deref() == Some("Recreate");
@@ -206,44 +217,49 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
     Ok(())
 }
 
-/// The hard rule on the Deployment's own pods that can leave a surge pod
-/// nowhere to go, described; `None` when there is none.
-fn hard_rule(world: &World<'_>, s: &Subject<'_>) -> Option<String> {
-    if let Some(t) = s
-        .terms()
-        .into_iter()
-        .find(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
-    {
-        return Some(format!(
-            "required anti-affinity: one pod per {} domain",
-            world.text(t.compiled.topology_key)
-        ));
-    }
-    s.spread()
-        .into_iter()
-        .find(|(_, c, _)| {
-            c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
-                && c.selector.matches(&s.pod.labels, &world.cluster.interner)
-        })
-        .map(|(_, c, _)| {
-            format!(
-                "topology spread maxSkew {} over {} (DoNotSchedule)",
-                c.max_skew,
-                world.text(c.topology_key)
-            )
-        })
+/// A hard rule on the Deployment's own pods that can leave a surge pod
+/// nowhere to go.
+struct HardRule {
+    /// What it is, for messages.
+    what: String,
+    /// Its topology key.
+    key: Sym,
+    /// Where it is written.
+    path: FieldPath,
 }
 
-fn hard_path(world: &World<'_>, s: &Subject<'_>) -> Option<FieldPath> {
-    if let Some(t) = s
+/// Required anti-affinity terms and DoNotSchedule spread constraints that
+/// select the Deployment's own pods.
+fn hard_rules(world: &World<'_>, s: &Subject<'_>) -> Vec<HardRule> {
+    let mut out: Vec<HardRule> = s
         .terms()
         .into_iter()
-        .find(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
-    {
-        return Some(t.path);
-    }
-    s.spread()
-        .into_iter()
-        .find(|(_, c, _)| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule)
-        .map(|(_, _, p)| p)
+        .filter(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
+        .map(|t| HardRule {
+            what: format!(
+                "required anti-affinity: one pod per {} domain",
+                world.text(t.compiled.topology_key)
+            ),
+            key: t.compiled.topology_key,
+            path: t.path,
+        })
+        .collect();
+    out.extend(
+        s.spread()
+            .into_iter()
+            .filter(|(_, c, _)| {
+                c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+                    && c.selector.matches(&s.pod.labels, &world.cluster.interner)
+            })
+            .map(|(_, c, path)| HardRule {
+                what: format!(
+                    "topology spread maxSkew {} over {} (DoNotSchedule)",
+                    c.max_skew,
+                    world.text(c.topology_key)
+                ),
+                key: c.topology_key,
+                path,
+            }),
+    );
+    out
 }

@@ -56,7 +56,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                     list(&names, 3)
                 ),
             );
-            for m in &outside {
+            for m in outside.iter().take(5) {
                 f.related.push(Related {
                     message: format!("pods of {} match the term", m.workload),
                     object: m.workload.to_string(),
