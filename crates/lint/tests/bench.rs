@@ -93,7 +93,10 @@ fn measure(label: &str, text: String) {
     // Where the time goes: the world, then each rule.
     let started = Instant::now();
     let world = podplace_lint::world::World::build(&inv, &map, None).expect("world");
-    let mut phases = vec![format!("world {:.1} ms", started.elapsed().as_secs_f64() * 1e3)];
+    let mut phases = vec![format!(
+        "world {:.1} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    )];
     for rule in podplace_lint::rules::RULES.iter() {
         let started = Instant::now();
         let mut sink = podplace_lint::Sink::default();
