@@ -2,6 +2,7 @@
 //! rule ids, file:line:column spans, fixes, and CI exit codes.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -9,6 +10,7 @@ use podplace_lint::render;
 use podplace_lint::{lint, LintOptions, Severity};
 use podplace_model::load::{load, load_with_source_map, LoadOptions, Source};
 
+use crate::snapshot::{fetch_live, report_gaps, ClusterArgs};
 use crate::Exit;
 
 /// Output formats of `lint`.
@@ -56,6 +58,13 @@ pub struct LintArgs {
     /// its nodes decide eligible domains, its pods are the other workloads; repeatable.
     #[arg(long = "cluster", value_name = "FILE")]
     cluster: Vec<String>,
+    /// Lint against the live cluster of this kubeconfig (read as `podplace snapshot` reads it)
+    /// instead of --cluster files.
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context of the live cluster to lint against (default: its current context).
+    #[arg(long, value_name = "NAME", conflicts_with = "cluster")]
+    context: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     output: LintFormat,
@@ -78,7 +87,26 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         return Ok(Exit::BadInput);
     }
     // The snapshot first: pods of the manifests may run on its nodes.
-    let snapshot = if args.cluster.is_empty() {
+    let live = args.kubeconfig.is_some() || args.context.is_some();
+    let snapshot = if live {
+        let cluster = ClusterArgs {
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.clone(),
+            namespaces: Vec::new(),
+            all_namespaces: true,
+            page_size: 500,
+        };
+        match fetch_live(&cluster) {
+            Ok(fetched) => {
+                report_gaps(&fetched);
+                Some(fetched.inventory)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(e.exit());
+            }
+        }
+    } else if args.cluster.is_empty() {
         None
     } else {
         let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();

@@ -266,3 +266,60 @@ fn bad_input_exits_2_with_a_location() {
     let (_, _, code) = podplace(&["lint", "vault", "-o", "xml"]);
     assert_eq!(code, 2);
 }
+
+/// A manifest whose required pod affinity names pods no cluster runs.
+const WAITS_FOR_CACHE: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      affinity:
+        podAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {app: no-such-cache-anywhere}
+            topologyKey: kubernetes.io/hostname
+      containers: [{name: web, image: web:1}]
+";
+
+#[test]
+fn lints_against_a_live_cluster() {
+    use podplace_kube::testserver::TestServer;
+    let server = TestServer::start().expect("test server");
+    let kubeconfig = std::env::temp_dir().join(format!(
+        "podplace-lint-test-{}-kubeconfig",
+        std::process::id()
+    ));
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let path = kubeconfig.to_string_lossy().into_owned();
+    // Alone, the manifest cannot know what runs: a warning. Against the
+    // live cluster (the recorded API server), nothing matches: an error.
+    let (alone, _, _) = podplace_with_stdin(&["lint", "-o", "json", "-"], WAITS_FOR_CACHE);
+    let alone: Value = serde_json::from_str(&alone).unwrap();
+    assert_eq!(alone["findings"][0]["severity"], "warning");
+    let (stdout, stderr, code) = podplace_with_stdin(
+        &["lint", "-o", "json", "--kubeconfig", &path, "-"],
+        WAITS_FOR_CACHE,
+    );
+    let _ = std::fs::remove_file(&kubeconfig);
+    assert_eq!(code, 1, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["findings"][0]["rule"], "PP008");
+    assert_eq!(v["findings"][0]["severity"], "error");
+    let (_, stderr, code) = podplace(&["lint", "vault", "--kubeconfig", "/nonexistent/kubeconfig"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (_, _, code) = podplace(&[
+        "lint",
+        "vault",
+        "--kubeconfig",
+        "x",
+        "--cluster",
+        "vault/cluster.yaml",
+    ]);
+    assert_eq!(code, 2);
+}
