@@ -339,6 +339,10 @@ pub struct Pdb<'a> {
     pub ignored: Vec<String>,
 }
 
+/// What running pods are grouped by into one [`Member`]: workload,
+/// namespace, labels, and the node for pods holding required anti-affinity.
+type GroupKey = (WorkloadRef, Sym, Labels, Option<Box<str>>);
+
 /// The world of one lint run.
 pub struct World<'a> {
     /// Nodes, namespaces and the interner, as the engine holds them.
@@ -630,7 +634,7 @@ impl<'a> World<'a> {
         }
         // Running (and pending) pods of both inventories, one member per
         // workload and label set.
-        let mut by_labels: FxHashMap<(WorkloadRef, Sym, Labels), usize> = FxHashMap::default();
+        let mut by_labels: FxHashMap<GroupKey, usize> = FxHashMap::default();
         for (inv, from_manifests) in snapshot
             .into_iter()
             .map(|i| (i, false))
@@ -641,7 +645,13 @@ impl<'a> World<'a> {
                 let pod = Pod::compile(&p.object, &mut cluster.interner)
                     .map_err(|e| LintError::compile(&id("Pod", meta), e))?;
                 let workload = workloads.of(&p.object);
-                let k = (workload.clone(), pod.namespace, pod.labels.clone());
+                // Running pods that hold required anti-affinity stay apart:
+                // where each runs matters (PP012).
+                let node = pod
+                    .node_name
+                    .clone()
+                    .filter(|_| pod.has_required_anti_affinity());
+                let k = (workload.clone(), pod.namespace, pod.labels.clone(), node);
                 if let Some(&i) = by_labels.get(&k) {
                     members[i].count += 1;
                     continue;

@@ -16,11 +16,24 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
             rd.filter_map(Result::ok)
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+                .filter(|p| !p.to_string_lossy().ends_with(".cluster.yaml"))
                 .collect()
         })
         .unwrap_or_default();
     files.sort();
     files
+}
+
+/// Lints a fixture, against `NAME.cluster.yaml` beside it as the
+/// `--cluster` snapshot when there is one.
+fn lint_fixture(file: &Path) -> podplace_lint::Report {
+    let cluster = file.with_extension("cluster.yaml");
+    let clusters: Vec<PathBuf> = if cluster.exists() {
+        vec![cluster]
+    } else {
+        Vec::new()
+    };
+    support::load_paths(std::slice::from_ref(&file.to_path_buf()), &clusters).lint()
 }
 
 /// Lines (1-based) carrying `# <- RULE`.
@@ -56,7 +69,7 @@ fn positive_fixtures_fire_on_the_marked_lines() {
     for rule in RULES.iter() {
         let id = rule.info.id;
         for file in yaml_files(&support::fixtures().join(id).join("positive")) {
-            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let report = lint_fixture(&file);
             let mut got: Vec<usize> = report
                 .findings
                 .iter()
@@ -88,7 +101,7 @@ fn negative_fixtures_stay_silent() {
     for rule in RULES.iter() {
         let id = rule.info.id;
         for file in yaml_files(&support::fixtures().join(id).join("negative")) {
-            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let report = lint_fixture(&file);
             let hits: Vec<_> = report.findings.iter().filter(|f| f.rule.id == id).collect();
             if !hits.is_empty() {
                 failures.push(format!("{}: unexpected {hits:#?}", file.display()));
@@ -107,7 +120,7 @@ fn fixes_make_positive_fixtures_pass() {
         let id = rule.info.id;
         for file in yaml_files(&support::fixtures().join(id).join("positive")) {
             let text = fs::read_to_string(&file).unwrap();
-            let report = support::load_paths(std::slice::from_ref(&file), &[]).lint();
+            let report = lint_fixture(&file);
             let Some(f) = report
                 .findings
                 .iter()

@@ -35,7 +35,16 @@ fn everything() -> podplace_lint::Report {
             .collect();
         files.sort();
         for f in files {
-            runs.push(support::load_paths(&[f], &[]).lint());
+            if f.to_string_lossy().ends_with(".cluster.yaml") {
+                continue;
+            }
+            let cluster = f.with_extension("cluster.yaml");
+            let clusters: Vec<_> = if cluster.exists() {
+                vec![cluster]
+            } else {
+                Vec::new()
+            };
+            runs.push(support::load_paths(&[f], &clusters).lint());
         }
     }
     let mut all = podplace_lint::Report::default();

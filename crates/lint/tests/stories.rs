@@ -154,8 +154,9 @@ fn the_stalled_rollout_state_lints_against_its_cluster() {
 
 #[test]
 fn vault_linted_alone_against_a_cluster_running_prometheus() {
-    // prometheus' manifest is the snapshot now: its term is not reported on,
-    // and vault's own selector is fine.
+    // prometheus runs in the cluster now: its term is not reported on, but
+    // Vault learns that prometheus keeps it off leela, leaving 2 nodes for 3
+    // replicas (story 1 from Vault's side).
     let s = support::stories();
     let loaded = support::load_paths(
         &[s.join("vault/vault.yaml")],
@@ -165,12 +166,38 @@ fn vault_linted_alone_against_a_cluster_running_prometheus() {
         ],
     );
     let report = loaded.lint();
+    let f = only(&report);
+    assert_eq!(f.rule.id, "PP012");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.object, "StatefulSet/stokesnet/vault");
+    assert_eq!(f.location.field, "spec.template.metadata.labels");
+    assert_eq!((f.location.line, f.location.column), (20, 9));
     assert!(
-        report
-            .findings
-            .iter()
-            .all(|f| f.object != "StatefulSet/stokesnet/prometheus-server"),
-        "{:#?}",
-        report.findings
+        f.message.contains("kubernetes.io/hostname=leela"),
+        "{}",
+        f.message
     );
+    assert!(
+        f.message
+            .contains("StatefulSet/stokesnet/prometheus-server"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.notes.iter().any(|n| n.contains(
+            "2 of 3 eligible node(s) remain (bender, farnsworth): 1 pod(s) will stay Pending"
+        )),
+        "{:#?}",
+        f.notes
+    );
+    // With prometheus fixed, nothing keeps Vault away.
+    let fixed = support::load_paths(
+        &[s.join("vault-fixed/vault.yaml")],
+        &[
+            s.join("vault-fixed/cluster.yaml"),
+            s.join("vault-fixed/prometheus.yaml"),
+        ],
+    )
+    .lint();
+    assert!(fixed.findings.is_empty(), "{:#?}", fixed.findings);
 }

@@ -14,6 +14,7 @@ pub mod pp008_affinity_matches_nothing;
 pub mod pp009_pdb_blocks_eviction;
 pub mod pp010_cluster_wide_selector;
 pub mod pp011_no_eligible_node;
+pub mod pp012_blocked_by_running_workload;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiSelector;
 use podplace_model::selector::Requirement;
@@ -31,7 +32,7 @@ pub struct Rule {
 }
 
 /// Every rule, in id order.
-pub static RULES: [Rule; 11] = [
+pub static RULES: [Rule; 12] = [
     Rule {
         info: &pp001_selector_too_broad::INFO,
         check: pp001_selector_too_broad::check,
@@ -75,6 +76,10 @@ pub static RULES: [Rule; 11] = [
     Rule {
         info: &pp011_no_eligible_node::INFO,
         check: pp011_no_eligible_node::check,
+    },
+    Rule {
+        info: &pp012_blocked_by_running_workload::INFO,
+        check: pp012_blocked_by_running_workload::check,
     },
 ];
 
