@@ -81,7 +81,27 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let hard = first.what.clone();
         let hard_path = first.path.clone();
         let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
-        let result = replay(merged, &s.namespace, &s.name, None)?;
+        let result = match replay(merged, &s.namespace, &s.name, None) {
+            Ok(r) => r,
+            Err(e) => {
+                // The world could not be replayed: say so on this object
+                // rather than failing the whole lint.
+                let mut f = finding(
+                    &INFO,
+                    &s.id,
+                    world.locate(&s.origin, &first.path),
+                    "rollout not checked",
+                    format!("the rolling update could not be replayed: {e}"),
+                )
+                .with_severity(Severity::Note);
+                f.notes.push(format!(
+                    "{} may deadlock a rolling update: {}",
+                    s.id, first.what
+                ));
+                sink.push(&s.ignored, f);
+                continue;
+            }
+        };
         if result.completes {
             continue;
         }
@@ -147,7 +167,9 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             if recreate && !verified.is_empty() {
                 break;
             }
-            let outcome = replay(merged, &s.namespace, &s.name, Some(candidate.clone()))?;
+            let Ok(outcome) = replay(merged, &s.namespace, &s.name, Some(candidate.clone())) else {
+                continue;
+            };
             if !outcome.completes {
                 continue;
             }
