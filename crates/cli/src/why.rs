@@ -214,8 +214,38 @@ struct JsonReason<'a> {
     code: &'a str,
     reason: &'a str,
     detail: Value,
-    blockers: Vec<Value>,
+    blockers: Vec<JsonBlocker<'a>>,
     blockers_total: usize,
+    blocker_counts: Vec<JsonCount<'a>>,
+}
+
+// Typed (not `json!`) because a 5,000-node answer holds tens of thousands
+// of these; fields in alphabetical order, as the other objects print.
+#[derive(Serialize)]
+struct JsonBlocker<'a> {
+    node: &'a str,
+    pod: &'a str,
+    rule_owner: &'a str,
+    term: JsonBlockerTerm<'a>,
+    workload: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonBlockerTerm<'a> {
+    domain: &'a str,
+    id: usize,
+    kind: &'a str,
+    selector: &'a str,
+    topology_key: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonCount<'a> {
+    domain: &'a str,
+    pods: usize,
+    rule_owner: &'a str,
+    term: usize,
+    workload: &'a str,
 }
 
 #[derive(Serialize)]
@@ -276,8 +306,8 @@ fn kind_name(kind: TermKind) -> &'static str {
     }
 }
 
-fn term_json(id: usize, t: &TermView, domain: Option<&str>) -> Value {
-    let mut v = json!({
+fn term_json(id: usize, t: &TermView) -> Value {
+    let v = json!({
         "id": id,
         "kind": kind_name(t.kind),
         "required": matches!(t.kind, TermKind::RequiredAffinity | TermKind::RequiredAntiAffinity),
@@ -287,9 +317,6 @@ fn term_json(id: usize, t: &TermView, domain: Option<&str>) -> Value {
         "topology_key": t.topology_key,
         "yaml": t.yaml,
     });
-    if let Some(d) = domain {
-        v["domain"] = json!(d);
-    }
     canonical(v)
 }
 
@@ -402,17 +429,32 @@ fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
         blockers: r
             .blockers
             .iter()
-            .map(|b| {
-                canonical(json!({
-                    "pod": b.pod,
-                    "workload": b.workload,
-                    "node": b.node,
-                    "rule_owner": b.rule_owner.as_str(),
-                    "term": term_json(b.term, &e.terms[b.term], Some(&b.domain)),
-                }))
+            .map(|b| JsonBlocker {
+                node: &b.node,
+                pod: &b.pod,
+                rule_owner: b.rule_owner.as_str(),
+                term: JsonBlockerTerm {
+                    domain: &b.domain,
+                    id: b.term,
+                    kind: kind_name(e.terms[b.term].kind),
+                    selector: &e.terms[b.term].selector,
+                    topology_key: &e.terms[b.term].topology_key,
+                },
+                workload: &b.workload,
             })
             .collect(),
         blockers_total: r.blockers_total,
+        blocker_counts: r
+            .counts
+            .iter()
+            .map(|c| JsonCount {
+                domain: &c.domain,
+                pods: c.pods,
+                rule_owner: c.rule_owner.as_str(),
+                term: c.term,
+                workload: &c.workload,
+            })
+            .collect(),
     };
     JsonWhy {
         pod: &e.pod,
@@ -458,7 +500,7 @@ fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
             .terms
             .iter()
             .enumerate()
-            .map(|(i, t)| term_json(i, t, None))
+            .map(|(i, t)| term_json(i, t))
             .collect(),
         notes: e
             .notes
@@ -990,32 +1032,52 @@ fn render_blockers(
     across: &[(&NodeVerdict, &Reason)],
     printed: &mut Printed,
 ) -> Result<()> {
-    // (workload, term, owner) → blocking pods on the group's nodes, and
-    // how many more were counted but not kept.
+    // (workload, term, owner) → the blocking pods kept (distinct, in order)
+    // and the exact count per distinct domain across the group's nodes.
     type Key<'k> = (&'k str, usize, RuleOwner);
-    let mut by: Vec<(Key<'_>, Vec<String>, usize)> = Vec::new();
+    struct Seen<'k> {
+        key: Key<'k>,
+        pods: Vec<String>,
+        domains: BTreeMap<&'k str, usize>,
+        domain: &'k str,
+    }
+    let mut by: Vec<Seen<'_>> = Vec::new();
     for (_, r) in across {
+        for c in &r.counts {
+            let key = (c.workload.as_str(), c.term, c.rule_owner);
+            let i = match by.iter().position(|s| s.key == key) {
+                Some(i) => i,
+                None => {
+                    by.push(Seen {
+                        key,
+                        pods: Vec::new(),
+                        domains: BTreeMap::new(),
+                        domain: &c.domain,
+                    });
+                    by.len() - 1
+                }
+            };
+            by[i].domains.insert(&c.domain, c.pods);
+        }
         for b in &r.blockers {
             let key = (b.workload.as_str(), b.term, b.rule_owner);
-            let text = format!("{} on {}", b.pod, b.node);
-            match by.iter_mut().find(|(k, _, _)| *k == key) {
-                Some((_, pods, _)) => pods.push(text),
-                None => by.push((key, vec![text], 0)),
-            }
-        }
-        let hidden = r.blockers_total - r.blockers.len();
-        if hidden > 0 {
-            if let Some(b) = r.blockers.last() {
-                let key = (b.workload.as_str(), b.term, b.rule_owner);
-                if let Some(entry) = by.iter_mut().find(|(k, _, _)| *k == key) {
-                    entry.2 += hidden;
+            if let Some(s) = by.iter_mut().find(|s| s.key == key) {
+                let text = format!("{} on {}", b.pod, b.node);
+                if !s.pods.contains(&text) {
+                    s.pods.push(text);
                 }
             }
         }
     }
-    for ((workload, term, owner), pods, hidden) in by {
+    for Seen {
+        key: (workload, term, owner),
+        pods,
+        domains,
+        domain,
+    } in by
+    {
         let t = &e.terms[term];
-        let total = pods.len() + hidden;
+        let total = domains.values().sum::<usize>().max(pods.len());
         let mut list: Vec<String> = pods.into_iter().take(BLOCKERS_SHOWN).collect();
         if total > list.len() {
             list.push(format!("and {} more", thousands(total - list.len())));
@@ -1040,11 +1102,6 @@ fn render_blockers(
                 t.owner_workload
             ),
         };
-        let domain = across
-            .first()
-            .and_then(|(_, r)| r.blockers.iter().find(|b| b.term == term))
-            .map(|b| b.domain.clone())
-            .unwrap_or_default();
         let met = if across.len() > 1 {
             format!("met in each node's {} domain", t.topology_key)
         } else {

@@ -29,8 +29,8 @@ use serde_json::Value;
 use smallvec::smallvec;
 
 use crate::model::{
-    AffinityMiss, Blocker, Detail, DomainCount, LabelMiss, NodeVerdict, PortView, Reason,
-    RuleOwner, ShortageView, TaintView, TermKind, TermView,
+    AffinityMiss, Blocker, BlockerCount, Detail, DomainCount, LabelMiss, NodeVerdict, PortView,
+    Reason, RuleOwner, ShortageView, TaintView, TermKind, TermView,
 };
 use crate::world::Objects;
 use crate::yaml::to_yaml;
@@ -318,9 +318,29 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
 /// (topology key, value): (holder, term, the term's position in its list).
 type HoldersByDomain = FxHashMap<(Sym, Sym), Vec<(PodId, TermId, usize)>>;
 
+/// Blockers of a node (or of one domain): the first few in full, all counted.
+#[derive(Debug, Clone, Default)]
+struct Blocked {
+    blockers: Vec<Blocker>,
+    counts: Vec<BlockerCount>,
+}
+
+impl Blocked {
+    fn extend(&mut self, other: &Blocked) {
+        let room = MAX_BLOCKERS.saturating_sub(self.blockers.len());
+        self.blockers
+            .extend(other.blockers.iter().take(room).cloned());
+        self.counts.extend(other.counts.iter().cloned());
+    }
+}
+
 /// Pods blocking by domain, built on first need.
 #[derive(Default)]
 struct BlockerIndex {
+    /// Blockers per (own term, domain value), computed once per domain.
+    incoming_domains: FxHashMap<(usize, Sym), Blocked>,
+    /// Blockers per (topology key, value), computed once per domain.
+    existing_domains: FxHashMap<(Sym, Sym), Blocked>,
     /// Existing pods' required anti-affinity matching the pod: (key, value) → (holder, term).
     existing: Option<HoldersByDomain>,
     /// The pod's own required anti-affinity terms: per term, value → matching pods.
@@ -402,6 +422,7 @@ impl<'a> Analyzer<'a> {
             detail,
             blockers: Vec::new(),
             blockers_total: 0,
+            counts: Vec::new(),
         }
     }
 
@@ -422,6 +443,7 @@ impl<'a> Analyzer<'a> {
                 detail: Detail::Conflict,
                 blockers: Vec::new(),
                 blockers_total: 0,
+                counts: Vec::new(),
             });
             return out;
         }
@@ -515,6 +537,7 @@ impl<'a> Analyzer<'a> {
                     }),
                     blockers: Vec::new(),
                     blockers_total: 0,
+                    counts: Vec::new(),
                 });
             }
         }
@@ -566,6 +589,7 @@ impl<'a> Analyzer<'a> {
                     detail: Detail::PodAffinity { misses },
                     blockers: Vec::new(),
                     blockers_total: 0,
+                    counts: Vec::new(),
                 });
             }
             if !satisfies_anti_affinity(state, cluster, node) {
@@ -578,6 +602,7 @@ impl<'a> Analyzer<'a> {
                         detail: Detail::PodAntiAffinity,
                         blockers: Vec::new(),
                         blockers_total: 0,
+                        counts: Vec::new(),
                     },
                     blockers,
                 ));
@@ -592,6 +617,7 @@ impl<'a> Analyzer<'a> {
                         detail: Detail::ExistingAntiAffinity,
                         blockers: Vec::new(),
                         blockers_total: 0,
+                        counts: Vec::new(),
                     },
                     blockers,
                 ));
@@ -667,7 +693,7 @@ impl<'a> Analyzer<'a> {
         misses
     }
 
-    fn incoming_blockers(&mut self, state: &ipa_filter::State, node: &Node) -> Vec<Blocker> {
+    fn incoming_blockers(&mut self, state: &ipa_filter::State, node: &Node) -> Blocked {
         if self.index.incoming.is_none() {
             let cluster = self.cluster;
             let mut per_term = Vec::new();
@@ -691,29 +717,34 @@ impl<'a> Analyzer<'a> {
             }
             self.index.incoming = Some(per_term);
         }
-        let mut found: Vec<(usize, PodId, Sym)> = Vec::new();
-        if let Some(per_term) = &self.index.incoming {
-            for (i, &t) in state.terms.required_anti_affinity.iter().enumerate() {
-                let key = self.cluster.term(t).topology_key;
-                let Some(v) = node.labels.get(key) else {
-                    continue;
-                };
-                for &p in per_term[i].get(&v).into_iter().flatten() {
-                    found.push((i, p, v));
-                }
-            }
-        }
-        let mut out = Vec::new();
-        for (i, p, v) in found {
-            let Some(term) = self.incoming_term(TermKind::RequiredAntiAffinity, i) else {
+        let mut out = Blocked::default();
+        for (i, &t) in state.terms.required_anti_affinity.iter().enumerate() {
+            let key = self.cluster.term(t).topology_key;
+            let Some(v) = node.labels.get(key) else {
                 continue;
             };
-            out.push(self.blocker(p, term, v, RuleOwner::Incoming));
+            if !self.index.incoming_domains.contains_key(&(i, v)) {
+                let pods: Vec<PodId> = self
+                    .index
+                    .incoming
+                    .as_ref()
+                    .and_then(|per_term| per_term[i].get(&v))
+                    .cloned()
+                    .unwrap_or_default();
+                let domain = self.domain_blockers(
+                    pods.into_iter().map(|p| (p, None)),
+                    v,
+                    RuleOwner::Incoming,
+                    Some(i),
+                );
+                self.index.incoming_domains.insert((i, v), domain);
+            }
+            out.extend(&self.index.incoming_domains[&(i, v)]);
         }
         out
     }
 
-    fn existing_blockers(&mut self, state: &ipa_filter::State, node: &Node) -> Vec<Blocker> {
+    fn existing_blockers(&mut self, state: &ipa_filter::State, node: &Node) -> Blocked {
         if self.index.existing.is_none() {
             let cluster = self.cluster;
             let mut map = HoldersByDomain::default();
@@ -752,37 +783,81 @@ impl<'a> Analyzer<'a> {
             }
             self.index.existing = Some(map);
         }
-        let mut found: Vec<(PodId, TermId, usize, Sym)> = Vec::new();
-        if let Some(map) = &self.index.existing {
-            for (key, value) in node.labels.iter() {
-                for &(holder, t, index) in map.get(&(key, value)).into_iter().flatten() {
-                    found.push((holder, t, index, value));
-                }
+        let mut out = Blocked::default();
+        for pair in node.labels.iter() {
+            if !self.index.existing_domains.contains_key(&pair) {
+                let Some(holders) = self.index.existing.as_ref().and_then(|m| m.get(&pair)) else {
+                    continue;
+                };
+                let holders: Vec<(PodId, Option<(TermId, usize)>)> = holders
+                    .iter()
+                    .map(|&(h, t, index)| (h, Some((t, index))))
+                    .collect();
+                let domain =
+                    self.domain_blockers(holders.into_iter(), pair.1, RuleOwner::Existing, None);
+                self.index.existing_domains.insert(pair, domain);
             }
+            out.extend(&self.index.existing_domains[&pair]);
         }
-        let mut out = Vec::new();
-        for (holder, t, index, v) in found {
-            let workload = self.workload_of(holder);
-            let cluster = self.cluster;
-            let compiled = &cluster.pods[holder.index()]
-                .pod
-                .affinity
-                .required_anti_affinity;
-            let Some(compiled) = compiled.get(index) else {
-                continue;
+        out
+    }
+
+    /// The blockers of one domain: the first [`MAX_BLOCKERS`] in full, and
+    /// all of them counted per workload and term. `incoming` is the pod's own
+    /// term index; existing holders carry (term, index in their list).
+    fn domain_blockers(
+        &mut self,
+        pods: impl Iterator<Item = (PodId, Option<(TermId, usize)>)>,
+        domain: Sym,
+        owner: RuleOwner,
+        incoming: Option<usize>,
+    ) -> Blocked {
+        let mut out = Blocked::default();
+        let own_term = incoming.and_then(|i| self.incoming_term(TermKind::RequiredAntiAffinity, i));
+        for (p, held) in pods {
+            let workload = self.workload_of(p);
+            let term = match held {
+                None => own_term,
+                Some((t, index)) => {
+                    let cluster = self.cluster;
+                    let compiled = cluster.pods[p.index()]
+                        .pod
+                        .affinity
+                        .required_anti_affinity
+                        .get(index);
+                    compiled.map(|compiled| {
+                        self.terms.intern(
+                            t,
+                            &workload,
+                            TermSource {
+                                api_pod: self.objects.api_pod(cluster, p),
+                                kind: TermKind::RequiredAntiAffinity,
+                                index,
+                                compiled,
+                            },
+                            &cluster.interner,
+                        )
+                    })
+                }
             };
-            let term = self.terms.intern(
-                t,
-                &workload,
-                TermSource {
-                    api_pod: self.objects.api_pod(cluster, holder),
-                    kind: TermKind::RequiredAntiAffinity,
-                    index,
-                    compiled,
-                },
-                &cluster.interner,
-            );
-            out.push(self.blocker(holder, term, v, RuleOwner::Existing));
+            let Some(term) = term else { continue };
+            match out
+                .counts
+                .iter_mut()
+                .find(|c| c.term == term && c.workload == workload)
+            {
+                Some(c) => c.pods += 1,
+                None => out.counts.push(BlockerCount {
+                    workload: workload.clone(),
+                    term,
+                    rule_owner: owner,
+                    domain: self.cluster.interner.resolve(domain).to_string(),
+                    pods: 1,
+                }),
+            }
+            if out.blockers.len() < MAX_BLOCKERS {
+                out.blockers.push(self.blocker(p, term, domain, owner));
+            }
         }
         out
     }
@@ -803,10 +878,10 @@ impl<'a> Analyzer<'a> {
     }
 }
 
-fn with_blockers(mut reason: Reason, mut blockers: Vec<Blocker>) -> Reason {
-    reason.blockers_total = blockers.len();
-    blockers.truncate(MAX_BLOCKERS);
-    reason.blockers = blockers;
+fn with_blockers(mut reason: Reason, blocked: Blocked) -> Reason {
+    reason.blockers_total = blocked.counts.iter().map(|c| c.pods).sum();
+    reason.blockers = blocked.blockers;
+    reason.counts = blocked.counts;
     reason
 }
 

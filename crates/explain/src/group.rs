@@ -87,9 +87,9 @@ pub fn summary(reason: &Reason, terms: &[TermView]) -> String {
         }
         Detail::PodAntiAffinity | Detail::ExistingAntiAffinity => {
             let set: BTreeSet<(String, usize, &str)> = reason
-                .blockers
+                .counts
                 .iter()
-                .map(|b| (b.workload.clone(), b.term, b.rule_owner.as_str()))
+                .map(|c| (c.workload.clone(), c.term, c.rule_owner.as_str()))
                 .collect();
             let list: Vec<String> = set
                 .into_iter()

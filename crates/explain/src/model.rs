@@ -101,6 +101,24 @@ pub struct Blocker {
     pub rule_owner: RuleOwner,
 }
 
+/// How many pods of one workload block the pod in one domain through one
+/// term: exact even when [`Reason::blockers`] is cut short. A pod lies in
+/// exactly one domain per topology key, so summing over distinct domains
+/// counts distinct pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockerCount {
+    /// The blocking pods' workload, `Kind/ns/name`.
+    pub workload: String,
+    /// The term, an index into [`Explanation::terms`].
+    pub term: usize,
+    /// Whose rule it is.
+    pub rule_owner: RuleOwner,
+    /// The topology domain (value of the term's topology key).
+    pub domain: String,
+    /// Matching pods of that workload in that domain.
+    pub pods: usize,
+}
+
 /// A label requirement a node fails, with the node's own value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LabelMiss {
@@ -281,6 +299,8 @@ pub struct Reason {
     pub blockers: Vec<Blocker>,
     /// How many blockers there are in all.
     pub blockers_total: usize,
+    /// Every blocker counted, per workload, term and domain.
+    pub counts: Vec<BlockerCount>,
 }
 
 /// Every reason one node rejects the pod, in the scheduler's plugin order

@@ -4,8 +4,8 @@
 
 use podplace_engine::framework::schedule;
 use podplace_explain::{
-    explain, group, Blocker, Detail, Explanation, LabelMiss, NodeVerdict, Reason, RuleOwner,
-    TaintView, TermKind, TermView, World,
+    explain, group, Blocker, BlockerCount, Detail, Explanation, LabelMiss, NodeVerdict, Reason,
+    RuleOwner, TaintView, TermKind, TermView, World,
 };
 use podplace_model::load::{load, Source};
 
@@ -408,6 +408,7 @@ fn taint(key: &str) -> Reason {
         },
         blockers: Vec::new(),
         blockers_total: 0,
+        counts: Vec::new(),
     }
 }
 
@@ -427,6 +428,7 @@ fn selector(value: Option<&str>) -> Reason {
         },
         blockers: Vec::new(),
         blockers_total: 0,
+        counts: Vec::new(),
     }
 }
 
@@ -445,6 +447,13 @@ fn anti(pod: &str, workload: &str, term: usize) -> Reason {
             rule_owner: RuleOwner::Incoming,
         }],
         blockers_total: 1,
+        counts: vec![BlockerCount {
+            workload: workload.into(),
+            term,
+            rule_owner: RuleOwner::Incoming,
+            domain: String::new(),
+            pods: 1,
+        }],
     }
 }
 
