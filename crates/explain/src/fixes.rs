@@ -460,14 +460,15 @@ fn lands_sentence(cluster: &Cluster, outcome: &Outcome, node: NodeId) -> String 
         .filter(|&&n| n != node)
         .map(|&n| &*cluster.node(n).name)
         .collect();
-    if others.is_empty() {
-        format!("the pod lands on {}", cluster.node(node).name)
-    } else {
-        format!(
-            "the pod lands on {} (tied with {})",
-            cluster.node(node).name,
-            others.join(", ")
-        )
+    let name = &cluster.node(node).name;
+    match others.len() {
+        0 => format!("the pod lands on {name}"),
+        1..=5 => format!("the pod lands on {name} (tied with {})", others.join(", ")),
+        n => format!(
+            "the pod lands on {name} (tied with {}, and {} more)",
+            others[..5].join(", "),
+            n - 5
+        ),
     }
 }
 
