@@ -224,47 +224,48 @@ pub fn pair_cost(
     let Some(node) = cluster.pods[pod.index()].node else {
         return 0;
     };
-    let p = cluster.pod(pod).clone();
-    let mut own: Vec<(AffinityTerm, HeldKind, i64)> = Vec::new();
+    // The pod's own terms, as the cluster's shared term ids.
+    let terms = &cluster.pods[pod.index()].terms;
+    let mut own: smallvec::SmallVec<[(podplace_engine::cluster::TermId, HeldKind, i64); 4]> =
+        smallvec::SmallVec::new();
     for k in kinds {
         match k {
-            HeldKind::RequiredAntiAffinity => own.extend(
-                p.affinity
-                    .required_anti_affinity
-                    .iter()
-                    .map(|t| (t.clone(), *k, 1)),
-            ),
-            HeldKind::RequiredAffinity => own.extend(
-                p.affinity
-                    .required_affinity
-                    .iter()
-                    .map(|t| (t.clone(), *k, 1)),
-            ),
+            HeldKind::RequiredAntiAffinity => {
+                own.extend(terms.required_anti_affinity.iter().map(|&t| (t, *k, 1)))
+            }
+            HeldKind::RequiredAffinity => {
+                own.extend(terms.required_affinity.iter().map(|&t| (t, *k, 1)))
+            }
             HeldKind::PreferredAffinity => own.extend(
-                p.affinity
+                terms
                     .preferred_affinity
                     .iter()
-                    .map(|w| (w.term.clone(), *k, i64::from(w.weight))),
+                    .map(|&(t, w)| (t, *k, i64::from(w))),
             ),
             HeldKind::PreferredAntiAffinity => own.extend(
-                p.affinity
+                terms
                     .preferred_anti_affinity
                     .iter()
-                    .map(|w| (w.term.clone(), *k, i64::from(w.weight))),
+                    .map(|&(t, w)| (t, *k, i64::from(w))),
             ),
         }
     }
+    let pod_terms = terms.clone();
     let mut total = 0i64;
-    let node_labels = cluster.node(node).labels.clone();
-    for (term, kind, weight) in own {
-        let Some(value) = node_labels.get(term.topology_key) else {
+    for (id, kind, weight) in own {
+        let key = cluster.term(id).topology_key;
+        let Some(value) = cluster.node(node).labels.get(key) else {
             continue;
         };
-        let id = cluster.term_id(&term);
-        let self_match = incoming_term_matches(&term, &p, &cluster.namespaces, &cluster.interner);
+        let self_match = incoming_term_matches(
+            cluster.term(id),
+            &cluster.pods[pod.index()].pod,
+            &cluster.namespaces,
+            &cluster.interner,
+        );
         let counts = cluster.match_counts(&[id]);
         let mut n = counts
-            .domains(term.topology_key)
+            .domains(key)
             .and_then(|d| d.get(&value))
             .copied()
             .unwrap_or(0);
@@ -273,11 +274,10 @@ pub fn pair_cost(
         }
         total += sign(kind) * weight * n.max(0);
     }
-    let ns_labels = cluster
-        .namespace_labels(p.namespace)
-        .cloned()
-        .unwrap_or_default();
-    let terms = cluster.pods[pod.index()].terms.clone();
+    let p = &cluster.pods[pod.index()].pod;
+    let empty = Labels::default();
+    let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);
+    let node_labels = &cluster.node(node).labels;
     let mut sym = 0i64;
     for g in cluster.held_groups_for(&p.labels) {
         if !kinds.contains(&g.kind) {
@@ -287,17 +287,19 @@ pub fn pair_cost(
         let Some(value) = node_labels.get(term.topology_key) else {
             continue;
         };
-        if !existing_term_matches(term, &p, &ns_labels, &cluster.interner) {
+        if !existing_term_matches(term, p, ns_labels, &cluster.interner) {
             continue;
         }
         let mut n = i64::from(g.domains.get(&value).copied().unwrap_or(0));
         let holds = match g.kind {
-            HeldKind::RequiredAntiAffinity => terms.required_anti_affinity.contains(&g.term),
-            HeldKind::RequiredAffinity => terms.required_affinity.contains(&g.term),
-            HeldKind::PreferredAffinity => terms.preferred_affinity.contains(&(g.term, g.weight)),
-            HeldKind::PreferredAntiAffinity => {
-                terms.preferred_anti_affinity.contains(&(g.term, g.weight))
+            HeldKind::RequiredAntiAffinity => pod_terms.required_anti_affinity.contains(&g.term),
+            HeldKind::RequiredAffinity => pod_terms.required_affinity.contains(&g.term),
+            HeldKind::PreferredAffinity => {
+                pod_terms.preferred_affinity.contains(&(g.term, g.weight))
             }
+            HeldKind::PreferredAntiAffinity => pod_terms
+                .preferred_anti_affinity
+                .contains(&(g.term, g.weight)),
         };
         if holds {
             n -= 1;
