@@ -6,8 +6,8 @@ mod lint;
 mod place;
 mod rebalance;
 mod simulate;
-mod why;
 mod snapshot;
+mod why;
 mod world;
 
 use std::path::PathBuf;

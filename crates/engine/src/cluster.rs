@@ -687,7 +687,9 @@ impl Cluster {
         let mut counts = SpreadCounts::default();
         for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
             let Some(node) = entry.node else { continue };
-            if entry.pod.namespace == namespace && selector.matches(&entry.pod.labels, &self.interner) {
+            if entry.pod.namespace == namespace
+                && selector.matches(&entry.pod.labels, &self.interner)
+            {
                 *counts.entry(node).or_insert(0) += 1;
             }
         }

@@ -44,7 +44,11 @@ fn has_all_keys(cluster: &Cluster, constraints: &[Constraint], node: NodeId) -> 
 
 /// Matching pods per node for each constraint, prepared once per cycle so
 /// the per-node loops only read.
-fn per_node_counts(cluster: &mut Cluster, pod: &Pod, constraints: &[Constraint]) -> Vec<Option<SpreadCounts>> {
+fn per_node_counts(
+    cluster: &mut Cluster,
+    pod: &Pod,
+    constraints: &[Constraint],
+) -> Vec<Option<SpreadCounts>> {
     constraints
         .iter()
         .map(|c| {
@@ -53,7 +57,9 @@ fn per_node_counts(cluster: &mut Cluster, pod: &Pod, constraints: &[Constraint])
                 return None;
             }
             cluster.ensure_spread_counts(pod.namespace, &c.spec.selector);
-            cluster.spread_counts(pod.namespace, &c.spec.selector).cloned()
+            cluster
+                .spread_counts(pod.namespace, &c.spec.selector)
+                .cloned()
         })
         .collect()
 }

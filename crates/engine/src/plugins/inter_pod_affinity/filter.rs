@@ -88,7 +88,12 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     }
     for &t in &state.terms.required_anti_affinity.clone() {
         let key = cluster.term(t).topology_key;
-        for (&value, &count) in cluster.match_counts(&[t]).domains(key).into_iter().flatten() {
+        for (&value, &count) in cluster
+            .match_counts(&[t])
+            .domains(key)
+            .into_iter()
+            .flatten()
+        {
             add(&mut state.anti, (key, value), count);
         }
     }
