@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use comfy_table::{presets, CellAlignment, Table};
 use owo_colors::{OwoColorize, Stream};
+use podplace_rebalance::sim_step::SimRebalance;
 use podplace_sim::findings::{Finding, FindingKind};
 use podplace_sim::report::{Change, StepReport};
-use podplace_sim::{NoExtensions, Run, Scenario};
+use podplace_sim::{Run, Scenario};
 use serde::Serialize;
 
 use crate::{Exit, OutputFormat};
@@ -74,7 +75,12 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    let run = match podplace_sim::run(&scenario, &mut NoExtensions) {
+    // `rebalance` steps plan and evict as `podplace rebalance` would.
+    let mut rebalance = SimRebalance {
+        seed: scenario.seed,
+        ..Default::default()
+    };
+    let run = match podplace_sim::run(&scenario, &mut rebalance) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -214,3 +214,26 @@ fn bad_scenarios_exit_2_and_say_where() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_rebalance_step_restores_the_drifted_spread() {
+    let (steps, code) = simulate_json("drift-rebalanced.yaml");
+    assert_eq!(code, 0, "the expectation after the rebalance holds");
+    let before = steps
+        .iter()
+        .position(|s| {
+            s["step"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("rebalance"))
+        })
+        .expect("a rebalance step");
+    let drifted: Vec<usize> = per_node(&steps[before - 1], "default/demo-app-")
+        .into_values()
+        .collect();
+    assert_eq!(drifted, [5], "all five on one node before the rebalance");
+    let mut after: Vec<usize> = per_node(&steps[before], "default/demo-app-")
+        .into_values()
+        .collect();
+    after.sort_unstable();
+    assert_eq!(after, [1, 2, 2]);
+}
