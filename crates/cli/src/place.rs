@@ -49,7 +49,7 @@ pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool)
             return Ok(Exit::BadInput);
         }
     };
-    if cluster.nodes.is_empty() {
+    if cluster.nodes().is_empty() {
         eprintln!("warning: no nodes were loaded: every pod stays Pending");
     }
     let placements = place_all(

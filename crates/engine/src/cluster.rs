@@ -15,6 +15,10 @@ use podplace_model::selector::{LabelSelector, Requirement};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::framework::Scratch;
+use crate::statics::{NodeStatics, ResourceScores, StaticsCache};
+use crate::topology::{TableId, Topology};
+
 /// Index of a node in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
@@ -205,16 +209,30 @@ pub struct OwnerSelectors {
     pub stateful_sets: Vec<(Sym, Sym, LabelSelector)>,
 }
 
-/// Count of matching, non-terminating pods per node for one (namespace, selector).
-pub type SpreadCounts = FxHashMap<NodeId, i32>;
+/// Count of matching, non-terminating pods per node for one (namespace,
+/// selector), indexed by node.
+#[derive(Debug, Clone, Default)]
+pub struct SpreadCounts(Vec<i32>);
+
+impl SpreadCounts {
+    /// Matching pods on a node.
+    #[inline]
+    pub fn get(&self, node: NodeId) -> i32 {
+        self.0.get(node.index()).copied().unwrap_or(0)
+    }
+}
+
+/// Index of a kept [`SpreadCounts`] (see [`Cluster::ensure_spread_counts`]).
+pub type SpreadId = usize;
 
 /// A world ready to schedule into.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
     /// Every string of this world.
     pub interner: Interner,
-    /// Nodes, in load order.
-    pub nodes: Vec<Node>,
+    /// Nodes, in load order (read through [`Cluster::nodes`]; changed only
+    /// through [`Cluster::node_mut`], which keeps the per-node caches true).
+    nodes: Vec<Node>,
     /// Per-node accounting, parallel to `nodes`.
     pub node_infos: Vec<NodeInfo>,
     node_by_name: FxHashMap<Sym, NodeId>,
@@ -230,7 +248,8 @@ pub struct Cluster {
     pub owner_selectors: OwnerSelectors,
     /// Per image name: on how many nodes, and the size reported by the
     /// first node (by name) that has it.
-    pub images: FxHashMap<Sym, (u32, i64)>,
+    images: FxHashMap<Sym, (u32, i64)>,
+    images_stale: bool,
     terms: Vec<AffinityTerm>,
     term_ids: FxHashMap<AffinityTerm, TermId>,
     held_groups: Vec<HeldGroup>,
@@ -239,7 +258,14 @@ pub struct Cluster {
     match_cache: FxHashMap<TermSet, MatchCounts>,
     match_sets: Vec<TermSet>,
     match_index: PairIndex<usize>,
-    spread_cache: FxHashMap<(Sym, LabelSelector), SpreadCounts>,
+    spread_ids: FxHashMap<(Sym, LabelSelector), SpreadId>,
+    spread_tables: Vec<(Sym, LabelSelector, SpreadCounts)>,
+    topology: Topology,
+    statics: StaticsCache,
+    scratch: Box<Scratch>,
+    /// Per node: bumped whenever its accounting (pods, requests) changes.
+    node_versions: Vec<u64>,
+    resource_scores: Box<ResourceScores>,
     /// Number of bound pods with any inter-pod affinity rule, per node (for
     /// the "nodes having pods with affinity" lists).
     pub pods_with_affinity: Vec<u32>,
@@ -259,11 +285,24 @@ impl Cluster {
         let node = Node::compile(node, &mut self.interner)?;
         let id = NodeId(self.nodes.len() as u32);
         self.node_by_name.insert(node.name_sym, id);
+        self.topology.push_node(&node);
+        self.statics.clear();
         self.nodes.push(node);
         self.node_infos.push(NodeInfo::default());
+        self.node_versions.push(0);
+        for (_, _, counts) in &mut self.spread_tables {
+            counts.0.push(0);
+        }
         self.pods_with_affinity.push(0);
-        self.recompute_images();
+        self.images_stale = true;
         Ok(id)
+    }
+
+    /// Per image name: on how many nodes, and the size reported by the
+    /// first node (by name) that has it (current as of the last
+    /// [`Cluster::statics_for`]).
+    pub(crate) fn images(&self) -> &FxHashMap<Sym, (u32, i64)> {
+        &self.images
     }
 
     fn recompute_images(&mut self) {
@@ -380,6 +419,71 @@ impl Cluster {
     /// The node with this id.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id.index()]
+    }
+
+    /// Every node, in load order (indexed by [`NodeId::index`]).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The node with this id, to change it (cordon, taints, allocatable).
+    /// Drops the per-node caches that depend on nodes; bound pods keep
+    /// their accounting, so labels must not change under bound pods.
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        self.statics.clear();
+        self.topology = Topology::default();
+        self.images_stale = true;
+        self.resource_scores.clear();
+        &mut self.nodes[id.index()]
+    }
+
+    /// The node → domain table of a topology key, built on first use.
+    pub fn topology_table(&mut self, key: Sym) -> TableId {
+        self.topology.ensure(key, &self.nodes)
+    }
+
+    /// The scheduling cycle's buffers, lent out for one cycle.
+    pub(crate) fn take_scratch(&mut self) -> Box<Scratch> {
+        std::mem::take(&mut self.scratch)
+    }
+
+    /// Returns the buffers [`Cluster::take_scratch`] lent.
+    pub(crate) fn put_scratch(&mut self, scratch: Box<Scratch>) {
+        self.scratch = scratch;
+    }
+
+    /// Fit and BalancedAllocation raw scores of `nodes` for `pod`, from
+    /// the cache where the node did not change.
+    pub(crate) fn resource_scores(&mut self, pod: &Pod, nodes: &[NodeId]) -> Box<ResourceScores> {
+        let mut scores = std::mem::take(&mut self.resource_scores);
+        scores.refresh(self, pod, nodes, &self.node_versions);
+        scores
+    }
+
+    /// Returns the cache [`Cluster::resource_scores`] lent.
+    pub(crate) fn put_resource_scores(&mut self, scores: Box<ResourceScores>) {
+        self.resource_scores = scores;
+    }
+
+    /// The node → domain tables built so far.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The spec-only per-node verdicts and scores for a pod, computed once
+    /// per distinct pod template and node set.
+    pub fn statics_for(&mut self, pod: &Pod) -> std::sync::Arc<NodeStatics> {
+        if let Some(s) = self.statics.get(pod) {
+            return s;
+        }
+        if self.images_stale {
+            self.recompute_images();
+            self.images_stale = false;
+        }
+        let taint = crate::statics::unschedulable_taint(self);
+        let statics = std::sync::Arc::new(NodeStatics::compute(self, pod, &taint));
+        self.statics.insert(pod, statics.clone());
+        statics
     }
 
     /// The pod with this id.
@@ -522,6 +626,7 @@ impl Cluster {
 
     fn account(&mut self, id: PodId, node: NodeId, sign: i32) {
         let pod = &self.pods[id.index()].pod;
+        self.node_versions[node.index()] += 1;
         if sign > 0 {
             self.node_infos[node.index()].add(id, pod);
         } else {
@@ -628,13 +733,9 @@ impl Cluster {
 
     fn account_spread(&mut self, id: PodId, node: NodeId, sign: i32) {
         let pod = &self.pods[id.index()].pod;
-        for ((ns, selector), counts) in self.spread_cache.iter_mut() {
+        for (ns, selector, counts) in &mut self.spread_tables {
             if *ns == pod.namespace && selector.matches(&pod.labels, &self.interner) {
-                let c = counts.entry(node).or_insert(0);
-                *c += sign;
-                if *c == 0 {
-                    counts.remove(&node);
-                }
+                counts.0[node.index()] += sign;
             }
         }
     }
@@ -679,26 +780,36 @@ impl Cluster {
     /// Makes sure matching non-terminating pods per node are counted for a
     /// spread selector in a namespace; counted on first use, then kept
     /// current by bind and unbind.
-    pub fn ensure_spread_counts(&mut self, namespace: Sym, selector: &LabelSelector) {
-        let key = (namespace, selector.clone());
-        if self.spread_cache.contains_key(&key) {
-            return;
+    pub fn ensure_spread_counts(&mut self, namespace: Sym, selector: &LabelSelector) -> SpreadId {
+        if let Some(&id) = self.spread_ids.get(&(namespace, selector.clone())) {
+            return id;
         }
-        let mut counts = SpreadCounts::default();
+        let mut counts = SpreadCounts(vec![0; self.nodes.len()]);
         for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
             let Some(node) = entry.node else { continue };
             if entry.pod.namespace == namespace
                 && selector.matches(&entry.pod.labels, &self.interner)
             {
-                *counts.entry(node).or_insert(0) += 1;
+                counts.0[node.index()] += 1;
             }
         }
-        self.spread_cache.insert(key, counts);
+        let id = self.spread_tables.len();
+        self.spread_tables
+            .push((namespace, selector.clone(), counts));
+        self.spread_ids.insert((namespace, selector.clone()), id);
+        id
     }
 
     /// The counts [`Cluster::ensure_spread_counts`] prepared.
     pub fn spread_counts(&self, namespace: Sym, selector: &LabelSelector) -> Option<&SpreadCounts> {
-        self.spread_cache.get(&(namespace, selector.clone()))
+        self.spread_ids
+            .get(&(namespace, selector.clone()))
+            .map(|&id| &self.spread_tables[id].2)
+    }
+
+    /// The counts with this id.
+    pub fn spread_table(&self, id: SpreadId) -> &SpreadCounts {
+        &self.spread_tables[id].2
     }
 
     /// Groups of existing pods' terms that could apply to a pod with these labels.

@@ -76,13 +76,5 @@ pub fn port_conflicts(cluster: &Cluster, pod: &Pod, node: NodeId) -> Vec<PortCon
 /// PodTopologySpread's PreFilter state split into one state per
 /// constraint, so Filter can be asked about each constraint on its own.
 pub fn split_spread_state(state: &FilterState) -> Vec<FilterState> {
-    state
-        .constraints
-        .iter()
-        .zip(&state.domain_counts)
-        .map(|(c, counts)| FilterState {
-            constraints: vec![c.clone()],
-            domain_counts: vec![counts.clone()],
-        })
-        .collect()
+    state.split()
 }

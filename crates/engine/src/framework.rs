@@ -11,10 +11,11 @@ use crate::cluster::{Cluster, NodeId, NodeInfo};
 use crate::message::fit_error_message;
 use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
 use crate::plugins::{
-    default_normalize, default_preemption, image_locality, node_affinity, node_name, node_ports,
+    default_normalize, default_preemption, node_affinity, node_name, node_ports,
     node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
     pod_topology_spread, taint_toleration,
 };
+use crate::statics::NodeStatics;
 use crate::status::{Code, Plugin, Status};
 
 /// The state PreFilter leaves for Filter (and for preemption's dry runs,
@@ -109,57 +110,233 @@ pub fn run_filters(
     info: &NodeInfo,
 ) -> Status {
     let n = cluster.node(node);
-    let checks: [&dyn Fn() -> Status; 8] = [
+    let static_checks: [&dyn Fn() -> Status; 4] = [
         &|| node_unschedulable::filter(pod, n, &state.unschedulable_taint),
         &|| node_name::filter(pod, n),
         &|| taint_toleration::filter(pod, n),
         &|| node_affinity::filter(pod, n, &cluster.interner),
-        &|| node_ports::filter(pod, info, state.wildcard_ip),
-        &|| node_resources_fit::filter(pod, n, info, &cluster.interner),
-        &|| match &state.spread {
-            Some(s) => pod_topology_spread::filter(s, cluster, node),
-            None => Status::success(),
-        },
-        &|| match &state.affinity {
-            Some(s) => ipa_filter::filter(s, cluster, n),
-            None => Status::success(),
-        },
     ];
-    for check in checks {
+    for check in static_checks {
         let status = check();
         if !status.is_success() {
             return status;
         }
     }
+    run_dynamic_filters(cluster, state, pod, node, info)
+}
+
+/// The Filter plugins that look at the node's pods (NodePorts,
+/// NodeResourcesFit, PodTopologySpread, InterPodAffinity), in profile
+/// order; the ones before them depend only on the pod's spec and the node
+/// and are evaluated once per template ([`crate::statics`]).
+fn run_dynamic_filters(
+    cluster: &Cluster,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> Status {
+    if !pod.host_ports.is_empty() {
+        let status = node_ports::filter(pod, info, state.wildcard_ip);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    let n = cluster.node(node);
+    if !node_resources_fit::fits(pod, n, info) {
+        return node_resources_fit::filter(pod, n, info, &cluster.interner);
+    }
+    if let Some(s) = &state.spread {
+        let status = pod_topology_spread::filter(s, cluster, node);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if let Some(s) = &state.affinity {
+        return ipa_filter::filter(s, cluster, node);
+    }
     Status::success()
+}
+
+/// Buffers one scheduling cycle fills, kept by the cluster between cycles
+/// so that scheduling thousands of pods on thousands of nodes does not
+/// allocate and free per-node tables for every pod.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    statuses: Vec<Status>,
+    feasible: Vec<NodeId>,
+    /// Weighted normalised score per plugin, parallel to `feasible`.
+    columns: Vec<(Plugin, Vec<i64>)>,
+    /// Reusable column buffers.
+    spare: Vec<Vec<i64>>,
+    totals: Vec<i64>,
+    best: Vec<NodeId>,
+}
+
+impl Scratch {
+    fn column(&mut self) -> Vec<i64> {
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        c
+    }
+
+    fn recycle_columns(&mut self) {
+        for (_, c) in self.columns.drain(..) {
+            self.spare.push(c);
+        }
+    }
+}
+
+/// How a cycle ended, with its details in the [`Scratch`].
+enum CycleEnd {
+    /// A PreFilter plugin rejected the pod on every node.
+    PreFilterRejected(Status),
+    /// No node passed the filters.
+    NoFit(Box<CycleState>),
+    /// Scored; the chosen node.
+    Chosen(NodeId),
+}
+
+/// Whether the node passes the dynamic filters: [`run_dynamic_filters`]
+/// without building statuses, for the nodes of a cycle whose statuses
+/// nobody will read.
+fn passes_dynamic_filters(
+    cluster: &Cluster,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> bool {
+    (pod.host_ports.is_empty() || !node_ports::clashes(pod, info, state.wildcard_ip))
+        && node_resources_fit::fits(pod, cluster.node(node), info)
+        && state
+            .spread
+            .as_ref()
+            .is_none_or(|s| pod_topology_spread::rejection(s, cluster, node).is_none())
+        && state
+            .affinity
+            .as_ref()
+            .is_none_or(|s| ipa_filter::rejection(s, cluster, node).is_none())
 }
 
 /// Schedules one pod against the cluster without binding it. `seed` makes
 /// the choice among equally scored nodes reproducible.
 pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
-    let node_count = cluster.nodes.len();
-    let (state, narrowed) = match pre_filter(cluster, pod) {
-        Ok(s) => s,
-        Err(status) => {
-            let statuses = vec![status.clone(); node_count];
+    let mut scratch = cluster.take_scratch();
+    let end = run_cycle(cluster, pod, seed, &mut scratch, true);
+    let outcome = outcome_of(cluster, pod, end, &scratch);
+    cluster.put_scratch(scratch);
+    outcome
+}
+
+/// Like [`schedule`], but when the pod fits only the chosen node is
+/// returned, without the per-node statuses and scores: what placing
+/// thousands of pods needs. When it does not fit, the full [`Outcome`]
+/// (message, preemption) is returned.
+pub fn schedule_choice(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Result<NodeId, Outcome> {
+    let mut scratch = cluster.take_scratch();
+    let result = match run_cycle(cluster, pod, seed, &mut scratch, false) {
+        CycleEnd::Chosen(node) => Ok(node),
+        _ => {
+            // Nothing fits: run again with every node's status, for the
+            // message and preemption.
+            let end = run_cycle(cluster, pod, seed, &mut scratch, true);
+            Err(outcome_of(cluster, pod, end, &scratch))
+        }
+    };
+    cluster.put_scratch(scratch);
+    result
+}
+
+fn outcome_of(cluster: &Cluster, pod: &Pod, end: CycleEnd, scratch: &Scratch) -> Outcome {
+    let node_count = cluster.nodes().len();
+    match end {
+        CycleEnd::PreFilterRejected(status) => {
             let message = format!(
                 "0/{node_count} nodes are available: {}. not found",
                 status.reasons.join(", ")
             );
-            return Outcome {
-                statuses,
+            Outcome {
+                statuses: vec![status; node_count],
                 feasible: Vec::new(),
                 scores: Vec::new(),
                 best: Vec::new(),
                 chosen: None,
                 message,
                 preemption: None,
-            };
+            }
         }
+        CycleEnd::NoFit(state) => {
+            let preemption =
+                default_preemption::post_filter(cluster, &state, pod, &scratch.statuses);
+            let message = fit_error_message(node_count, &scratch.statuses, &preemption.message);
+            Outcome {
+                statuses: scratch.statuses.clone(),
+                feasible: Vec::new(),
+                scores: Vec::new(),
+                best: Vec::new(),
+                chosen: None,
+                message,
+                preemption: Some(preemption),
+            }
+        }
+        CycleEnd::Chosen(node) => Outcome {
+            statuses: scratch.statuses.clone(),
+            feasible: scratch.feasible.clone(),
+            scores: scratch
+                .feasible
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| NodeScore {
+                    node: n,
+                    plugins: scratch.columns.iter().map(|(p, c)| (*p, c[i])).collect(),
+                    total: scratch.totals[i],
+                })
+                .collect(),
+            best: scratch.best.clone(),
+            chosen: Some(node),
+            message: String::new(),
+            preemption: None,
+        },
+    }
+}
+
+/// PreFilter, Filter on every node, and (when some node fits) PreScore,
+/// Score, NormalizeScore and host selection, into `scratch`. Without
+/// `statuses`, only the feasible nodes are recorded.
+fn run_cycle(
+    cluster: &mut Cluster,
+    pod: &Pod,
+    seed: u64,
+    scratch: &mut Scratch,
+    statuses: bool,
+) -> CycleEnd {
+    scratch.statuses.clear();
+    scratch.feasible.clear();
+    scratch.recycle_columns();
+    scratch.totals.clear();
+    scratch.best.clear();
+    let (state, narrowed) = match pre_filter(cluster, pod) {
+        Ok(s) => s,
+        Err(status) => return CycleEnd::PreFilterRejected(status),
     };
-    let mut statuses = Vec::with_capacity(node_count);
-    let mut feasible = Vec::new();
-    for node in cluster.node_ids() {
+    let statics = cluster.statics_for(pod);
+    if !statuses {
+        let only = match &narrowed {
+            node_affinity::PreFilter::Only(names) => Some(names),
+            _ => None,
+        };
+        for node in cluster.node_ids() {
+            let i = node.index();
+            if statics.passes[i]
+                && only.is_none_or(|names| names.contains(&cluster.node(node).name_sym))
+                && passes_dynamic_filters(cluster, &state, pod, node, &cluster.node_infos[i])
+            {
+                scratch.feasible.push(node);
+            }
+        }
+    }
+    for node in cluster.node_ids().filter(|_| statuses) {
         let status = match &narrowed {
             node_affinity::PreFilter::Only(names)
                 if !names.contains(&cluster.node(node).name_sym) =>
@@ -170,48 +347,35 @@ pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
                     reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
                 }
             }
-            _ => run_filters(
-                cluster,
-                &state,
-                pod,
-                node,
-                &cluster.node_infos[node.index()],
-            ),
+            _ => match &statics.reject[node.index()] {
+                Some(rejected) => rejected.clone(),
+                None => run_dynamic_filters(
+                    cluster,
+                    &state,
+                    pod,
+                    node,
+                    &cluster.node_infos[node.index()],
+                ),
+            },
         };
         if status.is_success() {
-            feasible.push(node);
+            scratch.feasible.push(node);
         }
-        statuses.push(status);
+        scratch.statuses.push(status);
     }
-    if feasible.is_empty() {
-        let preemption = default_preemption::post_filter(cluster, &state, pod, &statuses);
-        let message = fit_error_message(node_count, &statuses, &preemption.message);
-        return Outcome {
-            statuses,
-            feasible,
-            scores: Vec::new(),
-            best: Vec::new(),
-            chosen: None,
-            message,
-            preemption: Some(preemption),
-        };
+    if scratch.feasible.is_empty() {
+        return CycleEnd::NoFit(Box::new(state));
     }
-    let scores = score_nodes(cluster, pod, &feasible);
-    let best_total = scores.iter().map(|s| s.total).max().unwrap_or(0);
-    let best: Vec<NodeId> = scores
-        .iter()
-        .filter(|s| s.total == best_total)
-        .map(|s| s.node)
-        .collect();
-    let chosen = pick(&best, seed, pod, cluster);
-    Outcome {
-        statuses,
-        feasible,
-        scores,
-        best,
-        chosen,
-        message: String::new(),
-        preemption: None,
+    score_nodes(cluster, pod, &statics, scratch);
+    let best_total = scratch.totals.iter().copied().max().unwrap_or(0);
+    for (&node, &total) in scratch.feasible.iter().zip(&scratch.totals) {
+        if total == best_total {
+            scratch.best.push(node);
+        }
+    }
+    match pick(&scratch.best, seed, pod, cluster) {
+        Some(node) => CycleEnd::Chosen(node),
+        None => CycleEnd::NoFit(Box::new(state)),
     }
 }
 
@@ -239,75 +403,72 @@ fn pick(best: &[NodeId], seed: u64, pod: &Pod, cluster: &Cluster) -> Option<Node
     best.get((h % best.len() as u64) as usize).copied()
 }
 
-/// PreScore, Score and NormalizeScore of every score plugin over the feasible nodes.
-fn score_nodes(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Vec<NodeScore> {
-    let mut per_plugin: Vec<(Plugin, Vec<i64>)> = Vec::new();
-    let column =
-        |f: &mut dyn FnMut(NodeId) -> i64| feasible.iter().map(|&n| f(n)).collect::<Vec<i64>>();
-
-    let mut taints = column(&mut |n| taint_toleration::score(pod, cluster.node(n)));
-    default_normalize(&mut taints, true);
-    per_plugin.push((Plugin::TaintToleration, taints));
-
-    if node_affinity::scores(pod) {
-        let mut s = column(&mut |n| node_affinity::score(pod, cluster.node(n), &cluster.interner));
-        default_normalize(&mut s, false);
-        per_plugin.push((Plugin::NodeAffinity, s));
+/// PreScore, Score and NormalizeScore of every score plugin over the
+/// feasible nodes, weighted, into `scratch.columns` and `scratch.totals`.
+fn score_nodes(cluster: &mut Cluster, pod: &Pod, statics: &NodeStatics, scratch: &mut Scratch) {
+    let feasible = std::mem::take(&mut scratch.feasible);
+    fn column(
+        scratch: &mut Scratch,
+        feasible: &[NodeId],
+        f: impl FnMut(NodeId) -> i64,
+    ) -> Vec<i64> {
+        let mut c = scratch.column();
+        c.extend(feasible.iter().copied().map(f));
+        c
     }
 
-    let fit = column(&mut |n| {
-        node_resources_fit::score(pod, cluster.node(n), &cluster.node_infos[n.index()])
-    });
-    per_plugin.push((Plugin::NodeResourcesFit, fit));
+    let mut taints = column(scratch, &feasible, |n| statics.taint_score[n.index()]);
+    default_normalize(&mut taints, true);
+    scratch.columns.push((Plugin::TaintToleration, taints));
 
-    if let Some(state) = pod_topology_spread::pre_score(cluster, pod, feasible) {
-        let hostname = cluster.interner.intern("kubernetes.io/hostname");
-        let mut s: Vec<i64> = feasible
-            .iter()
-            .map(|&n| pod_topology_spread::score(&state, cluster, n, hostname))
-            .collect();
-        pod_topology_spread::normalize(&state, feasible, &mut s);
-        per_plugin.push((Plugin::PodTopologySpread, s));
+    if node_affinity::scores(pod) {
+        let mut s = column(scratch, &feasible, |n| {
+            statics.node_affinity_score[n.index()]
+        });
+        default_normalize(&mut s, false);
+        scratch.columns.push((Plugin::NodeAffinity, s));
+    }
+
+    let resources = cluster.resource_scores(pod, &feasible);
+    let fit = column(scratch, &feasible, |n| resources.fit[n.index()]);
+    scratch.columns.push((Plugin::NodeResourcesFit, fit));
+
+    if let Some(state) = pod_topology_spread::pre_score(cluster, pod, &feasible) {
+        let mut s = column(scratch, &feasible, |n| {
+            pod_topology_spread::score(&state, cluster, n)
+        });
+        pod_topology_spread::normalize(&state, &feasible, &mut s);
+        scratch.columns.push((Plugin::PodTopologySpread, s));
     }
 
     if let Some(state) = ipa_score::pre_score(cluster, pod) {
-        let mut s = column(&mut |n| ipa_score::score(&state, cluster.node(n)));
+        let mut s = column(scratch, &feasible, |n| ipa_score::score(&state, cluster, n));
         ipa_score::normalize(&mut s);
-        per_plugin.push((Plugin::InterPodAffinity, s));
+        scratch.columns.push((Plugin::InterPodAffinity, s));
     }
 
     if node_resources_balanced_allocation::scores(pod) {
-        let s = column(&mut |n| {
-            node_resources_balanced_allocation::score(
-                pod,
-                cluster.node(n),
-                &cluster.node_infos[n.index()],
-            )
-        });
-        per_plugin.push((Plugin::NodeResourcesBalancedAllocation, s));
+        let s = column(scratch, &feasible, |n| resources.balanced[n.index()]);
+        scratch
+            .columns
+            .push((Plugin::NodeResourcesBalancedAllocation, s));
     }
+    cluster.put_resource_scores(resources);
 
-    let total_nodes = cluster.nodes.len();
-    let images =
-        column(&mut |n| image_locality::score(pod, cluster.node(n), &cluster.images, total_nodes));
-    per_plugin.push((Plugin::ImageLocality, images));
+    let images = column(scratch, &feasible, |n| statics.image_score[n.index()]);
+    scratch.columns.push((Plugin::ImageLocality, images));
 
-    per_plugin.push((Plugin::DynamicResources, vec![0; feasible.len()]));
+    let zeros = column(scratch, &feasible, |_| 0);
+    scratch.columns.push((Plugin::DynamicResources, zeros));
 
-    feasible
-        .iter()
-        .enumerate()
-        .map(|(i, &node)| {
-            let plugins: SmallVec<[(Plugin, i64); 8]> = per_plugin
-                .iter()
-                .map(|(p, s)| (*p, s[i] * weight(*p)))
-                .collect();
-            let total = plugins.iter().map(|(_, s)| s).sum();
-            NodeScore {
-                node,
-                plugins,
-                total,
-            }
-        })
-        .collect()
+    scratch.totals.clear();
+    scratch.totals.resize(feasible.len(), 0);
+    for (plugin, c) in &mut scratch.columns {
+        let w = weight(*plugin);
+        for (score, total) in c.iter_mut().zip(scratch.totals.iter_mut()) {
+            *score *= w;
+            *total += *score;
+        }
+    }
+    scratch.feasible = feasible;
 }

@@ -9,4 +9,6 @@ pub mod framework;
 pub mod message;
 pub mod placement;
 pub mod plugins;
+pub mod statics;
 pub mod status;
+pub mod topology;

@@ -7,7 +7,7 @@ use podplace_model::inventory::Inventory;
 use thiserror::Error;
 
 use crate::cluster::{Cluster, NodeId, PodId};
-use crate::framework::{schedule, Outcome};
+use crate::framework::{schedule, schedule_choice, Outcome};
 
 /// Why a world could not be turned into a cluster.
 #[derive(Debug, Error)]
@@ -131,8 +131,15 @@ pub fn place_all(
                 continue;
             }
             let pod = cluster.pod(id).clone();
-            let outcome = schedule(cluster, &pod, options.seed);
-            let node = outcome.chosen;
+            let (node, message, outcome) = if options.keep_outcomes {
+                let outcome = schedule(cluster, &pod, options.seed);
+                (outcome.chosen, outcome.message.clone(), Some(outcome))
+            } else {
+                match schedule_choice(cluster, &pod, options.seed) {
+                    Ok(node) => (Some(node), String::new(), None),
+                    Err(outcome) => (None, outcome.message, None),
+                }
+            };
             if let Some(node) = node {
                 cluster.bind(id, node);
                 bound_any = true;
@@ -142,8 +149,8 @@ pub fn place_all(
             results[id.index()] = Some(Placement {
                 pod: id,
                 node,
-                message: outcome.message.clone(),
-                outcome: options.keep_outcomes.then_some(outcome),
+                message,
+                outcome,
             });
         }
         if !bound_any || still.is_empty() {

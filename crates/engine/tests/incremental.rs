@@ -1,7 +1,9 @@
 //! The engine's incremental indexes must give exactly the answers a
 //! from-scratch build gives: schedule random pods one by one into a cluster
 //! (indexes updated on every bind), then compare a probe pod's full outcome
-//! with the same cluster built afresh.
+//! with the same cluster built afresh. The quick path placement uses
+//! (no per-node statuses, cached per-template and per-node results) must
+//! choose what the full cycle chooses, after every bind.
 
 mod support;
 
@@ -62,7 +64,10 @@ proptest! {
             let mut json = json;
             json["metadata"]["name"] = serde_json::json!(format!("p{i}"));
             let outcome = run(&mut incremental, PodB::from_json(json.clone()));
-            let _ = run(&mut incremental, probe());
+            let full = run(&mut incremental, probe());
+            let quick = run_choice(&mut incremental, probe());
+            prop_assert_eq!(quick.as_ref().ok(), full.chosen.as_ref());
+            prop_assert_eq!(quick.err().unwrap_or_default(), full.message);
             if let Some(node) = outcome.chosen {
                 let id = incremental.add_api_pod(&PodB::from_json(json.clone()).build()).unwrap();
                 incremental.bind(id, node);

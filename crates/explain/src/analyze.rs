@@ -257,12 +257,12 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
     let spread_domains = spread
         .as_ref()
         .map(|s| {
-            s.domain_counts
-                .iter()
-                .map(|counts| {
-                    let mut d: Vec<DomainCount> = counts
-                        .iter()
-                        .map(|(&v, &n)| DomainCount {
+            (0..s.constraints.len())
+                .map(|i| {
+                    let mut d: Vec<DomainCount> = s
+                        .domain_counts(i, cluster)
+                        .into_iter()
+                        .map(|(v, n)| DomainCount {
                             domain: cluster.interner.resolve(v).to_string(),
                             pods: n,
                         })
@@ -556,9 +556,7 @@ impl<'a> Analyzer<'a> {
                     }
                 } else {
                     let value = node.labels.get(key);
-                    let matching = value
-                        .and_then(|v| state.domain_counts[i].get(&v).copied())
-                        .unwrap_or(0);
+                    let matching = value.map_or(0, |v| state.domain_count(i, v, cluster));
                     let min = state.min_match(i);
                     let all = &self.prepared.spread_domains[i];
                     Detail::SpreadSkew {

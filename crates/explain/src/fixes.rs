@@ -196,13 +196,13 @@ fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
         undo.added.push(cluster.add_pod(p));
     }
     for &n in &change.uncordon {
-        if cluster.nodes[n.index()].unschedulable {
-            cluster.nodes[n.index()].unschedulable = false;
+        if cluster.nodes()[n.index()].unschedulable {
+            cluster.node_mut(n).unschedulable = false;
             undo.uncordoned.push(n);
         }
     }
     for (n, k, v) in &change.label {
-        let before = cluster.nodes[n.index()].labels.clone();
+        let before = cluster.nodes()[n.index()].labels.clone();
         let (k, v) = (cluster.interner.intern(k), cluster.interner.intern(v));
         relabel(cluster, *n, |labels| labels.insert(k, v));
         undo.relabelled.push((*n, before));
@@ -221,7 +221,7 @@ fn relabel(
     for &p in &pods {
         cluster.unbind(p);
     }
-    change(&mut cluster.nodes[n.index()].labels);
+    change(&mut cluster.nodes()[n.index()].labels);
     for &p in &pods {
         cluster.bind(p, n);
     }
@@ -233,7 +233,7 @@ fn revert(cluster: &mut Cluster, undo: Undo) {
         relabel(cluster, n, |labels| *labels = before);
     }
     for n in undo.uncordoned {
-        cluster.nodes[n.index()].unschedulable = true;
+        cluster.node_mut(n).unschedulable = true;
     }
     for id in undo.added {
         cluster.remove_pod(id);
@@ -560,7 +560,7 @@ fn rewrite_negative_affinity(ctx: &Context<'_>) -> Vec<Candidate> {
                     .filter(|(_, s)| {
                         s.plugin == Some(podplace_engine::status::Plugin::InterPodAffinity)
                     })
-                    .map(|(n, _)| &*cluster.nodes[n].name)
+                    .map(|(n, _)| &*cluster.nodes()[n].name)
                     .collect();
                 let mut s = if rejected.is_empty() {
                     "with the rewrite no node is rejected by it yet (no pod carries the labels)"

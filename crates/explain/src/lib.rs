@@ -75,7 +75,7 @@ fn explain_unbound(
             pod: pod_name,
             workload,
             message: String::new(),
-            node_count: world.cluster.nodes.len(),
+            node_count: world.cluster.nodes().len(),
             nodes: Vec::new(),
             groups: Vec::new(),
             scores: Vec::new(),
@@ -158,7 +158,7 @@ fn explain_unbound(
         .map(|&n| cluster.node(n).name.to_string())
         .collect();
     let would_land_on = outcome.chosen.map(|n| cluster.node(n).name.to_string());
-    let node_count = cluster.nodes.len();
+    let node_count = cluster.nodes().len();
     let fixes = fixes::verify_all(&mut world.cluster, world.seed, &pod, candidates);
     Explanation {
         pod: pod_name,

@@ -51,7 +51,7 @@ pub(crate) fn notes(
                         text.push_str(&format!(
                             " {} of {} nodes pass every filter, and {} wins on score alone.",
                             outcome.feasible.len(),
-                            analyzer.cluster.nodes.len(),
+                            analyzer.cluster.nodes().len(),
                             analyzer.cluster.node(chosen).name
                         ));
                     }
@@ -134,7 +134,7 @@ pub(crate) fn notes(
             .iter()
             .any(|r| matches!(r.detail, Detail::NodeAffinity { .. }))
     });
-    if has_node_rules && !node_rejected && analyzer.cluster.nodes.len() > 1 {
+    if has_node_rules && !node_rejected && analyzer.cluster.nodes().len() > 1 {
         out.push(Note {
             kind: NoteKind::ConstrainsNothing,
             term: None,

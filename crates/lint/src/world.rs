@@ -720,7 +720,7 @@ impl<'a> World<'a> {
     /// Whether any node is known (from the manifests or the snapshot):
     /// rules about domains need them.
     pub fn has_nodes(&self) -> bool {
-        !self.cluster.nodes.is_empty()
+        !self.cluster.nodes().is_empty()
     }
 
     /// The text of an interned string.

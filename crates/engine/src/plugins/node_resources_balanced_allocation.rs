@@ -13,24 +13,19 @@ pub fn scores(pod: &Pod) -> bool {
 /// `int64((1 - std) * 100)` of the used fractions (capped at 1) of the
 /// resources the node has.
 fn balance(used: [i64; 2], allocatable: [i64; 2]) -> i64 {
-    let fractions: Vec<f64> = used
-        .iter()
-        .zip(allocatable)
-        .filter(|(_, a)| *a != 0)
-        .map(|(&u, a)| (u as f64 / a as f64).min(1.0))
-        .collect();
-    let std = match fractions.len() {
-        0 | 1 => 0.0,
-        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
-        n => {
-            let mean = fractions.iter().sum::<f64>() / n as f64;
-            (fractions
-                .iter()
-                .map(|f| (f - mean) * (f - mean))
-                .sum::<f64>()
-                / n as f64)
-                .sqrt()
+    let mut fractions = [0.0f64; 2];
+    let mut n = 0;
+    for (u, a) in used.into_iter().zip(allocatable) {
+        if a != 0 {
+            fractions[n] = (u as f64 / a as f64).min(1.0);
+            n += 1;
         }
+    }
+    // With two resources the standard deviation is half their distance.
+    let std = if n == 2 {
+        ((fractions[0] - fractions[1]) / 2.0).abs()
+    } else {
+        0.0
     };
     ((1.0 - std) * 100.0) as i64
 }

@@ -87,6 +87,27 @@ pub fn shortages(
     out
 }
 
+/// Whether the pod fits: the same test as [`shortages`] being empty,
+/// without building reasons (the per-node hot path).
+pub fn fits(pod: &Pod, node: &Node, info: &NodeInfo) -> bool {
+    let alloc = &node.allocatable;
+    let used = &info.requested;
+    let req = &pod.requests;
+    let fits_one = |r: i64, a: i64, u: i64| r <= 0 || r <= a - u;
+    info.pods.len() as i64 + 1 <= alloc.pods
+        && fits_one(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)
+        && fits_one(req.memory, alloc.memory, used.memory)
+        && fits_one(
+            req.ephemeral_storage,
+            alloc.ephemeral_storage,
+            used.ephemeral_storage,
+        )
+        && req
+            .scalar
+            .iter()
+            .all(|&(name, r)| fits_one(r, alloc.scalar(name), used.scalar(name)))
+}
+
 /// Filter.
 pub fn filter(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -> Status {
     let short = shortages(pod, node, info, interner);

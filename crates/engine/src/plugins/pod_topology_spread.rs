@@ -3,14 +3,17 @@
 //! constraints that a Service/ReplicaSet/StatefulSet/ReplicationController
 //! selects) score.
 
+use std::sync::Arc;
+
 use podplace_model::intern::Sym;
 use podplace_model::objects::{Pod, SpreadConstraint, WhenUnsatisfiable};
 use podplace_model::selector::{LabelSelector, Requirement};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-use super::{node_affinity, taint_toleration};
-use crate::cluster::{Cluster, NodeId, SpreadCounts};
+use crate::cluster::{Cluster, NodeId, SpreadId};
+use crate::statics::NodeStatics;
 use crate::status::{Code, Plugin, Status};
+use crate::topology::{Domain, KeyTable, TableId};
 
 /// Filter reason when the node lacks a constraint's topology key.
 pub const REASON_MISSING_LABEL: &str =
@@ -31,68 +34,122 @@ pub struct Constraint {
 }
 
 /// Whether a node counts for a constraint under its inclusion policies.
-fn includes(cluster: &Cluster, c: &SpreadConstraint, pod: &Pod, node: NodeId) -> bool {
-    let n = cluster.node(node);
-    (!c.honor_node_affinity || node_affinity::matches(pod, n, &cluster.interner))
-        && (!c.honor_node_taints || taint_toleration::untolerated_taint(pod, n).is_none())
+fn includes(statics: &NodeStatics, c: &SpreadConstraint, node: NodeId) -> bool {
+    (!c.honor_node_affinity || statics.node_affinity_ok[node.index()])
+        && (!c.honor_node_taints || statics.taints_tolerated[node.index()])
 }
 
-fn has_all_keys(cluster: &Cluster, constraints: &[Constraint], node: NodeId) -> bool {
-    let labels = &cluster.node(node).labels;
-    constraints.iter().all(|c| labels.has(c.spec.topology_key))
+/// The node → domain table of each constraint's topology key.
+fn tables_of(cluster: &mut Cluster, constraints: &[Constraint]) -> Vec<TableId> {
+    constraints
+        .iter()
+        .map(|c| cluster.topology_table(c.spec.topology_key))
+        .collect()
 }
 
-/// Matching pods per node for each constraint, prepared once per cycle so
-/// the per-node loops only read.
+fn has_all_keys(cluster: &Cluster, tables: &[TableId], node: NodeId) -> bool {
+    let topology = cluster.topology();
+    tables
+        .iter()
+        .all(|&t| topology.table(t).domain(node.index()).is_some())
+}
+
+/// The per-node match counts of each constraint (`None`: the selector
+/// matches everything, and kube-scheduler counts nothing for it), kept
+/// current by the cluster on every bind.
 fn per_node_counts(
     cluster: &mut Cluster,
     pod: &Pod,
     constraints: &[Constraint],
-) -> Vec<Option<SpreadCounts>> {
+) -> Vec<Option<SpreadId>> {
     constraints
         .iter()
         .map(|c| {
-            // kube-scheduler counts nothing for an everything-selector.
             if c.spec.selector.is_everything() {
                 return None;
             }
-            cluster.ensure_spread_counts(pod.namespace, &c.spec.selector);
-            cluster
-                .spread_counts(pod.namespace, &c.spec.selector)
-                .cloned()
+            Some(cluster.ensure_spread_counts(pod.namespace, &c.spec.selector))
         })
         .collect()
 }
 
-fn count(counts: &Option<SpreadCounts>, node: NodeId) -> i64 {
-    counts
-        .as_ref()
-        .and_then(|c| c.get(&node))
-        .map_or(0, |&c| i64::from(c))
+fn count(cluster: &Cluster, counts: Option<SpreadId>, node: NodeId) -> i64 {
+    counts.map_or(0, |id| i64::from(cluster.spread_table(id).get(node)))
 }
 
 /// What PreFilter computed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FilterState {
     /// The DoNotSchedule constraints.
     pub constraints: Vec<Constraint>,
-    /// Per constraint: matching pods per domain (eligible nodes only).
-    pub domain_counts: Vec<FxHashMap<Sym, i64>>,
+    /// The node → domain table of each constraint's key.
+    tables: Vec<TableId>,
+    /// Per constraint: matching pods per domain (by the table's domain index).
+    counts: Vec<Vec<i64>>,
+    /// Per constraint: domains with at least one eligible node.
+    eligible: Vec<Vec<bool>>,
+    /// Per constraint: the global minimum, honouring minDomains.
+    min: Vec<i64>,
+    /// The pod's spec-only verdicts (inclusion policies).
+    statics: Arc<NodeStatics>,
 }
 
 impl FilterState {
     /// The global minimum for constraint `i`, honouring minDomains.
     pub fn min_match(&self, i: usize) -> i64 {
-        let domains = &self.domain_counts[i];
+        self.min[i]
+    }
+
+    fn recompute_min(&mut self, i: usize) {
+        let domains = self.eligible[i].iter().filter(|&&e| e).count();
         let min_domains = self.constraints[i].spec.min_domains.unwrap_or(1);
-        if (domains.len() as i64) < i64::from(min_domains) {
-            return 0;
-        }
-        domains
-            .values()
-            .copied()
-            .min()
-            .unwrap_or(i64::from(i32::MAX))
+        self.min[i] = if (domains as i64) < i64::from(min_domains) {
+            0
+        } else {
+            self.counts[i]
+                .iter()
+                .zip(&self.eligible[i])
+                .filter(|(_, &e)| e)
+                .map(|(&c, _)| c)
+                .min()
+                .unwrap_or(i64::from(i32::MAX))
+        };
+    }
+
+    /// Matching pods per eligible domain of constraint `i`, by label value.
+    pub fn domain_counts(&self, i: usize, cluster: &Cluster) -> FxHashMap<Sym, i64> {
+        let table = cluster.topology().table(self.tables[i]);
+        self.counts[i]
+            .iter()
+            .zip(&self.eligible[i])
+            .enumerate()
+            .filter(|(_, (_, &e))| e)
+            .map(|(d, (&c, _))| (table.value(d as Domain), c))
+            .collect()
+    }
+
+    /// Matching pods in the domain `value` of constraint `i` (0 when no
+    /// eligible node is in it).
+    pub fn domain_count(&self, i: usize, value: Sym, cluster: &Cluster) -> i64 {
+        let table = cluster.topology().table(self.tables[i]);
+        table
+            .domain_of_value(value)
+            .map_or(0, |d| self.counts[i][d as usize])
+    }
+
+    /// One state per constraint, so Filter can be asked about each
+    /// constraint on its own.
+    pub fn split(&self) -> Vec<FilterState> {
+        (0..self.constraints.len())
+            .map(|i| FilterState {
+                constraints: vec![self.constraints[i].clone()],
+                tables: vec![self.tables[i]],
+                counts: vec![self.counts[i].clone()],
+                eligible: vec![self.eligible[i].clone()],
+                min: vec![self.min[i]],
+                statics: self.statics.clone(),
+            })
+            .collect()
     }
 }
 
@@ -113,26 +170,42 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
     if constraints.is_empty() {
         return None;
     }
-    let mut domain_counts = vec![FxHashMap::default(); constraints.len()];
-    let counts = per_node_counts(cluster, pod, &constraints);
+    let statics = cluster.statics_for(pod);
+    let tables = tables_of(cluster, &constraints);
+    let per_node = per_node_counts(cluster, pod, &constraints);
+    let topology = cluster.topology();
+    let mut counts: Vec<Vec<i64>> = tables
+        .iter()
+        .map(|&t| vec![0; topology.table(t).domain_count()])
+        .collect();
+    let mut eligible: Vec<Vec<bool>> = counts.iter().map(|c| vec![false; c.len()]).collect();
     for node in cluster.node_ids() {
-        if !has_all_keys(cluster, &constraints, node) {
+        if !has_all_keys(cluster, &tables, node) {
             continue;
         }
         for (i, c) in constraints.iter().enumerate() {
-            if !includes(cluster, &c.spec, pod, node) {
+            if !includes(&statics, &c.spec, node) {
                 continue;
             }
-            let Some(value) = cluster.node(node).labels.get(c.spec.topology_key) else {
+            let Some(d) = topology.table(tables[i]).domain(node.index()) else {
                 continue;
             };
-            *domain_counts[i].entry(value).or_insert(0) += count(&counts[i], node);
+            eligible[i][d as usize] = true;
+            counts[i][d as usize] += count(cluster, per_node[i], node);
         }
     }
-    Some(FilterState {
+    let mut state = FilterState {
+        min: vec![0; constraints.len()],
         constraints,
-        domain_counts,
-    })
+        tables,
+        counts,
+        eligible,
+        statics,
+    };
+    for i in 0..state.constraints.len() {
+        state.recompute_min(i);
+    }
+    Some(state)
 }
 
 /// Updates the state for a pod added (`+1`) or removed (`-1`) on `node`
@@ -145,39 +218,56 @@ pub fn update_with_pod(
     node: NodeId,
     delta: i64,
 ) {
-    if other.namespace != pod.namespace || !has_all_keys(cluster, &state.constraints, node) {
+    if other.namespace != pod.namespace || !has_all_keys(cluster, &state.tables, node) {
         return;
     }
-    for (i, c) in state.constraints.iter().enumerate() {
-        if !c.spec.selector.matches(&other.labels, &cluster.interner)
-            || !includes(cluster, &c.spec, pod, node)
+    for i in 0..state.constraints.len() {
+        let c = &state.constraints[i].spec;
+        if !c.selector.matches(&other.labels, &cluster.interner)
+            || !includes(&state.statics, c, node)
         {
             continue;
         }
-        if let Some(value) = cluster.node(node).labels.get(c.spec.topology_key) {
-            *state.domain_counts[i].entry(value).or_insert(0) += delta;
+        if let Some(d) = cluster
+            .topology()
+            .table(state.tables[i])
+            .domain(node.index())
+        {
+            state.eligible[i][d as usize] = true;
+            state.counts[i][d as usize] += delta;
+            state.recompute_min(i);
         }
     }
 }
 
-/// Filter.
-pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
-    let labels = &cluster.node(node).labels;
+/// Filter's verdict without building a [`Status`]: `None` when the node
+/// passes, else the code and reason.
+#[inline]
+pub fn rejection(
+    state: &FilterState,
+    cluster: &Cluster,
+    node: NodeId,
+) -> Option<(Code, &'static str)> {
+    let topology = cluster.topology();
     for (i, c) in state.constraints.iter().enumerate() {
-        let Some(value) = labels.get(c.spec.topology_key) else {
-            return Status::reject(
-                Code::UnschedulableAndUnresolvable,
-                Plugin::PodTopologySpread,
-                REASON_MISSING_LABEL,
-            );
+        let Some(d) = topology.table(state.tables[i]).domain(node.index()) else {
+            return Some((Code::UnschedulableAndUnresolvable, REASON_MISSING_LABEL));
         };
-        let matched = state.domain_counts[i].get(&value).copied().unwrap_or(0);
-        let skew = matched + i64::from(c.self_match) - state.min_match(i);
+        let matched = state.counts[i][d as usize];
+        let skew = matched + i64::from(c.self_match) - state.min[i];
         if skew > i64::from(c.spec.max_skew) {
-            return Status::reject(Code::Unschedulable, Plugin::PodTopologySpread, REASON_SKEW);
+            return Some((Code::Unschedulable, REASON_SKEW));
         }
     }
-    Status::success()
+    None
+}
+
+/// Filter.
+pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
+    match rejection(state, cluster, node) {
+        None => Status::success(),
+        Some((code, reason)) => Status::reject(code, Plugin::PodTopologySpread, reason),
+    }
 }
 
 /// The selector of the system default constraints: what the Services,
@@ -248,23 +338,48 @@ pub fn default_selector(cluster: &mut Cluster, pod: &Pod) -> LabelSelector {
 }
 
 /// What PreScore computed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ScoreState {
     /// The scoring constraints.
     pub constraints: Vec<Constraint>,
-    /// Feasible nodes lacking a required key: scored 0.
-    pub ignored: FxHashSet<NodeId>,
-    /// Matching pods per (key, value), shared by constraints with the same key.
-    pub pair_counts: FxHashMap<(Sym, Sym), i64>,
+    /// Feasible nodes lacking a required key (by node index): scored 0.
+    ignored: Vec<bool>,
+    /// The node → domain table of each constraint's key.
+    tables: Vec<TableId>,
+    /// Per constraint: its slot in `pair_counts` (constraints with the same
+    /// topology key share one, as topology pairs do).
+    key_slot: Vec<usize>,
+    /// Matching pods per (key, value): per key slot, per domain, with one
+    /// more entry for the empty value nodes without the key carry.
+    pair_counts: Vec<Vec<Option<i64>>>,
     /// `ln(domains + 2)` per constraint.
     pub weights: Vec<f64>,
     /// Matching pods per node, per constraint.
-    counts: Vec<Option<SpreadCounts>>,
+    counts: Vec<Option<SpreadId>>,
+    hostname: Sym,
+}
+
+impl ScoreState {
+    /// Whether a feasible node is left out of scoring (it lacks a key).
+    pub fn is_ignored(&self, node: NodeId) -> bool {
+        self.ignored[node.index()]
+    }
+}
+
+/// The pair slot of a node for a key: its domain, or for a node without
+/// the key the domain of the empty value (or the extra last slot).
+fn pair_slot(table: &KeyTable, node: NodeId, empty: Sym) -> usize {
+    match table.domain(node.index()) {
+        Some(d) => d as usize,
+        None => table
+            .domain_of_value(empty)
+            .map_or(table.domain_count(), |d| d as usize),
+    }
 }
 
 /// PreScore over the feasible nodes: `None` means Skip.
 pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Option<ScoreState> {
-    if cluster.nodes.is_empty() {
+    if cluster.nodes().is_empty() {
         return None;
     }
     let require_all = !pod.spread.is_empty();
@@ -298,77 +413,100 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
     }
     let hostname = cluster.interner.intern(HOSTNAME);
     let empty = cluster.interner.intern("");
-    let mut state = ScoreState {
-        constraints,
-        ..Default::default()
-    };
-    let mut sizes = vec![0usize; state.constraints.len()];
+    let statics = cluster.statics_for(pod);
+    let tables = tables_of(cluster, &constraints);
+    let counts = per_node_counts(cluster, pod, &constraints);
+    let topology = cluster.topology();
+    let mut key_slot = Vec::with_capacity(constraints.len());
+    let mut slot_tables: Vec<TableId> = Vec::new();
+    for &t in &tables {
+        let slot = match slot_tables.iter().position(|&s| s == t) {
+            Some(slot) => slot,
+            None => {
+                slot_tables.push(t);
+                slot_tables.len() - 1
+            }
+        };
+        key_slot.push(slot);
+    }
+    let mut pair_counts: Vec<Vec<Option<i64>>> = slot_tables
+        .iter()
+        .map(|&t| vec![None; topology.table(t).domain_count() + 1])
+        .collect();
+    let mut ignored = vec![false; cluster.nodes().len()];
+    let mut ignored_count = 0;
+    let mut sizes = vec![0usize; constraints.len()];
     for &node in feasible {
-        if require_all && !has_all_keys(cluster, &state.constraints, node) {
-            state.ignored.insert(node);
+        if require_all && !has_all_keys(cluster, &tables, node) {
+            ignored[node.index()] = true;
+            ignored_count += 1;
             continue;
         }
-        for (i, c) in state.constraints.iter().enumerate() {
-            let key = c.spec.topology_key;
-            if key == hostname {
+        for (i, c) in constraints.iter().enumerate() {
+            if c.spec.topology_key == hostname {
                 continue;
             }
-            let value = cluster.node(node).labels.get(key).unwrap_or(empty);
-            if let std::collections::hash_map::Entry::Vacant(e) =
-                state.pair_counts.entry((key, value))
-            {
-                e.insert(0);
+            let slot = pair_slot(topology.table(tables[i]), node, empty);
+            let pair = &mut pair_counts[key_slot[i]][slot];
+            if pair.is_none() {
+                *pair = Some(0);
                 sizes[i] += 1;
             }
         }
     }
-    state.weights = state
-        .constraints
+    let weights = constraints
         .iter()
         .zip(&sizes)
         .map(|(c, &size)| {
             let size = if c.spec.topology_key == hostname {
-                feasible.len() - state.ignored.len()
+                feasible.len() - ignored_count
             } else {
                 size
             };
             ((size + 2) as f64).ln()
         })
         .collect();
-    state.counts = per_node_counts(cluster, pod, &state.constraints);
     for node in cluster.node_ids() {
-        if require_all && !has_all_keys(cluster, &state.constraints, node) {
+        if require_all && !has_all_keys(cluster, &tables, node) {
             continue;
         }
-        for (i, c) in state.constraints.iter().enumerate() {
-            let key = c.spec.topology_key;
-            if key == hostname || !includes(cluster, &c.spec, pod, node) {
+        for (i, c) in constraints.iter().enumerate() {
+            if c.spec.topology_key == hostname || !includes(&statics, &c.spec, node) {
                 continue;
             }
-            let value = cluster.node(node).labels.get(key).unwrap_or(empty);
-            if let Some(slot) = state.pair_counts.get_mut(&(key, value)) {
-                *slot += count(&state.counts[i], node);
+            let slot = pair_slot(topology.table(tables[i]), node, empty);
+            if let Some(pair) = &mut pair_counts[key_slot[i]][slot] {
+                *pair += count(cluster, counts[i], node);
             }
         }
     }
-    Some(state)
+    Some(ScoreState {
+        constraints,
+        ignored,
+        tables,
+        key_slot,
+        pair_counts,
+        weights,
+        counts,
+        hostname,
+    })
 }
 
 /// Raw score of a node (lower is better before normalisation).
-pub fn score(state: &ScoreState, cluster: &Cluster, node: NodeId, hostname: Sym) -> i64 {
-    if state.ignored.contains(&node) {
+pub fn score(state: &ScoreState, cluster: &Cluster, node: NodeId) -> i64 {
+    if state.ignored[node.index()] {
         return 0;
     }
+    let topology = cluster.topology();
     let mut total = 0.0f64;
     for (i, c) in state.constraints.iter().enumerate() {
-        let key = c.spec.topology_key;
-        let Some(value) = cluster.node(node).labels.get(key) else {
+        let Some(d) = topology.table(state.tables[i]).domain(node.index()) else {
             continue;
         };
-        let count = if key == hostname {
-            count(&state.counts[i], node)
+        let count = if c.spec.topology_key == state.hostname {
+            count(cluster, state.counts[i], node)
         } else {
-            state.pair_counts.get(&(key, value)).copied().unwrap_or(0)
+            state.pair_counts[state.key_slot[i]][d as usize].unwrap_or(0)
         };
         total += count as f64 * state.weights[i] + f64::from(c.spec.max_skew - 1);
     }
@@ -380,14 +518,14 @@ pub fn normalize(state: &ScoreState, nodes: &[NodeId], scores: &mut [i64]) {
     let mut min = i64::MAX;
     let mut max = 0i64;
     for (node, &s) in nodes.iter().zip(scores.iter()) {
-        if state.ignored.contains(node) {
+        if state.ignored[node.index()] {
             continue;
         }
         min = min.min(s);
         max = max.max(s);
     }
     for (node, s) in nodes.iter().zip(scores.iter_mut()) {
-        if state.ignored.contains(node) {
+        if state.ignored[node.index()] {
             *s = 0;
         } else if max == 0 {
             *s = 100;

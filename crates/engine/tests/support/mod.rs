@@ -250,6 +250,14 @@ pub fn run(c: &mut Cluster, pod: PodB) -> Outcome {
     schedule(c, &pod, 0)
 }
 
+/// Schedules `pod` the way placing many pods does (no per-node statuses):
+/// the chosen node, or the FailedScheduling message.
+#[allow(dead_code)]
+pub fn run_choice(c: &mut Cluster, pod: PodB) -> Result<NodeId, String> {
+    let pod = Pod::compile(&pod.build(), &mut c.interner).unwrap();
+    podplace_engine::framework::schedule_choice(c, &pod, 0).map_err(|o| o.message)
+}
+
 /// `(node name, first reason or "ok")` for every node, in node order.
 pub fn verdicts(c: &Cluster, o: &Outcome) -> Vec<(String, String)> {
     c.node_ids()

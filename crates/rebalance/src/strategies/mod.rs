@@ -395,7 +395,7 @@ impl SpreadGroup {
         let mut by_domain: FxHashMap<podplace_model::intern::Sym, i64> = FxHashMap::default();
         let counts = cluster.spread_counts(self.namespace, &self.constraint.selector);
         for &(n, d) in &self.nodes {
-            let c = counts.and_then(|m| m.get(&n)).copied().unwrap_or(0);
+            let c = counts.map_or(0, |m| m.get(n));
             *by_domain.entry(d).or_insert(0) += i64::from(c);
         }
         by_domain

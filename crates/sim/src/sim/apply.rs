@@ -806,7 +806,7 @@ impl Simulation {
                 object: format!("Node/{name}"),
                 message: e.to_string(),
             })?;
-        let n = &mut self.cluster.nodes[id.index()];
+        let n = self.cluster.node_mut(id);
         n.taints = compiled.taints;
         n.unschedulable = compiled.unschedulable;
         n.allocatable = compiled.allocatable;

@@ -818,7 +818,7 @@ impl Simulation {
                 self.delete_pod(p, None, change);
             }
         }
-        for n in 0..self.cluster.nodes.len() {
+        for n in 0..self.cluster.nodes().len() {
             let node = NodeId(n as u32);
             if covered.get(&node).is_some_and(|v| !v.is_empty()) {
                 continue;

@@ -53,8 +53,8 @@ impl Simulation {
     /// `kubectl cordon`.
     pub fn cordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if !self.cluster.nodes[id.index()].unschedulable {
-            self.cluster.nodes[id.index()].unschedulable = true;
+        if !self.cluster.nodes()[id.index()].unschedulable {
+            self.cluster.node_mut(id).unschedulable = true;
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -69,8 +69,8 @@ impl Simulation {
     /// `kubectl uncordon`.
     pub fn uncordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if self.cluster.nodes[id.index()].unschedulable {
-            self.cluster.nodes[id.index()].unschedulable = false;
+        if self.cluster.nodes()[id.index()].unschedulable {
+            self.cluster.node_mut(id).unschedulable = false;
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -86,7 +86,7 @@ impl Simulation {
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
         let key = self.cluster.interner.intern(UNREACHABLE_TAINT);
         let empty = self.cluster.interner.intern("");
-        let taints = &mut self.cluster.nodes[id.index()].taints;
+        let taints = &mut self.cluster.nodes()[id.index()].taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
             .spec
@@ -171,7 +171,7 @@ impl Simulation {
         let mut earliest: Option<i64> = None;
         let mut forever = true;
         let mut untolerated = None;
-        for t in &self.cluster.nodes[node.index()].taints {
+        for t in &self.cluster.nodes()[node.index()].taints {
             if t.effect != TaintEffect::NoExecute {
                 continue;
             }

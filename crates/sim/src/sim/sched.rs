@@ -124,7 +124,7 @@ impl Simulation {
     /// its workload) that blocks it.
     pub fn culprit(&mut self, id: PodId) -> Culprit {
         let pod = self.cluster.pod(id).clone();
-        if self.cluster.nodes.is_empty() {
+        if self.cluster.nodes().is_empty() {
             return Culprit {
                 line: "there are no nodes".to_string(),
                 plugin: None,
@@ -225,7 +225,7 @@ impl Simulation {
             .cluster
             .namespace_labels(pod.namespace)
             .unwrap_or(&empty);
-        for (m, other) in self.cluster.nodes.iter().enumerate() {
+        for (m, other) in self.cluster.nodes().iter().enumerate() {
             for &q in &self.cluster.node_infos[m].pods {
                 if !self.cluster.pods[q.index()].alive {
                     continue;

@@ -7,10 +7,12 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY};
+use crate::cluster::NodeId;
 use crate::cluster::{
     existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId,
 };
 use crate::status::{Code, Plugin, Status};
+use crate::topology::TableId;
 
 /// Counts per (topology key, value), as kube-scheduler's `topologyToMatchedTermCount`.
 pub type PairCounts = FxHashMap<(Sym, Sym), i64>;
@@ -30,6 +32,81 @@ pub struct State {
     pub matches_own_affinity: bool,
     /// The incoming pod's namespace labels (empty when the Namespace is unknown).
     pub namespace_labels: Labels,
+    /// The three counts as dense per-domain vectors for the per-node loop;
+    /// `None` once [`update_with_pod`] changed the counts (preemption's dry
+    /// runs then read the maps).
+    dense: Option<Dense>,
+}
+
+/// Per-domain counts of one topology key.
+#[derive(Debug, Clone)]
+struct KeyCounts {
+    table: TableId,
+    counts: Vec<i64>,
+}
+
+impl KeyCounts {
+    fn new(cluster: &mut Cluster, key: Sym, pairs: &PairCounts) -> Self {
+        let table = cluster.topology_table(key);
+        let counts = cluster.topology().table(table).dense(
+            pairs
+                .iter()
+                .filter(|((k, _), _)| *k == key)
+                .map(|((_, v), c)| (v, c)),
+        );
+        KeyCounts { table, counts }
+    }
+
+    /// The count of the node's domain, `None` when it lacks the key.
+    #[inline]
+    fn at(&self, cluster: &Cluster, node: NodeId) -> Option<i64> {
+        cluster
+            .topology()
+            .table(self.table)
+            .domain(node.index())
+            .map(|d| self.counts[d as usize])
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Dense {
+    /// Per required affinity term, in order.
+    affinity: Vec<KeyCounts>,
+    /// Per required anti-affinity term, in order.
+    anti: Vec<KeyCounts>,
+    /// Per distinct key of the existing pods' anti-affinity.
+    existing_anti: Vec<KeyCounts>,
+}
+
+impl Dense {
+    fn new(cluster: &mut Cluster, state: &State) -> Self {
+        let mut key_counts = |terms: &[TermId], pairs: &PairCounts| -> Vec<KeyCounts> {
+            terms
+                .iter()
+                .map(|&t| {
+                    let key = cluster.term(t).topology_key;
+                    KeyCounts::new(cluster, key, pairs)
+                })
+                .collect()
+        };
+        let affinity = key_counts(&state.terms.required_affinity, &state.affinity);
+        let anti = key_counts(&state.terms.required_anti_affinity, &state.anti);
+        let mut keys: SmallVec<[Sym; 2]> = SmallVec::new();
+        for &(key, _) in state.existing_anti.keys() {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let existing_anti = keys
+            .into_iter()
+            .map(|key| KeyCounts::new(cluster, key, &state.existing_anti))
+            .collect();
+        Dense {
+            affinity,
+            anti,
+            existing_anti,
+        }
+    }
 }
 
 fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
@@ -103,6 +180,7 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     {
         return None;
     }
+    state.dense = Some(Dense::new(cluster, &state));
     Some(state)
 }
 
@@ -117,6 +195,7 @@ pub fn update_with_pod(
     node: &Node,
     delta: i64,
 ) {
+    state.dense = None;
     for &t in &other_terms.required_anti_affinity {
         let term = cluster.term(t);
         if existing_term_matches(term, pod, &state.namespace_labels, &cluster.interner) {
@@ -193,8 +272,63 @@ pub fn satisfies_existing_anti_affinity(state: &State, node: &Node) -> bool {
         .all(|pair| state.existing_anti.get(&pair).copied().unwrap_or(0) <= 0)
 }
 
+/// Filter's verdict without building a [`Status`]: `None` when the node
+/// passes, else the code and reason.
+#[inline]
+pub fn rejection(state: &State, cluster: &Cluster, node: NodeId) -> Option<(Code, &'static str)> {
+    let Some(dense) = &state.dense else {
+        let status = filter_by_maps(state, cluster, cluster.node(node));
+        return (!status.is_success()).then(|| {
+            let reason = match status.reasons.first().map(|r| r.as_ref()) {
+                Some(REASON_AFFINITY) => REASON_AFFINITY,
+                Some(REASON_ANTI_AFFINITY) => REASON_ANTI_AFFINITY,
+                _ => REASON_EXISTING_ANTI_AFFINITY,
+            };
+            (status.code, reason)
+        });
+    };
+    let mut pods_exist = true;
+    for counts in &dense.affinity {
+        match counts.at(cluster, node) {
+            Some(c) if c <= 0 => pods_exist = false,
+            Some(_) => {}
+            None => return Some((Code::UnschedulableAndUnresolvable, REASON_AFFINITY)),
+        }
+    }
+    if !(pods_exist || (state.affinity.is_empty() && state.matches_own_affinity)) {
+        return Some((Code::UnschedulableAndUnresolvable, REASON_AFFINITY));
+    }
+    if !state.anti.is_empty()
+        && dense
+            .anti
+            .iter()
+            .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
+    {
+        return Some((Code::Unschedulable, REASON_ANTI_AFFINITY));
+    }
+    if dense
+        .existing_anti
+        .iter()
+        .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
+    {
+        return Some((Code::Unschedulable, REASON_EXISTING_ANTI_AFFINITY));
+    }
+    None
+}
+
 /// Filter.
-pub fn filter(state: &State, cluster: &Cluster, node: &Node) -> Status {
+pub fn filter(state: &State, cluster: &Cluster, node: NodeId) -> Status {
+    if state.dense.is_none() {
+        return filter_by_maps(state, cluster, cluster.node(node));
+    }
+    match rejection(state, cluster, node) {
+        None => Status::success(),
+        Some((code, reason)) => Status::reject(code, Plugin::InterPodAffinity, reason),
+    }
+}
+
+/// Filter from the count maps (after preemption changed them).
+fn filter_by_maps(state: &State, cluster: &Cluster, node: &Node) -> Status {
     if !satisfies_affinity(state, cluster, node) {
         return Status::reject(
             Code::UnschedulableAndUnresolvable,

@@ -1,17 +1,21 @@
 //! InterPodAffinity PreScore, Score and NormalizeScore.
 
 use podplace_model::intern::Sym;
-use podplace_model::objects::{Node, Pod};
+use podplace_model::objects::Pod;
 use rustc_hash::FxHashMap;
 
 use super::HARD_POD_AFFINITY_WEIGHT;
-use crate::cluster::{existing_term_matches, Cluster, HeldKind};
+use crate::cluster::{existing_term_matches, Cluster, HeldKind, NodeId};
+use crate::topology::TableId;
 
 /// Score contributions per topology key and value.
 #[derive(Debug, Clone, Default)]
 pub struct State {
     /// `topologyScore[key][value]`.
     pub topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>>,
+    /// The same per key as a dense vector by the key's domains, for the
+    /// per-node loop.
+    dense: Vec<(TableId, Vec<i64>)>,
 }
 
 /// PreScore: `None` means Skip (no term matched anything anywhere).
@@ -65,15 +69,33 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
             *scores.entry(value).or_insert(0) += weight * i64::from(count);
         }
     }
-    touched.then_some(state)
+    if !touched {
+        return None;
+    }
+    let keys: Vec<Sym> = state.topology_score.keys().copied().collect();
+    for key in keys {
+        let table = cluster.topology_table(key);
+        let dense = cluster
+            .topology()
+            .table(table)
+            .dense(&state.topology_score[&key]);
+        state.dense.push((table, dense));
+    }
+    Some(state)
 }
 
 /// Raw score of a node: the sum over topology keys it carries.
-pub fn score(state: &State, node: &Node) -> i64 {
+pub fn score(state: &State, cluster: &Cluster, node: NodeId) -> i64 {
+    let topology = cluster.topology();
     state
-        .topology_score
+        .dense
         .iter()
-        .filter_map(|(key, values)| node.labels.get(*key).and_then(|v| values.get(&v)))
+        .filter_map(|(table, values)| {
+            topology
+                .table(*table)
+                .domain(node.index())
+                .map(|d| values[d as usize])
+        })
         .sum()
 }
 

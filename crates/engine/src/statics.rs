@@ -1,0 +1,224 @@
+//! Per-node verdicts and scores that depend only on the pod's spec and the
+//! node, never on other pods: NodeUnschedulable, NodeName, TaintToleration
+//! and NodeAffinity filters, TaintToleration, NodeAffinity and
+//! ImageLocality raw scores, and the node-inclusion policies of topology
+//! spread.
+//!
+//! The replicas of a workload share one spec, so these are computed once
+//! per distinct pod template (and node set) instead of once per pod and
+//! node: for a 500-replica workload on 5,000 nodes that is 2.5 million
+//! taint, selector and image evaluations saved.
+
+use std::sync::Arc;
+
+use podplace_model::intern::Sym;
+use podplace_model::objects::{Pod, Taint, TaintEffect, Toleration};
+use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
+use smallvec::SmallVec;
+
+use crate::cluster::Cluster;
+use crate::plugins::{
+    image_locality, node_affinity, node_name, node_unschedulable, taint_toleration,
+};
+use crate::status::Status;
+
+/// The parts of a pod's spec the static verdicts read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TemplateKey {
+    node_name: Option<Box<str>>,
+    tolerations: Vec<Toleration>,
+    node_selector: Vec<Requirement>,
+    required_node_affinity: Option<NodeSelector>,
+    preferred_node_affinity: Vec<(i32, NodeSelectorTerm)>,
+    images: SmallVec<[Sym; 2]>,
+    container_count: usize,
+}
+
+impl TemplateKey {
+    fn of(pod: &Pod) -> Self {
+        TemplateKey {
+            node_name: pod.node_name.clone(),
+            tolerations: pod.tolerations.clone(),
+            node_selector: pod.node_selector.clone(),
+            required_node_affinity: pod.required_node_affinity.clone(),
+            preferred_node_affinity: pod.preferred_node_affinity.clone(),
+            images: pod.images.clone(),
+            container_count: pod.container_count,
+        }
+    }
+
+    fn matches(&self, pod: &Pod) -> bool {
+        self.node_name == pod.node_name
+            && self.tolerations == pod.tolerations
+            && self.node_selector == pod.node_selector
+            && self.required_node_affinity == pod.required_node_affinity
+            && self.preferred_node_affinity == pod.preferred_node_affinity
+            && self.images == pod.images
+            && self.container_count == pod.container_count
+    }
+}
+
+/// Spec-only results for every node, indexed by node index.
+#[derive(Debug, Clone)]
+pub struct NodeStatics {
+    /// The first rejection among NodeUnschedulable, NodeName,
+    /// TaintToleration and NodeAffinity (the filters that run before any
+    /// that look at other pods), or `None` when all four pass.
+    pub reject: Vec<Option<Status>>,
+    /// `reject` is `None`: all four pass.
+    pub passes: Vec<bool>,
+    /// The node satisfies nodeSelector and required node affinity.
+    pub node_affinity_ok: Vec<bool>,
+    /// The pod tolerates every NoSchedule/NoExecute taint of the node.
+    pub taints_tolerated: Vec<bool>,
+    /// TaintToleration's raw score (untolerated PreferNoSchedule taints).
+    pub taint_score: Vec<i64>,
+    /// NodeAffinity's raw score (weights of matching preferred terms).
+    pub node_affinity_score: Vec<i64>,
+    /// ImageLocality's score.
+    pub image_score: Vec<i64>,
+}
+
+impl NodeStatics {
+    /// Evaluates the spec-only plugins of `pod` on every node.
+    pub fn compute(cluster: &Cluster, pod: &Pod, unschedulable_taint: &Taint) -> Self {
+        let nodes = cluster.nodes();
+        let interner = &cluster.interner;
+        let mut s = NodeStatics {
+            reject: Vec::with_capacity(nodes.len()),
+            passes: Vec::with_capacity(nodes.len()),
+            node_affinity_ok: Vec::with_capacity(nodes.len()),
+            taints_tolerated: Vec::with_capacity(nodes.len()),
+            taint_score: Vec::with_capacity(nodes.len()),
+            node_affinity_score: Vec::with_capacity(nodes.len()),
+            image_score: Vec::with_capacity(nodes.len()),
+        };
+        let scores_affinity = node_affinity::scores(pod);
+        for node in nodes {
+            let affinity_ok = node_affinity::matches(pod, node, interner);
+            let tolerated = taint_toleration::untolerated_taint(pod, node).is_none();
+            let checks = [
+                node_unschedulable::filter(pod, node, unschedulable_taint),
+                node_name::filter(pod, node),
+                taint_toleration::filter(pod, node),
+                node_affinity::filter(pod, node, interner),
+            ];
+            let reject = checks.into_iter().find(|status| !status.is_success());
+            s.passes.push(reject.is_none());
+            s.reject.push(reject);
+            s.node_affinity_ok.push(affinity_ok);
+            s.taints_tolerated.push(tolerated);
+            s.taint_score.push(taint_toleration::score(pod, node));
+            s.node_affinity_score.push(if scores_affinity {
+                node_affinity::score(pod, node, interner)
+            } else {
+                0
+            });
+            s.image_score.push(image_locality::score(
+                pod,
+                node,
+                cluster.images(),
+                nodes.len(),
+            ));
+        }
+        s
+    }
+}
+
+/// How many templates are kept: more distinct specs than this between two
+/// pods of one template only cost a recomputation.
+const CAPACITY: usize = 64;
+
+/// Recently used [`NodeStatics`], most recent last.
+#[derive(Debug, Clone, Default)]
+pub struct StaticsCache {
+    entries: Vec<(TemplateKey, Arc<NodeStatics>)>,
+}
+
+impl StaticsCache {
+    /// Forgets everything (nodes changed).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// The statics of a pod with the same template, if kept.
+    pub fn get(&mut self, pod: &Pod) -> Option<Arc<NodeStatics>> {
+        let i = self.entries.iter().rposition(|(k, _)| k.matches(pod))?;
+        let entry = self.entries.remove(i);
+        let statics = entry.1.clone();
+        self.entries.push(entry);
+        Some(statics)
+    }
+
+    /// Keeps the statics of a pod's template.
+    pub fn insert(&mut self, pod: &Pod, statics: Arc<NodeStatics>) {
+        if self.entries.len() >= CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push((TemplateKey::of(pod), statics));
+    }
+}
+
+/// The taint NodeUnschedulable checks tolerations against.
+pub fn unschedulable_taint(cluster: &mut Cluster) -> Taint {
+    Taint {
+        key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
+        value: cluster.interner.intern(""),
+        effect: TaintEffect::NoSchedule,
+    }
+}
+
+/// NodeResourcesFit's and NodeResourcesBalancedAllocation's raw scores of
+/// every node for one request shape, recomputed only for nodes whose
+/// accounting changed since: between two replicas of a workload only the
+/// node the first was bound to changes.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceScores {
+    /// (non-zero CPU, non-zero memory, requested CPU, requested memory).
+    shape: Option<(i64, i64, i64, i64)>,
+    /// The node's accounting version each score was computed at.
+    computed_at: Vec<u64>,
+    /// LeastAllocated raw score per node.
+    pub fit: Vec<i64>,
+    /// BalancedAllocation raw score per node.
+    pub balanced: Vec<i64>,
+}
+
+impl ResourceScores {
+    /// Brings the scores of `nodes` up to date for `pod`; `versions` holds
+    /// each node's accounting version.
+    pub fn refresh(
+        &mut self,
+        cluster: &Cluster,
+        pod: &Pod,
+        nodes: &[crate::cluster::NodeId],
+        versions: &[u64],
+    ) {
+        let (cpu, mem) = pod.non_zero_ignoring_pod_level;
+        let shape = Some((cpu, mem, pod.requests.milli_cpu, pod.requests.memory));
+        let count = cluster.nodes().len();
+        if self.shape != shape || self.computed_at.len() != count {
+            self.shape = shape;
+            self.computed_at = vec![u64::MAX; count];
+            self.fit = vec![0; count];
+            self.balanced = vec![0; count];
+        }
+        for &n in nodes {
+            let i = n.index();
+            if self.computed_at[i] == versions[i] {
+                continue;
+            }
+            let node = cluster.node(n);
+            let info = &cluster.node_infos[i];
+            self.fit[i] = crate::plugins::node_resources_fit::score(pod, node, info);
+            self.balanced[i] =
+                crate::plugins::node_resources_balanced_allocation::score(pod, node, info);
+            self.computed_at[i] = versions[i];
+        }
+    }
+
+    /// Forgets everything (nodes changed).
+    pub fn clear(&mut self) {
+        self.shape = None;
+    }
+}
