@@ -146,3 +146,54 @@ fn bad_input_exits_2_with_file_line_and_column() {
     assert!(stderr.contains("Pod/default/p"), "{stderr}");
     assert!(stderr.contains("values"), "{stderr}");
 }
+
+/// `matchLabelKeys: [pod-template-hash]` on a required anti-affinity term
+/// scopes it to one revision: the API server merges the pod's hash into the
+/// selector on create, so the new revision's pods are not blocked by the old
+/// revision's pods (story 4's deadlock does not happen) but still spread
+/// one per node among themselves.
+#[test]
+fn match_label_keys_scope_anti_affinity_to_the_pods_revision() {
+    let mut world = String::new();
+    for i in 1..=3 {
+        world.push_str(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\n\
+             status: {{allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}}}\n---\n\
+             apiVersion: v1\nkind: Pod\nmetadata: {{name: web-old-{i}, labels: {{app: web, pod-template-hash: old}}}}\n\
+             spec: {{nodeName: n{i}, containers: [{{name: c, image: nginx}}]}}\n\
+             status: {{phase: Running}}\n---\n"
+        ));
+    }
+    world.push_str(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: nginx}]
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: web}}
+            topologyKey: kubernetes.io/hostname
+            matchLabelKeys: [pod-template-hash]
+",
+    );
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("match-label-keys.yaml");
+    std::fs::write(&path, world).unwrap();
+    let placements = place_json(&[path.to_str().unwrap()]);
+    let mut nodes: Vec<&str> = placements
+        .iter()
+        .filter(|p| {
+            p["pod"].as_str().unwrap().starts_with("default/web-")
+                && !p["pod"].as_str().unwrap().contains("old")
+        })
+        .map(|p| p["node"].as_str().unwrap_or("Pending"))
+        .collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, ["n1", "n2", "n3"], "{placements:#?}");
+}

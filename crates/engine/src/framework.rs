@@ -233,7 +233,11 @@ pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
 /// returned, without the per-node statuses and scores: what placing
 /// thousands of pods needs. When it does not fit, the full [`Outcome`]
 /// (message, preemption) is returned.
-pub fn schedule_choice(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Result<NodeId, Outcome> {
+pub fn schedule_choice(
+    cluster: &mut Cluster,
+    pod: &Pod,
+    seed: u64,
+) -> Result<NodeId, Box<Outcome>> {
     let mut scratch = cluster.take_scratch();
     let result = match run_cycle(cluster, pod, seed, &mut scratch, false) {
         CycleEnd::Chosen(node) => Ok(node),
@@ -241,7 +245,7 @@ pub fn schedule_choice(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Result<No
             // Nothing fits: run again with every node's status, for the
             // message and preemption.
             let end = run_cycle(cluster, pod, seed, &mut scratch, true);
-            Err(outcome_of(cluster, pod, end, &scratch))
+            Err(Box::new(outcome_of(cluster, pod, end, &scratch)))
         }
     };
     cluster.put_scratch(scratch);

@@ -221,7 +221,7 @@ fn relabel(
     for &p in &pods {
         cluster.unbind(p);
     }
-    change(&mut cluster.nodes()[n.index()].labels);
+    change(&mut cluster.node_mut(n).labels);
     for &p in &pods {
         cluster.bind(p, n);
     }

@@ -26,10 +26,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
-    NodeSelectorTerm, PersistentVolumeClaimVolumeSource, Pod, PodSpec, PodTemplateSpec, Taint,
-    Toleration, Volume,
+    NodeSelectorTerm, PersistentVolumeClaimVolumeSource, Pod, PodAffinityTerm, PodSpec,
+    PodTemplateSpec, Taint, Toleration, Volume,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelectorRequirement, ObjectMeta, OwnerReference,
+};
 
 use crate::inventory::{Inventory, Origin, Sourced};
 
@@ -1150,6 +1152,11 @@ impl Admission {
             }
         }
 
+        // The API server merges matchLabelKeys/mismatchLabelKeys of pod
+        // (anti-)affinity terms into their selectors on create;
+        // kube-scheduler reads only the merged selector.
+        merge_label_keys(spec, pod.metadata.labels.as_ref());
+
         // DefaultTolerationSeconds admission plugin.
         let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
         for key in [
@@ -1171,6 +1178,71 @@ impl Admission {
                 });
             }
         }
+    }
+}
+
+/// Adds `key In [value]` for each `matchLabelKeys` key and `key NotIn
+/// [value]` for each `mismatchLabelKeys` key the pod carries to the label
+/// selector of every pod affinity and anti-affinity term, as the API server
+/// does when a pod is created. Terms with a nil selector (which match
+/// nothing) are left alone.
+fn merge_label_keys(spec: &mut PodSpec, labels: Option<&BTreeMap<String, String>>) {
+    let Some(affinity) = spec.affinity.as_mut() else {
+        return;
+    };
+    let empty = BTreeMap::new();
+    let labels = labels.unwrap_or(&empty);
+    let merge = |term: &mut PodAffinityTerm| {
+        let Some(selector) = term.label_selector.as_mut() else {
+            return;
+        };
+        for (keys, operator) in [
+            (&term.match_label_keys, "In"),
+            (&term.mismatch_label_keys, "NotIn"),
+        ] {
+            for key in keys.iter().flatten() {
+                if let Some(value) = labels.get(key) {
+                    selector
+                        .match_expressions
+                        .get_or_insert_with(Vec::new)
+                        .push(LabelSelectorRequirement {
+                            key: key.clone(),
+                            operator: operator.to_string(),
+                            values: Some(vec![value.clone()]),
+                        });
+                }
+            }
+        }
+    };
+    for term in affinity.pod_affinity.iter_mut().flat_map(|a| {
+        a.required_during_scheduling_ignored_during_execution
+            .iter_mut()
+            .flatten()
+    }) {
+        merge(term);
+    }
+    for term in affinity.pod_anti_affinity.iter_mut().flat_map(|a| {
+        a.required_during_scheduling_ignored_during_execution
+            .iter_mut()
+            .flatten()
+    }) {
+        merge(term);
+    }
+    for term in affinity
+        .pod_affinity
+        .iter_mut()
+        .flat_map(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .iter_mut()
+                .flatten()
+        })
+        .chain(affinity.pod_anti_affinity.iter_mut().flat_map(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .iter_mut()
+                .flatten()
+        }))
+    {
+        merge(&mut term.pod_affinity_term);
     }
 }
 

@@ -529,3 +529,85 @@ fn a_replica_typo_cannot_exhaust_memory() {
         inv.warnings
     );
 }
+
+/// The API server merges `matchLabelKeys`/`mismatchLabelKeys` of pod
+/// (anti-)affinity terms into their selectors when it creates a pod:
+/// present keys become `In`/`NotIn` expressions, absent keys and terms
+/// with a nil selector are left alone.
+#[test]
+fn affinity_label_keys_are_merged_into_selectors_on_create() {
+    let inv = expanded(
+        "
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, tier: front}}
+    spec:
+      containers: [{name: c, image: nginx}]
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: web}}
+            topologyKey: kubernetes.io/hostname
+            matchLabelKeys: [pod-template-hash, absent]
+          - topologyKey: kubernetes.io/hostname
+            matchLabelKeys: [pod-template-hash]
+        podAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 10
+            podAffinityTerm:
+              labelSelector: {matchLabels: {app: cache}}
+              topologyKey: zone
+              mismatchLabelKeys: [tier]
+",
+    );
+    let pod = &inv.pods[0].object;
+    let hash = labels(pod)["pod-template-hash"].clone();
+    let affinity = pod.spec.as_ref().unwrap().affinity.as_ref().unwrap();
+    let anti = affinity
+        .pod_anti_affinity
+        .as_ref()
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .unwrap();
+    let exprs = |sel: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>| {
+        sel.as_ref()
+            .map(|s| {
+                s.match_expressions
+                    .iter()
+                    .flatten()
+                    .map(|e| {
+                        format!(
+                            "{} {} {:?}",
+                            e.key,
+                            e.operator,
+                            e.values.clone().unwrap_or_default()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        exprs(&anti[0].label_selector),
+        [format!("pod-template-hash In [{hash:?}]")]
+    );
+    assert!(anti[1].label_selector.is_none(), "a nil selector stays nil");
+    let preferred = &affinity
+        .pod_affinity
+        .as_ref()
+        .unwrap()
+        .preferred_during_scheduling_ignored_during_execution
+        .as_ref()
+        .unwrap()[0]
+        .pod_affinity_term;
+    assert_eq!(
+        exprs(&preferred.label_selector),
+        ["tier NotIn [\"front\"]".to_string()]
+    );
+}

@@ -315,7 +315,7 @@ impl Simulation {
                     .collect(),
             })
             .collect();
-        high_availability(&spreads, &zones, self.cluster().nodes.len())
+        high_availability(&spreads, &zones, self.cluster().nodes().len())
     }
 
     fn pending_findings(&mut self) -> Vec<Finding> {

@@ -94,7 +94,7 @@ pub fn fits(pod: &Pod, node: &Node, info: &NodeInfo) -> bool {
     let used = &info.requested;
     let req = &pod.requests;
     let fits_one = |r: i64, a: i64, u: i64| r <= 0 || r <= a - u;
-    info.pods.len() as i64 + 1 <= alloc.pods
+    (info.pods.len() as i64) < alloc.pods
         && fits_one(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)
         && fits_one(req.memory, alloc.memory, used.memory)
         && fits_one(

@@ -86,7 +86,7 @@ impl Simulation {
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
         let key = self.cluster.interner.intern(UNREACHABLE_TAINT);
         let empty = self.cluster.interner.intern("");
-        let taints = &mut self.cluster.nodes()[id.index()].taints;
+        let taints = &mut self.cluster.node_mut(id).taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
             .spec
