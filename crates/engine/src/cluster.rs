@@ -210,15 +210,58 @@ pub struct OwnerSelectors {
 }
 
 /// Count of matching, non-terminating pods per node for one (namespace,
-/// selector), indexed by node.
+/// selector), indexed by node, with the list of nodes that have any (so
+/// per-domain sums visit only those).
 #[derive(Debug, Clone, Default)]
-pub struct SpreadCounts(Vec<i32>);
+pub struct SpreadCounts {
+    per_node: Vec<i32>,
+    /// Nodes with a non-zero count, in no particular order.
+    occupied: Vec<NodeId>,
+    /// Position of each node in `occupied` (`u32::MAX`: absent).
+    position: Vec<u32>,
+}
 
 impl SpreadCounts {
+    fn new(nodes: usize) -> Self {
+        SpreadCounts {
+            per_node: vec![0; nodes],
+            occupied: Vec::new(),
+            position: vec![u32::MAX; nodes],
+        }
+    }
+
+    fn push_node(&mut self) {
+        self.per_node.push(0);
+        self.position.push(u32::MAX);
+    }
+
+    fn add(&mut self, node: NodeId, delta: i32) {
+        let i = node.index();
+        let before = self.per_node[i];
+        self.per_node[i] += delta;
+        let after = self.per_node[i];
+        if before == 0 && after != 0 {
+            self.position[i] = self.occupied.len() as u32;
+            self.occupied.push(node);
+        } else if before != 0 && after == 0 {
+            let at = self.position[i] as usize;
+            self.occupied.swap_remove(at);
+            if let Some(&moved) = self.occupied.get(at) {
+                self.position[moved.index()] = at as u32;
+            }
+            self.position[i] = u32::MAX;
+        }
+    }
+
     /// Matching pods on a node.
     #[inline]
     pub fn get(&self, node: NodeId) -> i32 {
-        self.0.get(node.index()).copied().unwrap_or(0)
+        self.per_node.get(node.index()).copied().unwrap_or(0)
+    }
+
+    /// The nodes with at least one matching pod.
+    pub fn occupied(&self) -> &[NodeId] {
+        &self.occupied
     }
 }
 
@@ -291,7 +334,7 @@ impl Cluster {
         self.node_infos.push(NodeInfo::default());
         self.node_versions.push(0);
         for (_, _, counts) in &mut self.spread_tables {
-            counts.0.push(0);
+            counts.push_node();
         }
         self.pods_with_affinity.push(0);
         self.images_stale = true;
@@ -735,7 +778,7 @@ impl Cluster {
         let pod = &self.pods[id.index()].pod;
         for (ns, selector, counts) in &mut self.spread_tables {
             if *ns == pod.namespace && selector.matches(&pod.labels, &self.interner) {
-                counts.0[node.index()] += sign;
+                counts.add(node, sign);
             }
         }
     }
@@ -784,13 +827,13 @@ impl Cluster {
         if let Some(&id) = self.spread_ids.get(&(namespace, selector.clone())) {
             return id;
         }
-        let mut counts = SpreadCounts(vec![0; self.nodes.len()]);
+        let mut counts = SpreadCounts::new(self.nodes.len());
         for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
             let Some(node) = entry.node else { continue };
             if entry.pod.namespace == namespace
                 && selector.matches(&entry.pod.labels, &self.interner)
             {
-                counts.0[node.index()] += 1;
+                counts.add(node, 1);
             }
         }
         let id = self.spread_tables.len();

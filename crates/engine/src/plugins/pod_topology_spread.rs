@@ -179,19 +179,29 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
         .map(|&t| vec![0; topology.table(t).domain_count()])
         .collect();
     let mut eligible: Vec<Vec<bool>> = counts.iter().map(|c| vec![false; c.len()]).collect();
+    let counted = |node: NodeId, c: &Constraint| {
+        has_all_keys(cluster, &tables, node) && includes(&statics, &c.spec, node)
+    };
     for node in cluster.node_ids() {
-        if !has_all_keys(cluster, &tables, node) {
-            continue;
-        }
         for (i, c) in constraints.iter().enumerate() {
-            if !includes(&statics, &c.spec, node) {
+            if let Some(d) = topology.table(tables[i]).domain(node.index()) {
+                if !eligible[i][d as usize] && counted(node, c) {
+                    eligible[i][d as usize] = true;
+                }
+            }
+        }
+    }
+    // Only nodes with matching pods add to a domain's count.
+    for (i, c) in constraints.iter().enumerate() {
+        let Some(spread) = per_node[i] else { continue };
+        let spread = cluster.spread_table(spread);
+        for &node in spread.occupied() {
+            if !counted(node, c) {
                 continue;
             }
-            let Some(d) = topology.table(tables[i]).domain(node.index()) else {
-                continue;
-            };
-            eligible[i][d as usize] = true;
-            counts[i][d as usize] += count(cluster, per_node[i], node);
+            if let Some(d) = topology.table(tables[i]).domain(node.index()) {
+                counts[i][d as usize] += i64::from(spread.get(node));
+            }
         }
     }
     let mut state = FilterState {
@@ -466,17 +476,22 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
             ((size + 2) as f64).ln()
         })
         .collect();
-    for node in cluster.node_ids() {
-        if require_all && !has_all_keys(cluster, &tables, node) {
+    // Only nodes with matching pods add to a pair's count.
+    for (i, c) in constraints.iter().enumerate() {
+        let Some(spread) = counts[i] else { continue };
+        if c.spec.topology_key == hostname {
             continue;
         }
-        for (i, c) in constraints.iter().enumerate() {
-            if c.spec.topology_key == hostname || !includes(&statics, &c.spec, node) {
+        let table = topology.table(tables[i]);
+        let spread = cluster.spread_table(spread);
+        for &node in spread.occupied() {
+            if (require_all && !has_all_keys(cluster, &tables, node))
+                || !includes(&statics, &c.spec, node)
+            {
                 continue;
             }
-            let slot = pair_slot(topology.table(tables[i]), node, empty);
-            if let Some(pair) = &mut pair_counts[key_slot[i]][slot] {
-                *pair += count(cluster, counts[i], node);
+            if let Some(pair) = &mut pair_counts[key_slot[i]][pair_slot(table, node, empty)] {
+                *pair += i64::from(spread.get(node));
             }
         }
     }
