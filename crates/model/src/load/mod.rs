@@ -617,6 +617,31 @@ struct Head<'a> {
     items: Option<Vec<&'a serde_json::value::RawValue>>,
 }
 
+impl Head<'_> {
+    /// The same head with the items as spans of `text` (which they borrow from).
+    fn into_json_head(self, text: &str) -> json::JsonHead {
+        let (name, namespace) = match self.metadata {
+            Some(m) => (m.name, m.namespace),
+            None => (None, None),
+        };
+        json::JsonHead {
+            api_version: self.api_version,
+            kind: self.kind,
+            name,
+            namespace,
+            items: self.items.map(|items| {
+                items
+                    .iter()
+                    .map(|r| {
+                        let start = json::offset_in(text, r.get());
+                        (start, start + r.get().len())
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
 /// The identity part of a JSON object's metadata.
 #[derive(serde::Deserialize)]
 struct HeadMeta {
@@ -774,7 +799,19 @@ impl State<'_> {
         };
         let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
         let raw = text.get(offset..end).unwrap_or("");
-        let head: Option<Head<'_>> = serde_json::from_str(raw).ok();
+        // The common case (kubectl prints apiVersion and kind first): decode
+        // known kinds at once. Anything else, and any object that fails to
+        // decode, goes the general way below, which reports it.
+        if let Some((api_version, kind)) = json::quick_kind(raw) {
+            if let Some(done) = self.add_plain(files, raw, &anchor, api_version, kind) {
+                return done;
+            }
+        }
+        let head = json::head(text, offset).or_else(|| {
+            serde_json::from_str::<Head<'_>>(raw)
+                .ok()
+                .map(|h| h.into_json_head(text))
+        });
         let resolved = head.and_then(|h| {
             let kind = h
                 .kind
@@ -811,19 +848,12 @@ impl State<'_> {
                     format!("{kind} nested in lists more than 4 levels deep"),
                 ));
             }
-            let items = head.items.unwrap_or_default();
+            let spans = head.items.unwrap_or_default();
             let item_kind = if kind == "List" {
                 None
             } else {
                 kind.strip_suffix("List")
             };
-            let spans: Vec<(usize, usize)> = items
-                .iter()
-                .map(|r| {
-                    let start = json::offset_in(text, r.get());
-                    (start, start + r.get().len())
-                })
-                .collect();
             let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
             let positions = json::line_cols(text, &starts);
             for ((start, item_end), (line, column)) in spans.into_iter().zip(positions) {
@@ -843,8 +873,7 @@ impl State<'_> {
             }
             return Ok(());
         }
-        let namespace = head.metadata.as_ref().and_then(|m| m.namespace.clone());
-        let name = head.metadata.as_ref().and_then(|m| m.name.clone());
+        let (namespace, name) = (head.namespace, head.name);
         let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
         let input = Doc::Text(raw);
         match (api_version.as_str(), kind.as_str()) {
@@ -881,6 +910,45 @@ impl State<'_> {
                 );
                 Ok(())
             }
+        }
+    }
+
+    /// Decodes and stores an object of a known kind straight from its text,
+    /// without tracking the field path. `None` when the kind is not one read
+    /// here or the object does not decode: the caller then takes the general
+    /// path, which decodes it again and reports the error with its path.
+    fn add_plain(
+        &mut self,
+        files: &[FileData],
+        raw: &str,
+        anchor: &Anchor,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<Result<(), LoadError>> {
+        fn decode<T: Kind>(raw: &str) -> Option<T> {
+            serde_json::from_str(raw).ok()
+        }
+        macro_rules! plain {
+            ($t:ty) => {
+                decode::<$t>(raw).map(|o| self.store(files, o, anchor.clone(), kind))
+            };
+        }
+        match (api_version, kind) {
+            ("v1", "Node") => plain!(Node),
+            ("v1", "Pod") => plain!(Pod),
+            ("v1", "Namespace") => plain!(Namespace),
+            ("v1", "Service") => plain!(Service),
+            ("v1", "ReplicationController") => plain!(ReplicationController),
+            ("apps/v1", "ReplicaSet") => plain!(ReplicaSet),
+            ("apps/v1", "StatefulSet") => plain!(StatefulSet),
+            ("apps/v1", "Deployment") => plain!(Deployment),
+            ("apps/v1", "DaemonSet") => plain!(DaemonSet),
+            ("batch/v1", "Job") => plain!(Job),
+            ("batch/v1", "CronJob") => plain!(CronJob),
+            ("policy/v1", "PodDisruptionBudget") => plain!(PodDisruptionBudget),
+            ("scheduling.k8s.io/v1", "PriorityClass") => plain!(PriorityClass),
+            ("node.k8s.io/v1", "RuntimeClass") => plain!(RuntimeClass),
+            _ => None,
         }
     }
 
@@ -1164,7 +1232,7 @@ impl State<'_> {
                 serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
             }
         };
-        let mut obj: T = match decoded {
+        let obj: T = match decoded {
             Ok(o) => o,
             Err(e) => {
                 let mut path = FieldPath::root();
@@ -1200,6 +1268,17 @@ impl State<'_> {
                 ));
             }
         };
+        self.store(files, obj, anchor, kind)
+    }
+
+    /// Names, validates and stores one decoded object of a known kind.
+    fn store<T: Kind>(
+        &mut self,
+        files: &[FileData],
+        mut obj: T,
+        anchor: Anchor,
+        kind: &str,
+    ) -> Result<(), LoadError> {
         let file_name = files
             .get(anchor.file)
             .map_or("", |f| f.name.as_str())
@@ -1226,14 +1305,22 @@ impl State<'_> {
                         meta.name = Some(made);
                     }
                     None => {
+                        // Named as the decoded text names it: no name, and
+                        // the namespace it gives or the default one.
+                        let ns = T::NAMESPACED.then(|| {
+                            meta.namespace
+                                .as_deref()
+                                .filter(|n| !n.is_empty())
+                                .unwrap_or(&self.opts.default_namespace)
+                        });
                         return Err(Self::error_at(
                             files,
                             &anchor,
                             LoadErrorKind::Invalid,
-                            Some(id),
+                            Some(object_id(kind, ns, None)),
                             &FieldPath::of(&["metadata", "name"]),
                             "Required value: name or generateName is required",
-                        ))
+                        ));
                     }
                 }
             }
@@ -1381,5 +1468,79 @@ impl State<'_> {
             ));
         }
         Ok(self.inv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scanner's head of a JSON object, when it gives one, is the one
+    /// serde decodes; when serde cannot decode the head, neither does the scanner.
+    #[test]
+    fn scanned_heads_agree_with_serde() {
+        let cases = [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"b"}}"#,
+            r#"{"kind":"List","apiVersion":"v1","items":[{"a":1}, [2], "x", 3 , null,{"b":{"c":[]}}],"metadata":{}}"#,
+            r#"{ "apiVersion" : null , "kind" : "" , "items" : null , "metadata" : null }"#,
+            r#"{"items":[]}"#,
+            r#"{"items":{}}"#,
+            r#"{"items":"x"}"#,
+            r#"{}"#,
+            r#"{"kind":"Pod","kind":"Pod"}"#,
+            r#"{"apiVersion":"v1","apiVersion":null}"#,
+            r#"{"metadata":{},"metadata":{}}"#,
+            r#"{"items":[],"items":[]}"#,
+            r#"{"kind":5}"#,
+            r#"{"kind":true}"#,
+            r#"{"kind":"P\u006fd","api\u0056ersion":"v1"}"#,
+            r#"{"kind":"\ud800"}"#,
+            r#"{"kind":"a\"b\\"}"#,
+            r#"{"metadata":{"name":"x","name":"y"}}"#,
+            r#"{"metadata":{"name":1}}"#,
+            r#"{"metadata":{"namespace":null,"labels":{"name":"z"},"name":"n"}}"#,
+            r#"{"metadata":[]}"#,
+            r#"{"metadata":"m"}"#,
+            r#"{"other":{"kind":"Node"},"kind":"Pod","x":[1,{"y":"]}"}]}"#,
+            r#"[1,2]"#,
+            r#""str""#,
+            r#"null"#,
+        ];
+        for text in cases {
+            let serde = serde_json::from_str::<Head<'_>>(text)
+                .ok()
+                .map(|h| h.into_json_head(text));
+            let scanned = json::head(text, 0);
+            if let Some(scanned) = scanned {
+                assert_eq!(Some(scanned), serde, "{text}");
+            }
+        }
+        // The common shapes are read by the scanner.
+        assert!(json::head(
+            r#"{"kind":"List","items":[{"a":1}],"metadata":{"resourceVersion":""}}"#,
+            0
+        )
+        .is_some());
+        assert_eq!(
+            json::quick_kind(r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet", "kind": 1}"#),
+            Some(("apps/v1", "ReplicaSet"))
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"metadata": {"kind": "x"}, "kind": "Pod", "apiVersion": "v1"}"#),
+            Some(("v1", "Pod"))
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "Pod", "apiVersion": null}"#),
+            None
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "Pod", "kind": "Pod", "apiVersion": "v1"}"#),
+            None
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "P\u006fd", "apiVersion": "v1"}"#),
+            None
+        );
+        assert_eq!(json::quick_kind(r#"{"kind": "Pod"}"#), None);
     }
 }
