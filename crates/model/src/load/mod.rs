@@ -701,26 +701,26 @@ fn run(
         let file_idx = files.len();
         match parsed {
             Parsed::Yaml(docs) => {
-                let values: Vec<(Value, usize, usize)> = docs
-                    .iter()
-                    .map(|d| (d.to_json(), d.line, d.column))
-                    .collect();
                 files.push(FileData {
                     name: input.name,
                     text,
                     yaml: docs,
                 });
-                for (doc, (value, line, column)) in values.into_iter().enumerate() {
+                let docs = files.get(file_idx).map_or(&[][..], |f| &f.yaml[..]);
+                for (doc, node) in docs.iter().enumerate() {
+                    // One document at a time, and a list's items one at a
+                    // time: the JSON copy of a whole snapshot is never made.
+                    let (value, items) = yaml::to_json_but_items(node);
                     let anchor = Anchor {
                         file: file_idx,
                         at: AnchorAt::Yaml {
                             doc,
                             items: Vec::new(),
                         },
-                        line,
-                        column,
+                        line: node.line,
+                        column: node.column,
                     };
-                    st.unpack(&files, value, anchor, None, 0)?;
+                    st.unpack(&files, value, anchor, None, 0, items)?;
                 }
             }
             Parsed::Json(docs) => {
@@ -834,7 +834,7 @@ impl State<'_> {
                 let name = files.get(anchor.file).map_or("", |f| f.name.as_str());
                 json::parse_error(name, &e, (anchor.line, anchor.column))
             })?;
-            return self.unpack(files, value, anchor, list_item, depth);
+            return self.unpack(files, value, anchor, list_item, depth, None);
         };
         let is_list = kind == "List" || (kind.ends_with("List") && head.items.is_some());
         if is_list {
@@ -979,7 +979,9 @@ impl State<'_> {
     }
 
     /// Dispatches one document or list item: unpacks lists, decodes known kinds,
-    /// counts the rest.
+    /// counts the rest. `yaml_items`, when given, are the YAML nodes of the
+    /// `items` of `value` (which holds an empty list in their place), turned
+    /// into JSON one by one.
     fn unpack(
         &mut self,
         files: &[FileData],
@@ -987,6 +989,7 @@ impl State<'_> {
         anchor: Anchor,
         list_item: Option<(&str, Option<&str>)>,
         depth: usize,
+        yaml_items: Option<&[yaml::SNode]>,
     ) -> Result<(), LoadError> {
         let Value::Object(mut map) = value else {
             return Err(Self::error_at(
@@ -1064,7 +1067,7 @@ impl State<'_> {
         };
         let is_list = kind == "List" || (kind.ends_with("List") && map.contains_key("items"));
         if is_list {
-            return self.unpack_list(files, map, anchor, &api_version, &kind, depth);
+            return self.unpack_list(files, map, anchor, (&api_version, &kind), depth, yaml_items);
         }
         let value = Doc::Value(Value::Object(map));
         let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
@@ -1110,9 +1113,9 @@ impl State<'_> {
         files: &[FileData],
         mut map: serde_json::Map<String, Value>,
         anchor: Anchor,
-        api_version: &str,
-        kind: &str,
+        (api_version, kind): (&str, &str),
         depth: usize,
+        yaml_items: Option<&[yaml::SNode]>,
     ) -> Result<(), LoadError> {
         let items_path = FieldPath::of(&["items"]);
         if depth >= 4 {
@@ -1125,9 +1128,12 @@ impl State<'_> {
                 format!("{kind} nested in lists more than 4 levels deep"),
             ));
         }
-        let items = match map.remove("items") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items,
+        let items: Box<dyn ExactSizeIterator<Item = Value>> = match map.remove("items") {
+            None | Some(Value::Null) => Box::new(Vec::new().into_iter()),
+            Some(Value::Array(items)) => match yaml_items {
+                Some(nodes) => Box::new(nodes.iter().map(yaml::SNode::to_json)),
+                None => Box::new(items.into_iter()),
+            },
             Some(other) => {
                 return Err(Self::error_at(
                     files,
@@ -1199,13 +1205,14 @@ impl State<'_> {
                     .collect()
             }
         };
-        for (item, item_anchor) in items.into_iter().zip(item_anchors) {
+        for (item, item_anchor) in items.zip(item_anchors) {
             self.unpack(
                 files,
                 item,
                 item_anchor,
                 Some((api_version, item_kind)),
                 depth + 1,
+                None,
             )?;
         }
         Ok(())
