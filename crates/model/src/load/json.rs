@@ -188,6 +188,21 @@ pub(crate) struct JsonHead {
     pub namespace: Option<String>,
     /// Start and end of every element of `items`, when it is an array.
     pub items: Option<Vec<(usize, usize)>>,
+    /// Start and end of the values the scanner skipped (other members, and
+    /// the rest of `metadata`), to check when the text is not known to be
+    /// valid JSON.
+    pub skipped: Vec<(usize, usize)>,
+}
+
+impl JsonHead {
+    /// Whether every value the scanner skipped is valid JSON (the rest of the
+    /// head it read strictly).
+    pub(crate) fn skipped_valid(&self, text: &str) -> bool {
+        self.skipped.iter().all(|&(start, end)| {
+            text.get(start..end)
+                .is_some_and(|v| serde_json::from_str::<serde::de::IgnoredAny>(v).is_ok())
+        })
+    }
 }
 
 /// What a member visitor tells [`members`] to do next.
@@ -286,13 +301,15 @@ fn set_once<T>(slot: &mut Option<T>, seen: &mut bool, value: Option<T>) -> Optio
 /// answer as decoding it with serde would. `None` when anything is unusual
 /// (duplicate keys, a field of another type, malformed text): the caller
 /// then decodes the head with serde, which handles every case.
-pub(crate) fn head(text: &str, pos: usize) -> Option<JsonHead> {
+///
+/// Returns the end of the object too. The values it skips are listed in
+/// [`JsonHead::skipped`]; the rest it reads strictly.
+pub(crate) fn head(text: &str, pos: usize) -> Option<(JsonHead, usize)> {
     let b = text.as_bytes();
     let mut h = JsonHead::default();
+    let mut skipped = Vec::new();
     let mut seen = [false; 4];
-    // The object's own end is of no use here: `None` (given up) or a
-    // stop cannot happen at its end, both fall back to serde.
-    members(text, pos, |key, v| {
+    let end = members(text, pos, |key, v| {
         let end = match key {
             "apiVersion" => {
                 let (s, end) = opt_string(text, v)?;
@@ -332,7 +349,11 @@ pub(crate) fn head(text: &str, pos: usize) -> Option<JsonHead> {
                                 set_once(&mut h.namespace, &mut meta_seen[1], s)?;
                                 e
                             }
-                            _ => skip_value(b, mv),
+                            _ => {
+                                let end = skip_value(b, mv);
+                                skipped.push((mv, end));
+                                end
+                            }
                         };
                         Some(Next::After(end))
                     })??
@@ -340,11 +361,35 @@ pub(crate) fn head(text: &str, pos: usize) -> Option<JsonHead> {
                     opt_null::<()>(text, v)?.1
                 }
             }
-            _ => skip_value(b, v),
+            _ => {
+                let end = skip_value(b, v);
+                skipped.push((v, end));
+                end
+            }
         };
         Some(Next::After(end))
-    })??;
-    Some(h)
+    })?;
+    let end = end?;
+    h.skipped = skipped;
+    Some((h, end))
+}
+
+/// Splits a text of JSON objects one after another (the usual snapshot: one
+/// `List`) without checking their syntax, reading each one's head on the way
+/// (one scan of the text): each object is checked when it is read. `None`
+/// when the text holds anything else at the top level or an unusual head;
+/// the caller then checks it all with [`parse_stream`], which reports any
+/// error.
+pub(crate) fn split_objects(text: &str) -> Option<Vec<(JsonDoc, JsonHead)>> {
+    let b = text.as_bytes();
+    let mut docs = Vec::new();
+    let mut p = skip_ws(b, 0);
+    while p < b.len() {
+        let (h, end) = head(text, p)?;
+        docs.push((JsonDoc { offset: p, end }, h));
+        p = skip_ws(b, end);
+    }
+    Some(docs)
 }
 
 /// `null` at `pos`, as a none of any type, with its end.

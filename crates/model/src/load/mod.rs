@@ -448,17 +448,27 @@ fn format_of(name: &str) -> Format {
 /// Parsed documents of one file.
 enum Parsed {
     Yaml(Vec<yaml::SNode>),
-    Json(Vec<json::JsonDoc>),
+    /// JSON documents, with their heads when the text is not known to be
+    /// valid JSON yet (see [`json::split_objects`]).
+    Json(Vec<(json::JsonDoc, Option<json::JsonHead>)>, bool),
 }
 
 fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
     match format_of(name) {
-        Format::Json => json::parse_stream(name, text).map(Parsed::Json),
+        // Objects one after another, the usual case, are checked as they
+        // are decoded; anything else is checked first.
+        Format::Json => match json::split_objects(text) {
+            Some(docs) => Ok(Parsed::Json(
+                docs.into_iter().map(|(d, h)| (d, Some(h))).collect(),
+                false,
+            )),
+            None => json::parse_stream(name, text).map(|docs| Parsed::Json(unread(docs), true)),
+        },
         Format::Yaml => yaml::parse_stream(name, text).map(Parsed::Yaml),
         Format::Sniff => {
             if text.trim_start().starts_with('{') {
                 match json::parse_stream(name, text) {
-                    Ok(docs) => Ok(Parsed::Json(docs)),
+                    Ok(docs) => Ok(Parsed::Json(unread(docs), true)),
                     Err(json_err) => yaml::parse_stream(name, text)
                         .map(Parsed::Yaml)
                         .map_err(|_| json_err),
@@ -468,6 +478,11 @@ fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
             }
         }
     }
+}
+
+/// Documents whose heads are still to be read.
+fn unread(docs: Vec<json::JsonDoc>) -> Vec<(json::JsonDoc, Option<json::JsonHead>)> {
+    docs.into_iter().map(|d| (d, None)).collect()
 }
 
 /// Kinds podplace reads, with the apiVersion it reads them in.
@@ -638,6 +653,7 @@ impl Head<'_> {
                     })
                     .collect()
             }),
+            skipped: Vec::new(),
         }
     }
 }
@@ -660,6 +676,10 @@ struct State<'o> {
     defaulted_namespaces: usize,
     /// Anchor of every stored object, kept only for [`load_with_source_map`].
     anchors: Option<Vec<Anchor>>,
+    /// Whether the JSON file being read is known to be valid JSON; when not,
+    /// every part of it is checked by serde as it is read (the decode of
+    /// each object, [`json::head`] for the rest).
+    json_checked: bool,
 }
 
 fn run(
@@ -676,6 +696,7 @@ fn run(
         pod_anchors: Vec::new(),
         defaulted_namespaces: 0,
         anchors: keep_spans.then(Vec::new),
+        json_checked: true,
     };
     st.inv.notices.extend(notices);
     for input in inputs {
@@ -683,7 +704,7 @@ fn run(
         let parsed = parse(&input.name, &text)?;
         let empty = match &parsed {
             Parsed::Yaml(d) => d.is_empty(),
-            Parsed::Json(d) => d.is_empty(),
+            Parsed::Json(d, _) => d.is_empty(),
         };
         if empty {
             if input.explicit {
@@ -723,22 +744,38 @@ fn run(
                     st.unpack(&files, value, anchor, None, 0, items)?;
                 }
             }
-            Parsed::Json(docs) => {
-                let offsets: Vec<usize> = docs.iter().map(|d| d.offset).collect();
+            Parsed::Json(docs, valid) => {
+                let offsets: Vec<usize> = docs.iter().map(|(d, _)| d.offset).collect();
                 let positions = json::line_cols(&text, &offsets);
                 files.push(FileData {
                     name: input.name,
                     text,
                     yaml: Vec::new(),
                 });
-                for (doc, (line, column)) in docs.into_iter().zip(positions) {
+                st.json_checked = valid;
+                let mut unpacked = Ok(());
+                for ((doc, head), (line, column)) in docs.into_iter().zip(positions) {
                     let anchor = Anchor {
                         file: file_idx,
                         at: AnchorAt::Json { offset: doc.offset },
                         line,
                         column,
                     };
-                    st.unpack_json(&files, doc.end, anchor, None, 0)?;
+                    unpacked = st.unpack_json(&files, doc.end, anchor, None, 0, head);
+                    if unpacked.is_err() {
+                        break;
+                    }
+                }
+                if let Err(e) = unpacked {
+                    // A syntax error anywhere in the file is reported before
+                    // any problem of its objects, as when the whole text was
+                    // checked first.
+                    if !valid {
+                        if let Some(f) = files.get(file_idx) {
+                            json::parse_stream(&f.name, &f.text)?;
+                        }
+                    }
+                    return Err(e);
                 }
             }
         }
@@ -793,6 +830,7 @@ impl State<'_> {
         anchor: Anchor,
         list_item: Option<(&str, Option<&str>)>,
         depth: usize,
+        read: Option<json::JsonHead>,
     ) -> Result<(), LoadError> {
         let AnchorAt::Json { offset } = anchor.at else {
             return Ok(());
@@ -807,11 +845,16 @@ impl State<'_> {
                 return done;
             }
         }
-        let head = json::head(text, offset).or_else(|| {
-            serde_json::from_str::<Head<'_>>(raw)
-                .ok()
-                .map(|h| h.into_json_head(text))
-        });
+        // The scanner's head, when the values it skipped are known valid;
+        // serde's otherwise (which reports invalid text).
+        let head = read
+            .or_else(|| json::head(text, offset).map(|(h, _)| h))
+            .filter(|h| self.json_checked || h.skipped_valid(text))
+            .or_else(|| {
+                serde_json::from_str::<Head<'_>>(raw)
+                    .ok()
+                    .map(|h| h.into_json_head(text))
+            });
         let resolved = head.and_then(|h| {
             let kind = h
                 .kind
@@ -869,6 +912,7 @@ impl State<'_> {
                     item_anchor,
                     Some((&api_version, item_kind)),
                     depth + 1,
+                    None,
                 )?;
             }
             return Ok(());
@@ -1517,17 +1561,22 @@ mod tests {
             let serde = serde_json::from_str::<Head<'_>>(text)
                 .ok()
                 .map(|h| h.into_json_head(text));
-            let scanned = json::head(text, 0);
-            if let Some(scanned) = scanned {
+            let scanned = json::head(text, 0).map(|(h, _)| h);
+            if let Some(mut scanned) = scanned {
+                assert!(scanned.skipped_valid(text), "{text}");
+                scanned.skipped.clear();
                 assert_eq!(Some(scanned), serde, "{text}");
             }
         }
         // The common shapes are read by the scanner.
-        assert!(json::head(
-            r#"{"kind":"List","items":[{"a":1}],"metadata":{"resourceVersion":""}}"#,
-            0
-        )
-        .is_some());
+        let list = r#"{"kind":"List","items":[{"a":1}],"metadata":{"resourceVersion":""}}"#;
+        assert_eq!(json::head(list, 0).map(|(_, end)| end), Some(list.len()));
+        for bad in [
+            r#"{"kind":"List","x":[1,]}"#,
+            r#"{"kind":"List","metadata":{"a":tru}}"#,
+        ] {
+            assert!(json::head(bad, 0).is_some_and(|(h, _)| !h.skipped_valid(bad)));
+        }
         assert_eq!(
             json::quick_kind(r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet", "kind": 1}"#),
             Some(("apps/v1", "ReplicaSet"))
@@ -1549,5 +1598,49 @@ mod tests {
             None
         );
         assert_eq!(json::quick_kind(r#"{"kind": "Pod"}"#), None);
+    }
+
+    fn load_as(name: &str, text: &str) -> Result<String, LoadError> {
+        load(&[Source::Bytes {
+            name: name.to_string(),
+            data: text.as_bytes().to_vec(),
+        }])
+        .map(|inv| format!("{inv:?}"))
+    }
+
+    /// A `.json` file whose objects are checked as they are decoded loads
+    /// (or fails) exactly as when the whole text is checked first: the
+    /// syntax error wins over any problem of an object before it.
+    #[test]
+    fn json_checked_while_decoding_fails_as_when_checked_first() {
+        let base = r#"{"apiVersion": "v1", "items": [
+  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}}},
+  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "x"},
+   "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}
+ ], "kind": "List", "metadata": {"resourceVersion": ""}}
+{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}"#;
+        let mut variants = vec![base.to_string()];
+        for (i, _) in base.char_indices() {
+            for ins in [",", "]", "}", "\"", "x", "1", " {", "[]"] {
+                let mut t = base.to_string();
+                t.insert_str(i, ins);
+                variants.push(t);
+            }
+            let mut t = base.to_string();
+            t.remove(i);
+            variants.push(t);
+        }
+        // Texts that do not start with an object are checked first either way.
+        for text in variants.iter().filter(|t| t.trim_start().starts_with('{')) {
+            let got = format!("{:?}", load_as("a.json", text));
+            let want = match json::parse_stream("a.json", text) {
+                Err(e) => format!("{:?}", Err::<String, _>(e)),
+                // Valid JSON: the sniffing path checks it all first.
+                Ok(_) => format!("{:?}", load_as("a.json.sniffed", text))
+                    .replace("a.json.sniffed", "a.json"),
+            };
+            assert_eq!(got, want, "{text}");
+        }
     }
 }
