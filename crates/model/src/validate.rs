@@ -575,7 +575,7 @@ fn node_selector(sel: &NodeSelector, path: &At<'_>, errs: &mut Vec<FieldError>) 
     let terms_path = path.child("nodeSelectorTerms");
     if sel.node_selector_terms.is_empty() {
         errs.push(FieldError::required(
-            terms_path.clone(),
+            terms_path,
             "must have at least one node selector term",
         ));
     }
@@ -587,7 +587,7 @@ fn node_selector(sel: &NodeSelector, path: &At<'_>, errs: &mut Vec<FieldError>) 
 fn validate_weight(weight: i32, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if !(1..=100).contains(&weight) {
         errs.push(FieldError::invalid(
-            path.clone(),
+            path,
             weight,
             "must be in the range 1-100",
         ));
@@ -906,7 +906,7 @@ fn validate_replicas(replicas: Option<i32>, path: &At<'_>, errs: &mut Vec<FieldE
     if let Some(r) = replicas {
         if r < 0 {
             errs.push(FieldError::invalid(
-                path.clone(),
+                path,
                 r,
                 "must be greater than or equal to 0",
             ));
@@ -1106,7 +1106,7 @@ pub fn validate_pod_disruption_budget(pdb: &PodDisruptionBudget) -> Vec<FieldErr
         let p = At::of(&["spec"]);
         if spec.min_available.is_some() && spec.max_unavailable.is_some() {
             errs.push(FieldError::invalid(
-                p.clone(),
+                p,
                 "{…}",
                 "minAvailable and maxUnavailable cannot be both set",
             ));
