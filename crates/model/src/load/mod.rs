@@ -897,9 +897,11 @@ impl State<'_> {
             } else {
                 kind.strip_suffix("List")
             };
-            let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
-            let positions = json::line_cols(text, &starts);
-            for ((start, item_end), (line, column)) in spans.into_iter().zip(positions) {
+            // Each item's position is found just before it is read, while
+            // the text before it is still in the cache.
+            let mut cursor = json::LineCursor::default();
+            for (start, item_end) in spans {
+                let (line, column) = cursor.advance(text, start);
                 let item_anchor = Anchor {
                     file: anchor.file,
                     at: AnchorAt::Json { offset: start },
