@@ -116,6 +116,91 @@ impl fmt::Display for FieldPath {
     }
 }
 
+/// A field path while validation walks an object: a chain of borrowed
+/// steps on the stack, turned into a [`FieldPath`] only when an error is
+/// found. Valid objects (nearly all of a snapshot) then cost no allocation
+/// per visited field.
+#[derive(Debug, Clone, Copy)]
+struct At<'a> {
+    parent: Option<&'a At<'a>>,
+    step: Step<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step<'a> {
+    Base(&'a FieldPath),
+    Fields(&'a [&'a str]),
+    Field(&'a str),
+    Index(usize),
+    Key(&'a str),
+}
+
+impl<'a> At<'a> {
+    fn base(path: &'a FieldPath) -> Self {
+        At {
+            parent: None,
+            step: Step::Base(path),
+        }
+    }
+
+    fn of(fields: &'a [&'a str]) -> Self {
+        At {
+            parent: None,
+            step: Step::Fields(fields),
+        }
+    }
+
+    fn child(&'a self, name: &'a str) -> At<'a> {
+        At {
+            parent: Some(self),
+            step: Step::Field(name),
+        }
+    }
+
+    fn index(&'a self, i: usize) -> At<'a> {
+        At {
+            parent: Some(self),
+            step: Step::Index(i),
+        }
+    }
+
+    fn key(&'a self, k: &'a str) -> At<'a> {
+        At {
+            parent: Some(self),
+            step: Step::Key(k),
+        }
+    }
+
+    fn collect(&self, out: &mut Vec<PathSegment>) {
+        if let Some(parent) = self.parent {
+            parent.collect(out);
+        }
+        match self.step {
+            Step::Base(p) => out.extend(p.0.iter().cloned()),
+            Step::Fields(fields) => {
+                out.extend(fields.iter().map(|f| PathSegment::Field((*f).to_string())))
+            }
+            Step::Field(f) => out.push(PathSegment::Field(f.to_string())),
+            Step::Index(i) => out.push(PathSegment::Index(i)),
+            Step::Key(k) => out.push(PathSegment::Key(k.to_string())),
+        }
+    }
+}
+
+impl From<At<'_>> for FieldPath {
+    fn from(at: At<'_>) -> FieldPath {
+        let mut segs = Vec::new();
+        at.collect(&mut segs);
+        FieldPath(segs)
+    }
+}
+
+impl From<&At<'_>> for FieldPath {
+    fn from(at: &At<'_>) -> FieldPath {
+        FieldPath::from(*at)
+    }
+}
+
 /// One validation failure: where, and what apiserver would say about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -128,64 +213,67 @@ pub struct FieldError {
 
 impl FieldError {
     /// `Required value: detail` (apiserver `field.Required`).
-    pub fn required(path: FieldPath, detail: &str) -> Self {
+    pub fn required(path: impl Into<FieldPath>, detail: &str) -> Self {
         let message = if detail.is_empty() {
             "Required value".to_string()
         } else {
             format!("Required value: {detail}")
         };
-        FieldError { path, message }
+        FieldError {
+            path: path.into(),
+            message,
+        }
     }
 
     /// `Forbidden: detail` (apiserver `field.Forbidden`).
-    pub fn forbidden(path: FieldPath, detail: &str) -> Self {
+    pub fn forbidden(path: impl Into<FieldPath>, detail: &str) -> Self {
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Forbidden: {detail}"),
         }
     }
 
     /// `Invalid value: "value": detail` for a string value (apiserver `field.Invalid`).
-    pub fn invalid_str(path: FieldPath, value: &str, detail: &str) -> Self {
+    pub fn invalid_str(path: impl Into<FieldPath>, value: &str, detail: &str) -> Self {
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Invalid value: {value:?}: {detail}"),
         }
     }
 
     /// `Invalid value: 3: detail` for a number or other pre-rendered value.
-    pub fn invalid(path: FieldPath, value: impl fmt::Display, detail: &str) -> Self {
+    pub fn invalid(path: impl Into<FieldPath>, value: impl fmt::Display, detail: &str) -> Self {
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Invalid value: {value}: {detail}"),
         }
     }
 
     /// `Unsupported value: "x": supported values: "a", "b"` (apiserver `field.NotSupported`).
-    pub fn not_supported(path: FieldPath, value: &str, supported: &[&str]) -> Self {
+    pub fn not_supported(path: impl Into<FieldPath>, value: &str, supported: &[&str]) -> Self {
         let list = supported
             .iter()
             .map(|s| format!("{s:?}"))
             .collect::<Vec<_>>()
             .join(", ");
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Unsupported value: {value:?}: supported values: {list}"),
         }
     }
 
     /// `Duplicate value: "x"` with an explanation (apiserver `field.Duplicate`).
-    pub fn duplicate(path: FieldPath, value: &str, detail: &str) -> Self {
+    pub fn duplicate(path: impl Into<FieldPath>, value: &str, detail: &str) -> Self {
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Duplicate value: {value:?}: {detail}"),
         }
     }
 
     /// `Not found: "x"` with an explanation (apiserver `field.NotFound`).
-    pub fn not_found(path: FieldPath, value: &str, detail: &str) -> Self {
+    pub fn not_found(path: impl Into<FieldPath>, value: &str, detail: &str) -> Self {
         FieldError {
-            path,
+            path: path.into(),
             message: format!("Not found: {value:?}: {detail}"),
         }
     }
@@ -300,7 +388,7 @@ fn check_quantity_syntax(s: &str) -> Result<bool, QuantitySyntaxError> {
 /// every quantity must parse and none may be negative.
 fn validate_resource_list(
     list: Option<&BTreeMap<String, Quantity>>,
-    path: &FieldPath,
+    path: &At<'_>,
     errs: &mut Vec<FieldError>,
 ) {
     let Some(list) = list else { return };
@@ -318,11 +406,7 @@ fn validate_resource_list(
     }
 }
 
-fn validate_resources(
-    r: Option<&ResourceRequirements>,
-    path: &FieldPath,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_resources(r: Option<&ResourceRequirements>, path: &At<'_>, errs: &mut Vec<FieldError>) {
     let Some(r) = r else { return };
     validate_resource_list(r.requests.as_ref(), &path.child("requests"), errs);
     validate_resource_list(r.limits.as_ref(), &path.child("limits"), errs);
@@ -331,12 +415,17 @@ fn validate_resources(
 /// Validates a label selector as `metav1validation.ValidateLabelSelector` does
 /// for scheduling purposes: operators, values per operator, non-empty keys.
 pub fn validate_label_selector(sel: &LabelSelector, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    label_selector(sel, &At::base(path), errs);
+}
+
+fn label_selector(sel: &LabelSelector, path: &At<'_>, errs: &mut Vec<FieldError>) {
     let Some(exprs) = sel.match_expressions.as_ref() else {
         validate_match_labels(sel, path, errs);
         return;
     };
     for (i, req) in exprs.iter().enumerate() {
-        let p = path.child("matchExpressions").index(i);
+        let exprs_path = path.child("matchExpressions");
+        let p = exprs_path.index(i);
         let n_values = req.values.as_ref().map_or(0, Vec::len);
         match req.operator.as_str() {
             "In" | "NotIn" => {
@@ -372,7 +461,7 @@ pub fn validate_label_selector(sel: &LabelSelector, path: &FieldPath, errs: &mut
     validate_match_labels(sel, path, errs);
 }
 
-fn validate_match_labels(sel: &LabelSelector, path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_match_labels(sel: &LabelSelector, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if let Some(labels) = sel.match_labels.as_ref() {
         for key in labels.keys() {
             if key.is_empty() {
@@ -388,7 +477,7 @@ fn validate_match_labels(sel: &LabelSelector, path: &FieldPath, errs: &mut Vec<F
 
 fn validate_node_selector_requirement(
     req: &NodeSelectorRequirement,
-    path: &FieldPath,
+    path: &At<'_>,
     errs: &mut Vec<FieldError>,
 ) {
     let values = req.values.as_deref().unwrap_or(&[]);
@@ -440,7 +529,7 @@ fn validate_node_selector_requirement(
 
 fn validate_node_field_requirement(
     req: &NodeSelectorRequirement,
-    path: &FieldPath,
+    path: &At<'_>,
     errs: &mut Vec<FieldError>,
 ) {
     match req.operator.as_str() {
@@ -467,11 +556,7 @@ fn validate_node_field_requirement(
     }
 }
 
-fn validate_node_selector_term(
-    term: &NodeSelectorTerm,
-    path: &FieldPath,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_node_selector_term(term: &NodeSelectorTerm, path: &At<'_>, errs: &mut Vec<FieldError>) {
     for (i, req) in term.match_expressions.iter().flatten().enumerate() {
         validate_node_selector_requirement(req, &path.child("matchExpressions").index(i), errs);
     }
@@ -483,10 +568,14 @@ fn validate_node_selector_term(
 /// Validates a required node selector (`nodeSelectorTerms` and their
 /// requirements, operators In/NotIn/Exists/DoesNotExist/Gt/Lt).
 pub fn validate_node_selector(sel: &NodeSelector, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    node_selector(sel, &At::base(path), errs);
+}
+
+fn node_selector(sel: &NodeSelector, path: &At<'_>, errs: &mut Vec<FieldError>) {
     let terms_path = path.child("nodeSelectorTerms");
     if sel.node_selector_terms.is_empty() {
         errs.push(FieldError::required(
-            terms_path.clone(),
+            terms_path,
             "must have at least one node selector term",
         ));
     }
@@ -495,26 +584,22 @@ pub fn validate_node_selector(sel: &NodeSelector, path: &FieldPath, errs: &mut V
     }
 }
 
-fn validate_weight(weight: i32, path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_weight(weight: i32, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if !(1..=100).contains(&weight) {
         errs.push(FieldError::invalid(
-            path.clone(),
+            path,
             weight,
             "must be in the range 1-100",
         ));
     }
 }
 
-fn validate_pod_affinity_term(
-    term: &PodAffinityTerm,
-    path: &FieldPath,
-    errs: &mut Vec<FieldError>,
-) {
+fn validate_pod_affinity_term(term: &PodAffinityTerm, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if let Some(sel) = term.label_selector.as_ref() {
-        validate_label_selector(sel, &path.child("labelSelector"), errs);
+        label_selector(sel, &path.child("labelSelector"), errs);
     }
     if let Some(sel) = term.namespace_selector.as_ref() {
-        validate_label_selector(sel, &path.child("namespaceSelector"), errs);
+        label_selector(sel, &path.child("namespaceSelector"), errs);
     }
     if term.topology_key.is_empty() {
         errs.push(FieldError::required(
@@ -529,14 +614,14 @@ fn validate_pod_affinity_term(
     }
 }
 
-fn validate_affinity(aff: &Affinity, path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_affinity(aff: &Affinity, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if let Some(na) = aff.node_affinity.as_ref() {
         let p = path.child("nodeAffinity");
         if let Some(req) = na
             .required_during_scheduling_ignored_during_execution
             .as_ref()
         {
-            validate_node_selector(
+            node_selector(
                 req,
                 &p.child("requiredDuringSchedulingIgnoredDuringExecution"),
                 errs,
@@ -594,7 +679,7 @@ fn validate_affinity(aff: &Affinity, path: &FieldPath, errs: &mut Vec<FieldError
 
 fn validate_spread_constraint(
     c: &TopologySpreadConstraint,
-    path: &FieldPath,
+    path: &At<'_>,
     errs: &mut Vec<FieldError>,
 ) {
     if c.max_skew <= 0 {
@@ -648,13 +733,13 @@ fn validate_spread_constraint(
         }
     }
     if let Some(sel) = c.label_selector.as_ref() {
-        validate_label_selector(sel, &path.child("labelSelector"), errs);
+        label_selector(sel, &path.child("labelSelector"), errs);
     }
 }
 
 const TAINT_EFFECTS: [&str; 3] = ["NoExecute", "NoSchedule", "PreferNoSchedule"];
 
-fn validate_toleration(t: &Toleration, path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_toleration(t: &Toleration, path: &At<'_>, errs: &mut Vec<FieldError>) {
     let op = t.operator.as_deref().unwrap_or("");
     match op {
         "" | "Equal" => {}
@@ -697,7 +782,7 @@ fn validate_toleration(t: &Toleration, path: &FieldPath, errs: &mut Vec<FieldErr
     }
 }
 
-fn validate_containers(containers: &[Container], path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_containers(containers: &[Container], path: &At<'_>, errs: &mut Vec<FieldError>) {
     for (i, c) in containers.iter().enumerate() {
         validate_resources(
             c.resources.as_ref(),
@@ -710,6 +795,10 @@ fn validate_containers(containers: &[Container], path: &FieldPath, errs: &mut Ve
 /// Validates the scheduling-relevant parts of a pod spec: affinity, topology
 /// spread constraints, tolerations and resource quantities.
 pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, errs: &mut Vec<FieldError>) {
+    pod_spec(spec, &At::base(path), errs);
+}
+
+fn pod_spec(spec: &PodSpec, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if spec.containers.is_empty() {
         errs.push(FieldError::required(path.child("containers"), ""));
     }
@@ -739,7 +828,7 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, errs: &mut Vec<FieldE
 pub fn validate_pod(pod: &Pod) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = pod.spec.as_ref() {
-        validate_pod_spec(spec, &FieldPath::of(&["spec"]), &mut errs);
+        pod_spec(spec, &At::of(&["spec"]), &mut errs);
     }
     errs
 }
@@ -749,7 +838,8 @@ pub fn validate_node(node: &Node) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = node.spec.as_ref() {
         for (i, taint) in spec.taints.iter().flatten().enumerate() {
-            let p = FieldPath::of(&["spec", "taints"]).index(i);
+            let taints = At::of(&["spec", "taints"]);
+            let p = taints.index(i);
             if taint.key.is_empty() {
                 errs.push(FieldError::invalid_str(
                     p.child("key"),
@@ -771,12 +861,12 @@ pub fn validate_node(node: &Node) -> Vec<FieldError> {
     if let Some(status) = node.status.as_ref() {
         validate_resource_list(
             status.capacity.as_ref(),
-            &FieldPath::of(&["status", "capacity"]),
+            &At::of(&["status", "capacity"]),
             &mut errs,
         );
         validate_resource_list(
             status.allocatable.as_ref(),
-            &FieldPath::of(&["status", "allocatable"]),
+            &At::of(&["status", "allocatable"]),
             &mut errs,
         );
     }
@@ -812,11 +902,11 @@ fn render_labels(labels: &BTreeMap<String, String>) -> String {
     serde_json::to_string(labels).unwrap_or_default()
 }
 
-fn validate_replicas(replicas: Option<i32>, path: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_replicas(replicas: Option<i32>, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if let Some(r) = replicas {
         if r < 0 {
             errs.push(FieldError::invalid(
-                path.clone(),
+                path,
                 r,
                 "must be greater than or equal to 0",
             ));
@@ -831,7 +921,7 @@ fn validate_selector_and_template(
     selector: Option<&LabelSelector>,
     template: Option<&PodTemplateSpec>,
     kind: &str,
-    spec_path: &FieldPath,
+    spec_path: &At<'_>,
     errs: &mut Vec<FieldError>,
 ) {
     let template_labels = template
@@ -842,7 +932,7 @@ fn validate_selector_and_template(
         None => errs.push(FieldError::required(spec_path.child("selector"), "")),
         Some(sel) => {
             let before = errs.len();
-            validate_label_selector(sel, &spec_path.child("selector"), errs);
+            label_selector(sel, &spec_path.child("selector"), errs);
             let empty = sel.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
                 && sel.match_expressions.as_ref().is_none_or(Vec::is_empty);
             if empty {
@@ -864,7 +954,7 @@ fn validate_selector_and_template(
         }
     }
     if let Some(spec) = template.and_then(|t| t.spec.as_ref()) {
-        validate_pod_spec(spec, &spec_path.child("template").child("spec"), errs);
+        pod_spec(spec, &spec_path.child("template").child("spec"), errs);
     }
 }
 
@@ -872,7 +962,7 @@ fn validate_selector_and_template(
 pub fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = d.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         validate_replicas(spec.replicas, &p.child("replicas"), &mut errs);
         validate_selector_and_template(
             Some(&spec.selector),
@@ -889,7 +979,7 @@ pub fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
 pub fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = rs.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         validate_replicas(spec.replicas, &p.child("replicas"), &mut errs);
         validate_selector_and_template(
             Some(&spec.selector),
@@ -906,7 +996,7 @@ pub fn validate_replica_set(rs: &ReplicaSet) -> Vec<FieldError> {
 pub fn validate_stateful_set(s: &StatefulSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = s.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         validate_replicas(spec.replicas, &p.child("replicas"), &mut errs);
         validate_selector_and_template(
             Some(&spec.selector),
@@ -923,7 +1013,7 @@ pub fn validate_stateful_set(s: &StatefulSet) -> Vec<FieldError> {
 pub fn validate_daemon_set(d: &DaemonSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = d.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         validate_selector_and_template(
             Some(&spec.selector),
             Some(&spec.template),
@@ -940,7 +1030,7 @@ pub fn validate_daemon_set(d: &DaemonSet) -> Vec<FieldError> {
 pub fn validate_replication_controller(rc: &ReplicationController) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = rc.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         validate_replicas(spec.replicas, &p.child("replicas"), &mut errs);
         if let Some(t) = spec.template.as_ref() {
             let labels = t
@@ -958,14 +1048,14 @@ pub fn validate_replication_controller(rc: &ReplicationController) -> Vec<FieldE
                 }
             }
             if let Some(ps) = t.spec.as_ref() {
-                validate_pod_spec(ps, &p.child("template").child("spec"), &mut errs);
+                pod_spec(ps, &p.child("template").child("spec"), &mut errs);
             }
         }
     }
     errs
 }
 
-fn validate_job_spec(spec: &JobSpec, p: &FieldPath, errs: &mut Vec<FieldError>) {
+fn validate_job_spec(spec: &JobSpec, p: &At<'_>, errs: &mut Vec<FieldError>) {
     for (field, v) in [
         ("parallelism", spec.parallelism),
         ("completions", spec.completions),
@@ -982,10 +1072,10 @@ fn validate_job_spec(spec: &JobSpec, p: &FieldPath, errs: &mut Vec<FieldError>) 
         );
     } else {
         if let Some(sel) = spec.selector.as_ref() {
-            validate_label_selector(sel, &p.child("selector"), errs);
+            label_selector(sel, &p.child("selector"), errs);
         }
         if let Some(ps) = spec.template.spec.as_ref() {
-            validate_pod_spec(ps, &p.child("template").child("spec"), errs);
+            pod_spec(ps, &p.child("template").child("spec"), errs);
         }
     }
 }
@@ -994,7 +1084,7 @@ fn validate_job_spec(spec: &JobSpec, p: &FieldPath, errs: &mut Vec<FieldError>) 
 pub fn validate_job(j: &Job) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = j.spec.as_ref() {
-        validate_job_spec(spec, &FieldPath::of(&["spec"]), &mut errs);
+        validate_job_spec(spec, &At::of(&["spec"]), &mut errs);
     }
     errs
 }
@@ -1003,11 +1093,7 @@ pub fn validate_job(j: &Job) -> Vec<FieldError> {
 pub fn validate_cron_job(c: &CronJob) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(js) = c.spec.job_template.spec.as_ref() {
-        validate_job_spec(
-            js,
-            &FieldPath::of(&["spec", "jobTemplate", "spec"]),
-            &mut errs,
-        );
+        validate_job_spec(js, &At::of(&["spec", "jobTemplate", "spec"]), &mut errs);
     }
     errs
 }
@@ -1017,16 +1103,16 @@ pub fn validate_cron_job(c: &CronJob) -> Vec<FieldError> {
 pub fn validate_pod_disruption_budget(pdb: &PodDisruptionBudget) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(spec) = pdb.spec.as_ref() {
-        let p = FieldPath::of(&["spec"]);
+        let p = At::of(&["spec"]);
         if spec.min_available.is_some() && spec.max_unavailable.is_some() {
             errs.push(FieldError::invalid(
-                p.clone(),
+                p,
                 "{…}",
                 "minAvailable and maxUnavailable cannot be both set",
             ));
         }
         if let Some(sel) = spec.selector.as_ref() {
-            validate_label_selector(sel, &p.child("selector"), &mut errs);
+            label_selector(sel, &p.child("selector"), &mut errs);
         }
     }
     errs
@@ -1038,7 +1124,7 @@ pub fn validate_runtime_class(rc: &RuntimeClass) -> Vec<FieldError> {
     if let Some(o) = rc.overhead.as_ref() {
         validate_resource_list(
             o.pod_fixed.as_ref(),
-            &FieldPath::of(&["overhead", "podFixed"]),
+            &At::of(&["overhead", "podFixed"]),
             &mut errs,
         );
     }

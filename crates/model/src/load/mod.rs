@@ -448,17 +448,27 @@ fn format_of(name: &str) -> Format {
 /// Parsed documents of one file.
 enum Parsed {
     Yaml(Vec<yaml::SNode>),
-    Json(Vec<json::JsonDoc>),
+    /// JSON documents, with their heads when the text is not known to be
+    /// valid JSON yet (see [`json::split_objects`]).
+    Json(Vec<(json::JsonDoc, Option<json::JsonHead>)>, bool),
 }
 
 fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
     match format_of(name) {
-        Format::Json => json::parse_stream(name, text).map(Parsed::Json),
+        // Objects one after another, the usual case, are checked as they
+        // are decoded; anything else is checked first.
+        Format::Json => match json::split_objects(text) {
+            Some(docs) => Ok(Parsed::Json(
+                docs.into_iter().map(|(d, h)| (d, Some(h))).collect(),
+                false,
+            )),
+            None => json::parse_stream(name, text).map(|docs| Parsed::Json(unread(docs), true)),
+        },
         Format::Yaml => yaml::parse_stream(name, text).map(Parsed::Yaml),
         Format::Sniff => {
             if text.trim_start().starts_with('{') {
                 match json::parse_stream(name, text) {
-                    Ok(docs) => Ok(Parsed::Json(docs)),
+                    Ok(docs) => Ok(Parsed::Json(unread(docs), true)),
                     Err(json_err) => yaml::parse_stream(name, text)
                         .map(Parsed::Yaml)
                         .map_err(|_| json_err),
@@ -468,6 +478,11 @@ fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
             }
         }
     }
+}
+
+/// Documents whose heads are still to be read.
+fn unread(docs: Vec<json::JsonDoc>) -> Vec<(json::JsonDoc, Option<json::JsonHead>)> {
+    docs.into_iter().map(|d| (d, None)).collect()
 }
 
 /// Kinds podplace reads, with the apiVersion it reads them in.
@@ -617,6 +632,32 @@ struct Head<'a> {
     items: Option<Vec<&'a serde_json::value::RawValue>>,
 }
 
+impl Head<'_> {
+    /// The same head with the items as spans of `text` (which they borrow from).
+    fn into_json_head(self, text: &str) -> json::JsonHead {
+        let (name, namespace) = match self.metadata {
+            Some(m) => (m.name, m.namespace),
+            None => (None, None),
+        };
+        json::JsonHead {
+            api_version: self.api_version,
+            kind: self.kind,
+            name,
+            namespace,
+            items: self.items.map(|items| {
+                items
+                    .iter()
+                    .map(|r| {
+                        let start = json::offset_in(text, r.get());
+                        (start, start + r.get().len())
+                    })
+                    .collect()
+            }),
+            skipped: Vec::new(),
+        }
+    }
+}
+
 /// The identity part of a JSON object's metadata.
 #[derive(serde::Deserialize)]
 struct HeadMeta {
@@ -635,6 +676,10 @@ struct State<'o> {
     defaulted_namespaces: usize,
     /// Anchor of every stored object, kept only for [`load_with_source_map`].
     anchors: Option<Vec<Anchor>>,
+    /// Whether the JSON file being read is known to be valid JSON; when not,
+    /// every part of it is checked by serde as it is read (the decode of
+    /// each object, [`json::head`] for the rest).
+    json_checked: bool,
 }
 
 fn run(
@@ -651,6 +696,7 @@ fn run(
         pod_anchors: Vec::new(),
         defaulted_namespaces: 0,
         anchors: keep_spans.then(Vec::new),
+        json_checked: true,
     };
     st.inv.notices.extend(notices);
     for input in inputs {
@@ -658,7 +704,7 @@ fn run(
         let parsed = parse(&input.name, &text)?;
         let empty = match &parsed {
             Parsed::Yaml(d) => d.is_empty(),
-            Parsed::Json(d) => d.is_empty(),
+            Parsed::Json(d, _) => d.is_empty(),
         };
         if empty {
             if input.explicit {
@@ -676,44 +722,60 @@ fn run(
         let file_idx = files.len();
         match parsed {
             Parsed::Yaml(docs) => {
-                let values: Vec<(Value, usize, usize)> = docs
-                    .iter()
-                    .map(|d| (d.to_json(), d.line, d.column))
-                    .collect();
                 files.push(FileData {
                     name: input.name,
                     text,
                     yaml: docs,
                 });
-                for (doc, (value, line, column)) in values.into_iter().enumerate() {
+                let docs = files.get(file_idx).map_or(&[][..], |f| &f.yaml[..]);
+                for (doc, node) in docs.iter().enumerate() {
+                    // One document at a time, and a list's items one at a
+                    // time: the JSON copy of a whole snapshot is never made.
+                    let (value, items) = yaml::to_json_but_items(node);
                     let anchor = Anchor {
                         file: file_idx,
                         at: AnchorAt::Yaml {
                             doc,
                             items: Vec::new(),
                         },
-                        line,
-                        column,
+                        line: node.line,
+                        column: node.column,
                     };
-                    st.unpack(&files, value, anchor, None, 0)?;
+                    st.unpack(&files, value, anchor, None, 0, items)?;
                 }
             }
-            Parsed::Json(docs) => {
-                let offsets: Vec<usize> = docs.iter().map(|d| d.offset).collect();
+            Parsed::Json(docs, valid) => {
+                let offsets: Vec<usize> = docs.iter().map(|(d, _)| d.offset).collect();
                 let positions = json::line_cols(&text, &offsets);
                 files.push(FileData {
                     name: input.name,
                     text,
                     yaml: Vec::new(),
                 });
-                for (doc, (line, column)) in docs.into_iter().zip(positions) {
+                st.json_checked = valid;
+                let mut unpacked = Ok(());
+                for ((doc, head), (line, column)) in docs.into_iter().zip(positions) {
                     let anchor = Anchor {
                         file: file_idx,
                         at: AnchorAt::Json { offset: doc.offset },
                         line,
                         column,
                     };
-                    st.unpack_json(&files, doc.end, anchor, None, 0)?;
+                    unpacked = st.unpack_json(&files, doc.end, anchor, None, 0, head);
+                    if unpacked.is_err() {
+                        break;
+                    }
+                }
+                if let Err(e) = unpacked {
+                    // A syntax error anywhere in the file is reported before
+                    // any problem of its objects, as when the whole text was
+                    // checked first.
+                    if !valid {
+                        if let Some(f) = files.get(file_idx) {
+                            json::parse_stream(&f.name, &f.text)?;
+                        }
+                    }
+                    return Err(e);
                 }
             }
         }
@@ -768,13 +830,31 @@ impl State<'_> {
         anchor: Anchor,
         list_item: Option<(&str, Option<&str>)>,
         depth: usize,
+        read: Option<json::JsonHead>,
     ) -> Result<(), LoadError> {
         let AnchorAt::Json { offset } = anchor.at else {
             return Ok(());
         };
         let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
         let raw = text.get(offset..end).unwrap_or("");
-        let head: Option<Head<'_>> = serde_json::from_str(raw).ok();
+        // The common case (kubectl prints apiVersion and kind first): decode
+        // known kinds at once. Anything else, and any object that fails to
+        // decode, goes the general way below, which reports it.
+        if let Some((api_version, kind)) = json::quick_kind(raw) {
+            if let Some(done) = self.add_plain(files, raw, &anchor, api_version, kind) {
+                return done;
+            }
+        }
+        // The scanner's head, when the values it skipped are known valid;
+        // serde's otherwise (which reports invalid text).
+        let head = read
+            .or_else(|| json::head(text, offset).map(|(h, _)| h))
+            .filter(|h| self.json_checked || h.skipped_valid(text))
+            .or_else(|| {
+                serde_json::from_str::<Head<'_>>(raw)
+                    .ok()
+                    .map(|h| h.into_json_head(text))
+            });
         let resolved = head.and_then(|h| {
             let kind = h
                 .kind
@@ -797,7 +877,7 @@ impl State<'_> {
                 let name = files.get(anchor.file).map_or("", |f| f.name.as_str());
                 json::parse_error(name, &e, (anchor.line, anchor.column))
             })?;
-            return self.unpack(files, value, anchor, list_item, depth);
+            return self.unpack(files, value, anchor, list_item, depth, None);
         };
         let is_list = kind == "List" || (kind.ends_with("List") && head.items.is_some());
         if is_list {
@@ -811,22 +891,17 @@ impl State<'_> {
                     format!("{kind} nested in lists more than 4 levels deep"),
                 ));
             }
-            let items = head.items.unwrap_or_default();
+            let spans = head.items.unwrap_or_default();
             let item_kind = if kind == "List" {
                 None
             } else {
                 kind.strip_suffix("List")
             };
-            let spans: Vec<(usize, usize)> = items
-                .iter()
-                .map(|r| {
-                    let start = json::offset_in(text, r.get());
-                    (start, start + r.get().len())
-                })
-                .collect();
-            let starts: Vec<usize> = spans.iter().map(|s| s.0).collect();
-            let positions = json::line_cols(text, &starts);
-            for ((start, item_end), (line, column)) in spans.into_iter().zip(positions) {
+            // Each item's position is found just before it is read, while
+            // the text before it is still in the cache.
+            let mut cursor = json::LineCursor::default();
+            for (start, item_end) in spans {
+                let (line, column) = cursor.advance(text, start);
                 let item_anchor = Anchor {
                     file: anchor.file,
                     at: AnchorAt::Json { offset: start },
@@ -839,12 +914,12 @@ impl State<'_> {
                     item_anchor,
                     Some((&api_version, item_kind)),
                     depth + 1,
+                    None,
                 )?;
             }
             return Ok(());
         }
-        let namespace = head.metadata.as_ref().and_then(|m| m.namespace.clone());
-        let name = head.metadata.as_ref().and_then(|m| m.name.clone());
+        let (namespace, name) = (head.namespace, head.name);
         let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
         let input = Doc::Text(raw);
         match (api_version.as_str(), kind.as_str()) {
@@ -884,6 +959,45 @@ impl State<'_> {
         }
     }
 
+    /// Decodes and stores an object of a known kind straight from its text,
+    /// without tracking the field path. `None` when the kind is not one read
+    /// here or the object does not decode: the caller then takes the general
+    /// path, which decodes it again and reports the error with its path.
+    fn add_plain(
+        &mut self,
+        files: &[FileData],
+        raw: &str,
+        anchor: &Anchor,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<Result<(), LoadError>> {
+        fn decode<T: Kind>(raw: &str) -> Option<T> {
+            serde_json::from_str(raw).ok()
+        }
+        macro_rules! plain {
+            ($t:ty) => {
+                decode::<$t>(raw).map(|o| self.store(files, o, anchor.clone(), kind))
+            };
+        }
+        match (api_version, kind) {
+            ("v1", "Node") => plain!(Node),
+            ("v1", "Pod") => plain!(Pod),
+            ("v1", "Namespace") => plain!(Namespace),
+            ("v1", "Service") => plain!(Service),
+            ("v1", "ReplicationController") => plain!(ReplicationController),
+            ("apps/v1", "ReplicaSet") => plain!(ReplicaSet),
+            ("apps/v1", "StatefulSet") => plain!(StatefulSet),
+            ("apps/v1", "Deployment") => plain!(Deployment),
+            ("apps/v1", "DaemonSet") => plain!(DaemonSet),
+            ("batch/v1", "Job") => plain!(Job),
+            ("batch/v1", "CronJob") => plain!(CronJob),
+            ("policy/v1", "PodDisruptionBudget") => plain!(PodDisruptionBudget),
+            ("scheduling.k8s.io/v1", "PriorityClass") => plain!(PriorityClass),
+            ("node.k8s.io/v1", "RuntimeClass") => plain!(RuntimeClass),
+            _ => None,
+        }
+    }
+
     /// Counts an object of a kind podplace does not read.
     fn skip(
         &mut self,
@@ -911,7 +1025,9 @@ impl State<'_> {
     }
 
     /// Dispatches one document or list item: unpacks lists, decodes known kinds,
-    /// counts the rest.
+    /// counts the rest. `yaml_items`, when given, are the YAML nodes of the
+    /// `items` of `value` (which holds an empty list in their place), turned
+    /// into JSON one by one.
     fn unpack(
         &mut self,
         files: &[FileData],
@@ -919,6 +1035,7 @@ impl State<'_> {
         anchor: Anchor,
         list_item: Option<(&str, Option<&str>)>,
         depth: usize,
+        yaml_items: Option<&[yaml::SNode]>,
     ) -> Result<(), LoadError> {
         let Value::Object(mut map) = value else {
             return Err(Self::error_at(
@@ -996,7 +1113,7 @@ impl State<'_> {
         };
         let is_list = kind == "List" || (kind.ends_with("List") && map.contains_key("items"));
         if is_list {
-            return self.unpack_list(files, map, anchor, &api_version, &kind, depth);
+            return self.unpack_list(files, map, anchor, (&api_version, &kind), depth, yaml_items);
         }
         let value = Doc::Value(Value::Object(map));
         let ctx = (kind.as_str(), namespace.as_deref(), name.as_deref());
@@ -1042,9 +1159,9 @@ impl State<'_> {
         files: &[FileData],
         mut map: serde_json::Map<String, Value>,
         anchor: Anchor,
-        api_version: &str,
-        kind: &str,
+        (api_version, kind): (&str, &str),
         depth: usize,
+        yaml_items: Option<&[yaml::SNode]>,
     ) -> Result<(), LoadError> {
         let items_path = FieldPath::of(&["items"]);
         if depth >= 4 {
@@ -1057,9 +1174,12 @@ impl State<'_> {
                 format!("{kind} nested in lists more than 4 levels deep"),
             ));
         }
-        let items = match map.remove("items") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items,
+        let items: Box<dyn ExactSizeIterator<Item = Value>> = match map.remove("items") {
+            None | Some(Value::Null) => Box::new(Vec::new().into_iter()),
+            Some(Value::Array(items)) => match yaml_items {
+                Some(nodes) => Box::new(nodes.iter().map(yaml::SNode::to_json)),
+                None => Box::new(items.into_iter()),
+            },
             Some(other) => {
                 return Err(Self::error_at(
                     files,
@@ -1131,13 +1251,14 @@ impl State<'_> {
                     .collect()
             }
         };
-        for (item, item_anchor) in items.into_iter().zip(item_anchors) {
+        for (item, item_anchor) in items.zip(item_anchors) {
             self.unpack(
                 files,
                 item,
                 item_anchor,
                 Some((api_version, item_kind)),
                 depth + 1,
+                None,
             )?;
         }
         Ok(())
@@ -1164,7 +1285,7 @@ impl State<'_> {
                 serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
             }
         };
-        let mut obj: T = match decoded {
+        let obj: T = match decoded {
             Ok(o) => o,
             Err(e) => {
                 let mut path = FieldPath::root();
@@ -1200,6 +1321,17 @@ impl State<'_> {
                 ));
             }
         };
+        self.store(files, obj, anchor, kind)
+    }
+
+    /// Names, validates and stores one decoded object of a known kind.
+    fn store<T: Kind>(
+        &mut self,
+        files: &[FileData],
+        mut obj: T,
+        anchor: Anchor,
+        kind: &str,
+    ) -> Result<(), LoadError> {
         let file_name = files
             .get(anchor.file)
             .map_or("", |f| f.name.as_str())
@@ -1226,14 +1358,22 @@ impl State<'_> {
                         meta.name = Some(made);
                     }
                     None => {
+                        // Named as the decoded text names it: no name, and
+                        // the namespace it gives or the default one.
+                        let ns = T::NAMESPACED.then(|| {
+                            meta.namespace
+                                .as_deref()
+                                .filter(|n| !n.is_empty())
+                                .unwrap_or(&self.opts.default_namespace)
+                        });
                         return Err(Self::error_at(
                             files,
                             &anchor,
                             LoadErrorKind::Invalid,
-                            Some(id),
+                            Some(object_id(kind, ns, None)),
                             &FieldPath::of(&["metadata", "name"]),
                             "Required value: name or generateName is required",
-                        ))
+                        ));
                     }
                 }
             }
@@ -1381,5 +1521,128 @@ impl State<'_> {
             ));
         }
         Ok(self.inv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scanner's head of a JSON object, when it gives one, is the one
+    /// serde decodes; when serde cannot decode the head, neither does the scanner.
+    #[test]
+    fn scanned_heads_agree_with_serde() {
+        let cases = [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"b"}}"#,
+            r#"{"kind":"List","apiVersion":"v1","items":[{"a":1}, [2], "x", 3 , null,{"b":{"c":[]}}],"metadata":{}}"#,
+            r#"{ "apiVersion" : null , "kind" : "" , "items" : null , "metadata" : null }"#,
+            r#"{"items":[]}"#,
+            r#"{"items":{}}"#,
+            r#"{"items":"x"}"#,
+            r#"{}"#,
+            r#"{"kind":"Pod","kind":"Pod"}"#,
+            r#"{"apiVersion":"v1","apiVersion":null}"#,
+            r#"{"metadata":{},"metadata":{}}"#,
+            r#"{"items":[],"items":[]}"#,
+            r#"{"kind":5}"#,
+            r#"{"kind":true}"#,
+            r#"{"kind":"P\u006fd","api\u0056ersion":"v1"}"#,
+            r#"{"kind":"\ud800"}"#,
+            r#"{"kind":"a\"b\\"}"#,
+            r#"{"metadata":{"name":"x","name":"y"}}"#,
+            r#"{"metadata":{"name":1}}"#,
+            r#"{"metadata":{"namespace":null,"labels":{"name":"z"},"name":"n"}}"#,
+            r#"{"metadata":[]}"#,
+            r#"{"metadata":"m"}"#,
+            r#"{"other":{"kind":"Node"},"kind":"Pod","x":[1,{"y":"]}"}]}"#,
+            r#"[1,2]"#,
+            r#""str""#,
+            r#"null"#,
+        ];
+        for text in cases {
+            let serde = serde_json::from_str::<Head<'_>>(text)
+                .ok()
+                .map(|h| h.into_json_head(text));
+            let scanned = json::head(text, 0).map(|(h, _)| h);
+            if let Some(mut scanned) = scanned {
+                assert!(scanned.skipped_valid(text), "{text}");
+                scanned.skipped.clear();
+                assert_eq!(Some(scanned), serde, "{text}");
+            }
+        }
+        // The common shapes are read by the scanner.
+        let list = r#"{"kind":"List","items":[{"a":1}],"metadata":{"resourceVersion":""}}"#;
+        assert_eq!(json::head(list, 0).map(|(_, end)| end), Some(list.len()));
+        for bad in [
+            r#"{"kind":"List","x":[1,]}"#,
+            r#"{"kind":"List","metadata":{"a":tru}}"#,
+        ] {
+            assert!(json::head(bad, 0).is_some_and(|(h, _)| !h.skipped_valid(bad)));
+        }
+        assert_eq!(
+            json::quick_kind(r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet", "kind": 1}"#),
+            Some(("apps/v1", "ReplicaSet"))
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"metadata": {"kind": "x"}, "kind": "Pod", "apiVersion": "v1"}"#),
+            Some(("v1", "Pod"))
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "Pod", "apiVersion": null}"#),
+            None
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "Pod", "kind": "Pod", "apiVersion": "v1"}"#),
+            None
+        );
+        assert_eq!(
+            json::quick_kind(r#"{"kind": "P\u006fd", "apiVersion": "v1"}"#),
+            None
+        );
+        assert_eq!(json::quick_kind(r#"{"kind": "Pod"}"#), None);
+    }
+
+    fn load_as(name: &str, text: &str) -> Result<String, LoadError> {
+        load(&[Source::Bytes {
+            name: name.to_string(),
+            data: text.as_bytes().to_vec(),
+        }])
+        .map(|inv| format!("{inv:?}"))
+    }
+
+    /// A `.json` file whose objects are checked as they are decoded loads
+    /// (or fails) exactly as when the whole text is checked first: the
+    /// syntax error wins over any problem of an object before it.
+    #[test]
+    fn json_checked_while_decoding_fails_as_when_checked_first() {
+        let base = r#"{"apiVersion": "v1", "items": [
+  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}}},
+  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "x"},
+   "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}
+ ], "kind": "List", "metadata": {"resourceVersion": ""}}
+{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}"#;
+        let mut variants = vec![base.to_string()];
+        for (i, _) in base.char_indices() {
+            for ins in [",", "]", "}", "\"", "x", "1", " {", "[]"] {
+                let mut t = base.to_string();
+                t.insert_str(i, ins);
+                variants.push(t);
+            }
+            let mut t = base.to_string();
+            t.remove(i);
+            variants.push(t);
+        }
+        // Texts that do not start with an object are checked first either way.
+        for text in variants.iter().filter(|t| t.trim_start().starts_with('{')) {
+            let got = format!("{:?}", load_as("a.json", text));
+            let want = match json::parse_stream("a.json", text) {
+                Err(e) => format!("{:?}", Err::<String, _>(e)),
+                // Valid JSON: the sniffing path checks it all first.
+                Ok(_) => format!("{:?}", load_as("a.json.sniffed", text))
+                    .replace("a.json.sniffed", "a.json"),
+            };
+            assert_eq!(got, want, "{text}");
+        }
     }
 }

@@ -104,6 +104,33 @@ impl SNode {
     }
 }
 
+/// Converts a document like [`SNode::to_json`], except that when it is a
+/// mapping whose `items` is a sequence, `items` is left empty and its nodes
+/// are returned to be converted one at a time (a snapshot's objects), so
+/// that the JSON copy of a whole list never exists at once.
+pub(crate) fn to_json_but_items(node: &SNode) -> (Value, Option<&[SNode]>) {
+    let SValue::Map(entries) = &node.value else {
+        return (node.to_json(), None);
+    };
+    // The last `items` wins, as in `to_json`.
+    let Some(last) = entries.iter().rposition(|(k, _)| k == "items") else {
+        return (node.to_json(), None);
+    };
+    let SValue::Seq(items) = &entries[last].1.value else {
+        return (node.to_json(), None);
+    };
+    let mut m = Map::new();
+    for (i, (k, v)) in entries.iter().enumerate() {
+        let value = if i == last {
+            Value::Array(Vec::new())
+        } else {
+            v.to_json()
+        };
+        m.insert(k.clone(), value);
+    }
+    (Value::Object(m), Some(items))
+}
+
 /// A mapping key: YAML allows any scalar, Kubernetes JSON only strings, so
 /// scalars are turned into their text (as sigs.k8s.io/yaml does).
 struct Key(String);
