@@ -11,11 +11,10 @@ use crate::cluster::{Cluster, NodeId, NodeInfo};
 use crate::message::fit_error_message;
 use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
 use crate::plugins::{
-    default_normalize, default_preemption, node_affinity, node_name, node_ports,
-    node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
-    pod_topology_spread, taint_toleration,
+    default_normalize, default_preemption, node_affinity, node_ports,
+    node_resources_balanced_allocation, node_resources_fit, pod_topology_spread,
 };
-use crate::statics::NodeStatics;
+use crate::statics::{static_rejection, NodeStatics};
 use crate::status::{Code, Plugin, Status};
 
 /// The state PreFilter leaves for Filter (and for preemption's dry runs,
@@ -110,17 +109,9 @@ pub fn run_filters(
     info: &NodeInfo,
 ) -> Status {
     let n = cluster.node(node);
-    let static_checks: [&dyn Fn() -> Status; 4] = [
-        &|| node_unschedulable::filter(pod, n, &state.unschedulable_taint),
-        &|| node_name::filter(pod, n),
-        &|| taint_toleration::filter(pod, n),
-        &|| node_affinity::filter(pod, n, &cluster.interner),
-    ];
-    for check in static_checks {
-        let status = check();
-        if !status.is_success() {
-            return status;
-        }
+    if let Some(rejected) = static_rejection(pod, n, &cluster.interner, &state.unschedulable_taint)
+    {
+        return rejected;
     }
     run_dynamic_filters(cluster, state, pod, node, info)
 }

@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use podplace_model::intern::Sym;
-use podplace_model::objects::{Pod, Taint, TaintEffect, Toleration};
+use podplace_model::intern::{Interner, Sym};
+use podplace_model::objects::{Node, Pod, Taint, TaintEffect, Toleration};
 use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
 use smallvec::SmallVec;
 
@@ -97,13 +97,7 @@ impl NodeStatics {
         for node in nodes {
             let affinity_ok = node_affinity::matches(pod, node, interner);
             let tolerated = taint_toleration::untolerated_taint(pod, node).is_none();
-            let checks = [
-                node_unschedulable::filter(pod, node, unschedulable_taint),
-                node_name::filter(pod, node),
-                taint_toleration::filter(pod, node),
-                node_affinity::filter(pod, node, interner),
-            ];
-            let reject = checks.into_iter().find(|status| !status.is_success());
+            let reject = static_rejection(pod, node, interner, unschedulable_taint);
             s.passes.push(reject.is_none());
             s.reject.push(reject);
             s.node_affinity_ok.push(affinity_ok);
@@ -123,6 +117,22 @@ impl NodeStatics {
         }
         s
     }
+}
+
+/// The first rejection among the filters that read only the pod's spec and
+/// the node (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, in
+/// profile order), or `None` when all pass.
+pub fn static_rejection(
+    pod: &Pod,
+    node: &Node,
+    interner: &Interner,
+    unschedulable_taint: &Taint,
+) -> Option<Status> {
+    let failed = |status: Status| (!status.is_success()).then_some(status);
+    failed(node_unschedulable::filter(pod, node, unschedulable_taint))
+        .or_else(|| failed(node_name::filter(pod, node)))
+        .or_else(|| failed(taint_toleration::filter(pod, node)))
+        .or_else(|| failed(node_affinity::filter(pod, node, interner)))
 }
 
 /// How many templates are kept: more distinct specs than this between two
