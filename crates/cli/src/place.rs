@@ -34,6 +34,19 @@ struct JsonOutput {
 }
 
 /// Runs `place`.
+/// How many feasible nodes kube-scheduler's default profile looks for before
+/// it stops filtering (`numFeasibleNodesToFind` with the adaptive
+/// percentage), or `None` when it looks at every node.
+fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
+    const MIN_FEASIBLE: usize = 100;
+    if nodes < MIN_FEASIBLE {
+        return None;
+    }
+    let percentage = 50usize.saturating_sub(nodes / 125).max(5);
+    let found = (nodes * percentage / 100).max(MIN_FEASIBLE);
+    (found < nodes).then_some(found)
+}
+
 pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool) -> Result<Exit> {
     let inventory = match load_world(filenames, verbose) {
         Ok(i) => i,
@@ -52,12 +65,20 @@ pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool)
     if cluster.nodes().is_empty() {
         eprintln!("warning: no nodes were loaded: every pod stays Pending");
     }
+    let nodes = cluster.nodes().len();
+    if let Some(found) = nodes_kube_scheduler_scores(nodes) {
+        eprintln!(
+            "note: podplace filters and scores all {nodes} nodes for every pod; kube-scheduler's \
+             default (adaptive percentageOfNodesToScore) stops after {found} feasible nodes, \
+             so where several nodes score alike it may pick another of them"
+        );
+    }
     let placements = place_all(
         &mut cluster,
         &pending,
         PlaceOptions {
             seed,
-            keep_outcomes: true,
+            keep_outcomes: false,
         },
     );
     let api_pods: std::collections::HashMap<(&str, &str), &k8s_openapi::api::core::v1::Pod> =
@@ -84,19 +105,12 @@ pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool)
         let workload = api_pod
             .map(|p| workloads.of(p).to_string())
             .unwrap_or_else(|| format!("Pod/{namespace}/{}", pod.name));
-        let outcome = p.outcome.as_ref();
-        let tied = outcome
-            .map(|o| {
-                o.best
-                    .iter()
-                    .map(|&n| cluster.node(n).name.to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let score = outcome.and_then(|o| {
-            let chosen = o.chosen?;
-            o.scores.iter().find(|s| s.node == chosen).map(|s| s.total)
-        });
+        let tied = p
+            .tied
+            .iter()
+            .map(|&n| cluster.node(n).name.to_string())
+            .collect();
+        let score = p.score;
         rows.push(JsonPlacement {
             pod: format!("{namespace}/{}", pod.name),
             workload,
@@ -186,4 +200,25 @@ fn render_text(
     writeln!(out)?;
     writeln!(out, "{placed} placed, {pending} pending")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nodes_kube_scheduler_scores;
+
+    #[test]
+    fn adaptive_percentage_of_nodes_to_score() {
+        for (nodes, found) in [
+            (0, None),
+            (99, None),
+            (100, None),
+            (200, Some(100)),
+            (1_000, Some(420)),
+            (5_000, Some(500)),
+            (6_000, Some(300)),
+            (15_000, Some(750)),
+        ] {
+            assert_eq!(nodes_kube_scheduler_scores(nodes), found, "{nodes} nodes");
+        }
+    }
 }

@@ -220,6 +220,18 @@ pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
     outcome
 }
 
+/// Where a pod fits, as [`schedule_choice`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The chosen node.
+    pub node: NodeId,
+    /// Its total weighted score (the best of all feasible nodes).
+    pub score: i64,
+    /// Every feasible node with that score, the chosen one included, in
+    /// node order: kube-scheduler's pick among them is effectively arbitrary.
+    pub tied: Vec<NodeId>,
+}
+
 /// Like [`schedule`], but when the pod fits only the chosen node is
 /// returned, without the per-node statuses and scores: what placing
 /// thousands of pods needs. When it does not fit, the full [`Outcome`]
@@ -228,10 +240,14 @@ pub fn schedule_choice(
     cluster: &mut Cluster,
     pod: &Pod,
     seed: u64,
-) -> Result<NodeId, Box<Outcome>> {
+) -> Result<Choice, Box<Outcome>> {
     let mut scratch = cluster.take_scratch();
     let result = match run_cycle(cluster, pod, seed, &mut scratch, false) {
-        CycleEnd::Chosen(node) => Ok(node),
+        CycleEnd::Chosen(node) => Ok(Choice {
+            node,
+            score: scratch.totals.iter().copied().max().unwrap_or(0),
+            tied: scratch.best.clone(),
+        }),
         _ => {
             // Nothing fits: run again with every node's status, for the
             // message and preemption.

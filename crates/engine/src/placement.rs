@@ -89,7 +89,12 @@ pub struct Placement {
     pub node: Option<NodeId>,
     /// The FailedScheduling message of its last attempt (empty when placed).
     pub message: String,
-    /// The last scheduling cycle's full result.
+    /// The chosen node's total score (when placed).
+    pub score: Option<i64>,
+    /// The nodes that tied for the best score, the chosen one included.
+    pub tied: Vec<NodeId>,
+    /// The last scheduling cycle's full result (with
+    /// [`PlaceOptions::keep_outcomes`]: every node's status and scores).
     pub outcome: Option<Outcome>,
 }
 
@@ -126,18 +131,39 @@ pub fn place_all(
                     pod: id,
                     node: None,
                     message,
+                    score: None,
+                    tied: Vec::new(),
                     outcome: None,
                 });
                 continue;
             }
             let pod = cluster.pod(id).clone();
-            let (node, message, outcome) = if options.keep_outcomes {
+            let (node, message, score, tied, outcome) = if options.keep_outcomes {
                 let outcome = schedule(cluster, &pod, options.seed);
-                (outcome.chosen, outcome.message.clone(), Some(outcome))
+                let score = outcome.chosen.and_then(|chosen| {
+                    outcome
+                        .scores
+                        .iter()
+                        .find(|s| s.node == chosen)
+                        .map(|s| s.total)
+                });
+                (
+                    outcome.chosen,
+                    outcome.message.clone(),
+                    score,
+                    outcome.best.clone(),
+                    Some(outcome),
+                )
             } else {
                 match schedule_choice(cluster, &pod, options.seed) {
-                    Ok(node) => (Some(node), String::new(), None),
-                    Err(outcome) => (None, outcome.message, None),
+                    Ok(choice) => (
+                        Some(choice.node),
+                        String::new(),
+                        Some(choice.score),
+                        choice.tied,
+                        None,
+                    ),
+                    Err(outcome) => (None, outcome.message, None, Vec::new(), None),
                 }
             };
             if let Some(node) = node {
@@ -150,6 +176,8 @@ pub fn place_all(
                 pod: id,
                 node,
                 message,
+                score,
+                tied,
                 outcome,
             });
         }

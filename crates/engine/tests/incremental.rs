@@ -66,7 +66,15 @@ proptest! {
             let outcome = run(&mut incremental, PodB::from_json(json.clone()));
             let full = run(&mut incremental, probe());
             let quick = run_choice(&mut incremental, probe());
-            prop_assert_eq!(quick.as_ref().ok(), full.chosen.as_ref());
+            let chosen_total = full
+                .chosen
+                .and_then(|n| full.scores.iter().find(|s| s.node == n).map(|s| s.total));
+            prop_assert_eq!(quick.as_ref().ok().map(|c| c.node), full.chosen);
+            prop_assert_eq!(quick.as_ref().ok().map(|c| c.score), chosen_total);
+            prop_assert_eq!(
+                quick.as_ref().map(|c| c.tied.clone()).unwrap_or_default(),
+                full.best.clone()
+            );
             prop_assert_eq!(quick.err().unwrap_or_default(), full.message);
             if let Some(node) = outcome.chosen {
                 let id = incremental.add_api_pod(&PodB::from_json(json.clone()).build()).unwrap();

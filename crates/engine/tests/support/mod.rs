@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::cluster::{Cluster, NodeId};
-use podplace_engine::framework::{schedule, Outcome};
+use podplace_engine::framework::{schedule, Choice, Outcome};
 use podplace_model::objects::Pod;
 use serde_json::{json, Value};
 
@@ -251,9 +251,9 @@ pub fn run(c: &mut Cluster, pod: PodB) -> Outcome {
 }
 
 /// Schedules `pod` the way placing many pods does (no per-node statuses):
-/// the chosen node, or the FailedScheduling message.
+/// the choice, or the FailedScheduling message.
 #[allow(dead_code)]
-pub fn run_choice(c: &mut Cluster, pod: PodB) -> Result<NodeId, String> {
+pub fn run_choice(c: &mut Cluster, pod: PodB) -> Result<Choice, String> {
     let pod = Pod::compile(&pod.build(), &mut c.interner).unwrap();
     podplace_engine::framework::schedule_choice(c, &pod, 0).map_err(|o| o.message)
 }
