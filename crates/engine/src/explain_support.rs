@@ -7,7 +7,6 @@ use podplace_model::objects::{HostPort, Node, Pod, Taint, TaintEffect};
 
 use crate::cluster::{Cluster, NodeId, NodeInfo, PodId};
 use crate::plugins::node_ports;
-use crate::plugins::pod_topology_spread::FilterState;
 
 /// Every NoSchedule/NoExecute taint of the node that no toleration of the
 /// pod tolerates, in the node's order (TaintToleration's Filter stops at the
@@ -71,10 +70,4 @@ pub fn port_conflicts(cluster: &Cluster, pod: &Pod, node: NodeId) -> Vec<PortCon
         }
     }
     out
-}
-
-/// PodTopologySpread's PreFilter state split into one state per
-/// constraint, so Filter can be asked about each constraint on its own.
-pub fn split_spread_state(state: &FilterState) -> Vec<FilterState> {
-    state.split()
 }

@@ -188,28 +188,6 @@ enum CycleEnd {
     Chosen(NodeId),
 }
 
-/// Whether the node passes the dynamic filters: [`run_dynamic_filters`]
-/// without building statuses, for the nodes of a cycle whose statuses
-/// nobody will read.
-fn passes_dynamic_filters(
-    cluster: &Cluster,
-    state: &CycleState,
-    pod: &Pod,
-    node: NodeId,
-    info: &NodeInfo,
-) -> bool {
-    (pod.host_ports.is_empty() || !node_ports::clashes(pod, info, state.wildcard_ip))
-        && node_resources_fit::fits(pod, cluster.node(node), info)
-        && state
-            .spread
-            .as_ref()
-            .is_none_or(|s| pod_topology_spread::rejection(s, cluster, node).is_none())
-        && state
-            .affinity
-            .as_ref()
-            .is_none_or(|s| ipa_filter::rejection(s, cluster, node).is_none())
-}
-
 /// Schedules one pod against the cluster without binding it. `seed` makes
 /// the choice among equally scored nodes reproducible.
 pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
@@ -332,47 +310,35 @@ fn run_cycle(
         Err(status) => return CycleEnd::PreFilterRejected(status),
     };
     let statics = cluster.statics_for(pod);
-    if !statuses {
-        let only = match &narrowed {
-            node_affinity::PreFilter::Only(names) => Some(names),
-            _ => None,
+    let only = match &narrowed {
+        node_affinity::PreFilter::Only(names) => Some(names),
+        _ => None,
+    };
+    for node in cluster.node_ids() {
+        let i = node.index();
+        let excluded = only.is_some_and(|names| !names.contains(&cluster.node(node).name_sym));
+        // `None`: rejected before the dynamic filters, and nobody reads why.
+        let status = match (excluded, &statics.reject[i]) {
+            (true, _) => statuses.then(|| Status {
+                code: Code::UnschedulableAndUnresolvable,
+                plugin: None,
+                reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
+            }),
+            (false, Some(rejected)) => statuses.then(|| rejected.clone()),
+            (false, None) => Some(run_dynamic_filters(
+                cluster,
+                &state,
+                pod,
+                node,
+                &cluster.node_infos[i],
+            )),
         };
-        for node in cluster.node_ids() {
-            let i = node.index();
-            if statics.passes[i]
-                && only.is_none_or(|names| names.contains(&cluster.node(node).name_sym))
-                && passes_dynamic_filters(cluster, &state, pod, node, &cluster.node_infos[i])
-            {
-                scratch.feasible.push(node);
-            }
-        }
-    }
-    for node in cluster.node_ids().filter(|_| statuses) {
-        let status = match &narrowed {
-            node_affinity::PreFilter::Only(names)
-                if !names.contains(&cluster.node(node).name_sym) =>
-            {
-                Status {
-                    code: Code::UnschedulableAndUnresolvable,
-                    plugin: None,
-                    reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
-                }
-            }
-            _ => match &statics.reject[node.index()] {
-                Some(rejected) => rejected.clone(),
-                None => run_dynamic_filters(
-                    cluster,
-                    &state,
-                    pod,
-                    node,
-                    &cluster.node_infos[node.index()],
-                ),
-            },
-        };
-        if status.is_success() {
+        if status.as_ref().is_some_and(Status::is_success) {
             scratch.feasible.push(node);
         }
-        scratch.statuses.push(status);
+        if statuses {
+            scratch.statuses.extend(status);
+        }
     }
     if scratch.feasible.is_empty() {
         return CycleEnd::NoFit(Box::new(state));

@@ -65,8 +65,6 @@ pub struct NodeStatics {
     /// TaintToleration and NodeAffinity (the filters that run before any
     /// that look at other pods), or `None` when all four pass.
     pub reject: Vec<Option<Status>>,
-    /// `reject` is `None`: all four pass.
-    pub passes: Vec<bool>,
     /// The node satisfies nodeSelector and required node affinity.
     pub node_affinity_ok: Vec<bool>,
     /// The pod tolerates every NoSchedule/NoExecute taint of the node.
@@ -86,7 +84,6 @@ impl NodeStatics {
         let interner = &cluster.interner;
         let mut s = NodeStatics {
             reject: Vec::with_capacity(nodes.len()),
-            passes: Vec::with_capacity(nodes.len()),
             node_affinity_ok: Vec::with_capacity(nodes.len()),
             taints_tolerated: Vec::with_capacity(nodes.len()),
             taint_score: Vec::with_capacity(nodes.len()),
@@ -98,7 +95,6 @@ impl NodeStatics {
             let affinity_ok = node_affinity::matches(pod, node, interner);
             let tolerated = taint_toleration::untolerated_taint(pod, node).is_none();
             let reject = static_rejection(pod, node, interner, unschedulable_taint);
-            s.passes.push(reject.is_none());
             s.reject.push(reject);
             s.node_affinity_ok.push(affinity_ok);
             s.taints_tolerated.push(tolerated);

@@ -8,7 +8,7 @@ use podplace_engine::cluster::{
     existing_term_matches, incoming_term_matches, Cluster, HeldKind, NodeId, PodId, PodTerms,
     TermId,
 };
-use podplace_engine::explain_support::{port_conflicts, split_spread_state, untolerated_taints};
+use podplace_engine::explain_support::{port_conflicts, untolerated_taints};
 use podplace_engine::plugins::inter_pod_affinity::filter::{
     self as ipa_filter, satisfies_affinity, satisfies_anti_affinity,
     satisfies_existing_anti_affinity,
@@ -253,7 +253,7 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
         effect: TaintEffect::NoSchedule,
     };
     let spread = pod_topology_spread::pre_filter(cluster, pod);
-    let spread_single = spread.as_ref().map(split_spread_state).unwrap_or_default();
+    let spread_single = spread.as_ref().map(FilterState::split).unwrap_or_default();
     let spread_domains = spread
         .as_ref()
         .map(|s| {

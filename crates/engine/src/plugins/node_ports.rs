@@ -18,7 +18,7 @@ fn conflicts(wanted: &HostPort, used: &HostPort, wildcard: Sym) -> bool {
 }
 
 /// Whether a host port the pod wants is taken on the node.
-pub fn clashes(pod: &Pod, info: &NodeInfo, wildcard: Sym) -> bool {
+fn clashes(pod: &Pod, info: &NodeInfo, wildcard: Sym) -> bool {
     pod.host_ports
         .iter()
         .any(|w| info.used_ports.iter().any(|u| conflicts(w, u, wildcard)))

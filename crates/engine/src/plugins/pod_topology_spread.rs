@@ -250,34 +250,24 @@ pub fn update_with_pod(
     }
 }
 
-/// Filter's verdict without building a [`Status`]: `None` when the node
-/// passes, else the code and reason.
-#[inline]
-pub fn rejection(
-    state: &FilterState,
-    cluster: &Cluster,
-    node: NodeId,
-) -> Option<(Code, &'static str)> {
+/// Filter.
+pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
     let topology = cluster.topology();
     for (i, c) in state.constraints.iter().enumerate() {
         let Some(d) = topology.table(state.tables[i]).domain(node.index()) else {
-            return Some((Code::UnschedulableAndUnresolvable, REASON_MISSING_LABEL));
+            return Status::reject(
+                Code::UnschedulableAndUnresolvable,
+                Plugin::PodTopologySpread,
+                REASON_MISSING_LABEL,
+            );
         };
         let matched = state.counts[i][d as usize];
         let skew = matched + i64::from(c.self_match) - state.min[i];
         if skew > i64::from(c.spec.max_skew) {
-            return Some((Code::Unschedulable, REASON_SKEW));
+            return Status::reject(Code::Unschedulable, Plugin::PodTopologySpread, REASON_SKEW);
         }
     }
-    None
-}
-
-/// Filter.
-pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
-    match rejection(state, cluster, node) {
-        None => Status::success(),
-        Some((code, reason)) => Status::reject(code, Plugin::PodTopologySpread, reason),
-    }
+    Status::success()
 }
 
 /// The selector of the system default constraints: what the Services,

@@ -272,31 +272,22 @@ pub fn satisfies_existing_anti_affinity(state: &State, node: &Node) -> bool {
         .all(|pair| state.existing_anti.get(&pair).copied().unwrap_or(0) <= 0)
 }
 
-/// Filter's verdict without building a [`Status`]: `None` when the node
-/// passes, else the code and reason.
-#[inline]
-pub fn rejection(state: &State, cluster: &Cluster, node: NodeId) -> Option<(Code, &'static str)> {
+/// Filter: from the dense per-domain counts, or from the count maps once
+/// preemption's dry run changed them.
+pub fn filter(state: &State, cluster: &Cluster, node: NodeId) -> Status {
     let Some(dense) = &state.dense else {
-        let status = filter_by_maps(state, cluster, cluster.node(node));
-        return (!status.is_success()).then(|| {
-            let reason = match status.reasons.first().map(|r| r.as_ref()) {
-                Some(REASON_AFFINITY) => REASON_AFFINITY,
-                Some(REASON_ANTI_AFFINITY) => REASON_ANTI_AFFINITY,
-                _ => REASON_EXISTING_ANTI_AFFINITY,
-            };
-            (status.code, reason)
-        });
+        return filter_by_maps(state, cluster, cluster.node(node));
     };
     let mut pods_exist = true;
     for counts in &dense.affinity {
         match counts.at(cluster, node) {
             Some(c) if c <= 0 => pods_exist = false,
             Some(_) => {}
-            None => return Some((Code::UnschedulableAndUnresolvable, REASON_AFFINITY)),
+            None => return reject_affinity(),
         }
     }
     if !(pods_exist || (state.affinity.is_empty() && state.matches_own_affinity)) {
-        return Some((Code::UnschedulableAndUnresolvable, REASON_AFFINITY));
+        return reject_affinity();
     }
     if !state.anti.is_empty()
         && dense
@@ -304,51 +295,52 @@ pub fn rejection(state: &State, cluster: &Cluster, node: NodeId) -> Option<(Code
             .iter()
             .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
     {
-        return Some((Code::Unschedulable, REASON_ANTI_AFFINITY));
+        return reject_anti_affinity();
     }
     if dense
         .existing_anti
         .iter()
         .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
     {
-        return Some((Code::Unschedulable, REASON_EXISTING_ANTI_AFFINITY));
+        return reject_existing_anti_affinity();
     }
-    None
+    Status::success()
 }
 
-/// Filter.
-pub fn filter(state: &State, cluster: &Cluster, node: NodeId) -> Status {
-    if state.dense.is_none() {
-        return filter_by_maps(state, cluster, cluster.node(node));
-    }
-    match rejection(state, cluster, node) {
-        None => Status::success(),
-        Some((code, reason)) => Status::reject(code, Plugin::InterPodAffinity, reason),
-    }
+fn reject_affinity() -> Status {
+    Status::reject(
+        Code::UnschedulableAndUnresolvable,
+        Plugin::InterPodAffinity,
+        REASON_AFFINITY,
+    )
+}
+
+fn reject_anti_affinity() -> Status {
+    Status::reject(
+        Code::Unschedulable,
+        Plugin::InterPodAffinity,
+        REASON_ANTI_AFFINITY,
+    )
+}
+
+fn reject_existing_anti_affinity() -> Status {
+    Status::reject(
+        Code::Unschedulable,
+        Plugin::InterPodAffinity,
+        REASON_EXISTING_ANTI_AFFINITY,
+    )
 }
 
 /// Filter from the count maps (after preemption changed them).
 fn filter_by_maps(state: &State, cluster: &Cluster, node: &Node) -> Status {
     if !satisfies_affinity(state, cluster, node) {
-        return Status::reject(
-            Code::UnschedulableAndUnresolvable,
-            Plugin::InterPodAffinity,
-            REASON_AFFINITY,
-        );
+        return reject_affinity();
     }
     if !satisfies_anti_affinity(state, cluster, node) {
-        return Status::reject(
-            Code::Unschedulable,
-            Plugin::InterPodAffinity,
-            REASON_ANTI_AFFINITY,
-        );
+        return reject_anti_affinity();
     }
     if !satisfies_existing_anti_affinity(state, node) {
-        return Status::reject(
-            Code::Unschedulable,
-            Plugin::InterPodAffinity,
-            REASON_EXISTING_ANTI_AFFINITY,
-        );
+        return reject_existing_anti_affinity();
     }
     Status::success()
 }
