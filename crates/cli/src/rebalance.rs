@@ -364,6 +364,19 @@ fn print_plan(
     verbose: bool,
     dry_run: bool,
 ) -> Result<()> {
+    if verbose {
+        let t = &plan.timings;
+        eprintln!(
+            "planned in {:.2} s: world {:.2} s (cluster built, waiting pods placed), strategies {:.2} s, {} round(s): nominating {:.2} s, {} proof(s) in {:.2} s",
+            plan.plan_seconds,
+            t.world_seconds,
+            t.strategies_seconds,
+            t.rounds,
+            t.nominate_seconds,
+            t.proofs,
+            t.prove_seconds
+        );
+    }
     if output == OutputFormat::Json {
         let mut v = serde_json::to_value(plan)?;
         if let Some(r) = report {

@@ -303,6 +303,11 @@ pub struct Cluster {
     match_index: PairIndex<usize>,
     spread_ids: FxHashMap<(Sym, LabelSelector), SpreadId>,
     spread_tables: Vec<(Sym, LabelSelector, SpreadCounts)>,
+    spread_index: PairIndex<SpreadId>,
+    /// Every pod ever added, by each of its label pairs (pods' labels never
+    /// change once added), so that a count built on first use visits only
+    /// the pods its selector could match instead of every pod.
+    pods_by_label: FxHashMap<(Sym, Sym), Vec<PodId>>,
     topology: Topology,
     statics: StaticsCache,
     scratch: Box<Scratch>,
@@ -594,6 +599,9 @@ impl Cluster {
         let node = pod.node_name.as_deref().and_then(|n| self.node_id(n));
         self.pod_by_name
             .insert((pod.namespace, pod.name.clone()), id);
+        for pair in pod.labels.iter() {
+            self.pods_by_label.entry(pair).or_default().push(id);
+        }
         self.pods.push(PodEntry {
             pod,
             node: None,
@@ -775,12 +783,38 @@ impl Cluster {
     }
 
     fn account_spread(&mut self, id: PodId, node: NodeId, sign: i32) {
+        if self.spread_tables.is_empty() {
+            return;
+        }
         let pod = &self.pods[id.index()].pod;
-        for (ns, selector, counts) in &mut self.spread_tables {
+        for table in self.spread_index.candidates(&pod.labels) {
+            let (ns, selector, counts) = &mut self.spread_tables[table];
             if *ns == pod.namespace && selector.matches(&pod.labels, &self.interner) {
                 counts.add(node, sign);
             }
         }
+    }
+
+    /// The alive, bound pods a selector with these necessary label pairs
+    /// could match: those carrying the rarest of the pairs, or every pod
+    /// when there is none.
+    fn bound_candidates(
+        &self,
+        pairs: impl Iterator<Item = (Sym, Sym)>,
+    ) -> impl Iterator<Item = (&PodEntry, NodeId)> + '_ {
+        let rarest = pairs
+            .map(|pair| self.pods_by_label.get(&pair).map_or(&[][..], Vec::as_slice))
+            .min_by_key(|ids| ids.len());
+        let (listed, all) = match rarest {
+            Some(ids) => (Some(ids.iter().map(|id| &self.pods[id.index()])), None),
+            None => (None, Some(self.pods.iter())),
+        };
+        listed
+            .into_iter()
+            .flatten()
+            .chain(all.into_iter().flatten())
+            .filter(|e| e.alive)
+            .filter_map(|e| e.node.map(|n| (e, n)))
     }
 
     /// Pods matching all of a set of an incoming pod's terms, per domain of
@@ -795,8 +829,10 @@ impl Cluster {
                     counts.by_key.push((key, FxHashMap::default()));
                 }
             }
-            for entry in self.pods.iter().filter(|e| e.alive) {
-                let Some(node) = entry.node else { continue };
+            let pairs = set
+                .iter()
+                .filter_map(|t| self.terms[t.0 as usize].selector.necessary_pair());
+            for (entry, node) in self.bound_candidates(pairs) {
                 let all = set.iter().all(|t| {
                     incoming_term_matches(
                         &self.terms[t.0 as usize],
@@ -828,15 +864,16 @@ impl Cluster {
             return id;
         }
         let mut counts = SpreadCounts::new(self.nodes.len());
-        for entry in self.pods.iter().filter(|e| e.alive && !e.pod.terminating) {
-            let Some(node) = entry.node else { continue };
-            if entry.pod.namespace == namespace
+        for (entry, node) in self.bound_candidates(selector.necessary_pair().into_iter()) {
+            if !entry.pod.terminating
+                && entry.pod.namespace == namespace
                 && selector.matches(&entry.pod.labels, &self.interner)
             {
                 counts.add(node, 1);
             }
         }
         let id = self.spread_tables.len();
+        self.spread_index.insert(selector.necessary_pair(), id);
         self.spread_tables
             .push((namespace, selector.clone(), counts));
         self.spread_ids.insert((namespace, selector.clone()), id);

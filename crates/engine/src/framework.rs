@@ -178,6 +178,27 @@ impl Scratch {
     }
 }
 
+/// Which Filter verdicts a cycle keeps in [`Scratch::statuses`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Record {
+    /// Every node's, in node order (for messages, preemption, explanations).
+    All,
+    /// None: only which nodes are feasible.
+    Feasible,
+    /// Only this node's.
+    Watch(NodeId),
+}
+
+impl Record {
+    fn keeps(self, node: NodeId) -> bool {
+        match self {
+            Record::All => true,
+            Record::Feasible => false,
+            Record::Watch(watched) => watched == node,
+        }
+    }
+}
+
 /// How a cycle ended, with its details in the [`Scratch`].
 enum CycleEnd {
     /// A PreFilter plugin rejected the pod on every node.
@@ -192,7 +213,7 @@ enum CycleEnd {
 /// the choice among equally scored nodes reproducible.
 pub fn schedule(cluster: &mut Cluster, pod: &Pod, seed: u64) -> Outcome {
     let mut scratch = cluster.take_scratch();
-    let end = run_cycle(cluster, pod, seed, &mut scratch, true);
+    let end = run_cycle(cluster, pod, seed, &mut scratch, Record::All);
     let outcome = outcome_of(cluster, pod, end, &scratch);
     cluster.put_scratch(scratch);
     outcome
@@ -219,17 +240,71 @@ pub fn schedule_choice(
     pod: &Pod,
     seed: u64,
 ) -> Result<Choice, Box<Outcome>> {
+    quick_cycle(cluster, pod, seed, Record::Feasible, |_, choice| choice)
+}
+
+/// What a cycle found about one node besides the choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The node passed every filter and scored this total.
+    Feasible(i64),
+    /// A filter rejected the node.
+    Rejected(Status),
+}
+
+/// Like [`schedule_choice`], and also the verdict on `watched`: its score
+/// or why it is filtered out (`None` if it is not a node of the cluster).
+/// What proving a move needs (how the node a pod leaves compares with the
+/// one it lands on), without every node's status.
+pub fn schedule_watching(
+    cluster: &mut Cluster,
+    pod: &Pod,
+    seed: u64,
+    watched: NodeId,
+) -> Result<(Choice, Option<Verdict>), Box<Outcome>> {
+    quick_cycle(
+        cluster,
+        pod,
+        seed,
+        Record::Watch(watched),
+        |scratch, choice| {
+            let verdict = match scratch.statuses.first() {
+                Some(status) if !status.is_success() => Some(Verdict::Rejected(status.clone())),
+                Some(_) => scratch
+                    .feasible
+                    .binary_search(&watched)
+                    .ok()
+                    .map(|i| Verdict::Feasible(scratch.totals[i])),
+                None => None,
+            };
+            (choice, verdict)
+        },
+    )
+}
+
+/// A cycle that keeps only what `record` asks for; when nothing fits, the
+/// cycle is run again with every node's status for the full [`Outcome`].
+fn quick_cycle<T>(
+    cluster: &mut Cluster,
+    pod: &Pod,
+    seed: u64,
+    record: Record,
+    finish: impl FnOnce(&Scratch, Choice) -> T,
+) -> Result<T, Box<Outcome>> {
     let mut scratch = cluster.take_scratch();
-    let result = match run_cycle(cluster, pod, seed, &mut scratch, false) {
-        CycleEnd::Chosen(node) => Ok(Choice {
-            node,
-            score: scratch.totals.iter().copied().max().unwrap_or(0),
-            tied: scratch.best.clone(),
-        }),
+    let result = match run_cycle(cluster, pod, seed, &mut scratch, record) {
+        CycleEnd::Chosen(node) => {
+            let choice = Choice {
+                node,
+                score: scratch.totals.iter().copied().max().unwrap_or(0),
+                tied: scratch.best.clone(),
+            };
+            Ok(finish(&scratch, choice))
+        }
         _ => {
             // Nothing fits: run again with every node's status, for the
             // message and preemption.
-            let end = run_cycle(cluster, pod, seed, &mut scratch, true);
+            let end = run_cycle(cluster, pod, seed, &mut scratch, Record::All);
             Err(Box::new(outcome_of(cluster, pod, end, &scratch)))
         }
     };
@@ -291,14 +366,14 @@ fn outcome_of(cluster: &Cluster, pod: &Pod, end: CycleEnd, scratch: &Scratch) ->
 }
 
 /// PreFilter, Filter on every node, and (when some node fits) PreScore,
-/// Score, NormalizeScore and host selection, into `scratch`. Without
-/// `statuses`, only the feasible nodes are recorded.
+/// Score, NormalizeScore and host selection, into `scratch`; the Filter
+/// verdicts `record` asks for go to `scratch.statuses`.
 fn run_cycle(
     cluster: &mut Cluster,
     pod: &Pod,
     seed: u64,
     scratch: &mut Scratch,
-    statuses: bool,
+    record: Record,
 ) -> CycleEnd {
     scratch.statuses.clear();
     scratch.feasible.clear();
@@ -317,6 +392,7 @@ fn run_cycle(
     for node in cluster.node_ids() {
         let i = node.index();
         let excluded = only.is_some_and(|names| !names.contains(&cluster.node(node).name_sym));
+        let statuses = record.keeps(node);
         // `None`: rejected before the dynamic filters, and nobody reads why.
         let status = match (excluded, &statics.reject[i]) {
             (true, _) => statuses.then(|| Status {

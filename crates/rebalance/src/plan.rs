@@ -128,6 +128,27 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// How long planning took.
     pub plan_seconds: f64,
+    /// Where that time went.
+    pub timings: Timings,
+}
+
+/// Where planning time went, for `-v` and the metrics: on big clusters the
+/// world (placing waiting pods) and the strategies' first measurement can
+/// outweigh the proofs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Building the cluster and placing the waiting pods.
+    pub world_seconds: f64,
+    /// Building the strategies and measuring their objectives.
+    pub strategies_seconds: f64,
+    /// Planning rounds run.
+    pub rounds: usize,
+    /// Collecting nominations, over all rounds.
+    pub nominate_seconds: f64,
+    /// Candidate evictions proved by scheduling their replacement.
+    pub proofs: usize,
+    /// Checking and proving candidates, over all rounds.
+    pub prove_seconds: f64,
 }
 
 impl Plan {

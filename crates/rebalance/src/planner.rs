@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
 use podplace_engine::cluster::{Cluster, NodeId, PodId};
-use podplace_engine::framework::{schedule, Outcome};
+use podplace_engine::framework::{schedule_watching, Verdict};
 use podplace_engine::placement::{build_cluster, place_all, PlaceOptions, DEFAULT_SCHEDULER};
 use podplace_model::inventory::Inventory;
 use podplace_model::workloads::Workloads;
@@ -37,7 +37,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Error;
 use crate::evictor::{self, EvictorContext, NoEvictionPolicy};
-use crate::plan::{Eviction, Kept, Plan, Scheduled, Scores, StrategySummary};
+use crate::plan::{Eviction, Kept, Plan, Scheduled, Scores, StrategySummary, Timings};
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
 use crate::world::{Budgets, PodFacts};
@@ -204,6 +204,11 @@ pub fn plan_world(
     opts: &PlanOptions,
     started: Instant,
 ) -> Result<Planned, Error> {
+    let mut timings = Timings {
+        world_seconds: started.elapsed().as_secs_f64(),
+        ..Timings::default()
+    };
+    let phase = Instant::now();
     let World {
         mut cluster,
         facts,
@@ -296,6 +301,7 @@ pub fn plan_world(
         e.before = e.strategy.total(&mut cx);
         e.running = e.before;
     }
+    timings.strategies_seconds = phase.elapsed().as_secs_f64();
 
     // Owner sizes for minReplicas.
     let mut owner_pods: FxHashMap<(String, String, String), usize> = FxHashMap::default();
@@ -326,7 +332,11 @@ pub fn plan_world(
     let mut kept: Vec<Kept> = Vec::new();
     for _round in 0..opts.max_rounds.max(1) {
         kept.clear();
+        timings.rounds += 1;
+        let phase = Instant::now();
         let nominations = planner.nominate();
+        timings.nominate_seconds += phase.elapsed().as_secs_f64();
+        let phase = Instant::now();
         let mut accepted_any = false;
         for (pod, noms) in nominations {
             if !planner.cluster.pods[pod.index()].alive {
@@ -403,6 +413,7 @@ pub fn plan_world(
                 )));
                 continue;
             }
+            timings.proofs += 1;
             match planner.prove(pod, from, &admitted) {
                 Ok((si, rule, proof)) => {
                     planner.commit(pod, from, si, rule, proof, &budgets);
@@ -416,7 +427,9 @@ pub fn plan_world(
                 }),
             }
         }
-        if !accepted_any {
+        timings.prove_seconds += phase.elapsed().as_secs_f64();
+        // Nothing more to gain, or nothing more allowed in this run.
+        if !accepted_any || planner.total_limit_reached(policy) {
             break;
         }
     }
@@ -445,6 +458,7 @@ pub fn plan_world(
         pending: still_pending,
         warnings: policy.warnings.clone(),
         plan_seconds: started.elapsed().as_secs_f64(),
+        timings,
     };
     Ok(Planned {
         plan,
@@ -563,6 +577,13 @@ impl Planner {
         )
     }
 
+    fn total_limit_reached(&self, policy: &Policy) -> bool {
+        policy
+            .limits
+            .max_no_of_pods_to_evict_total
+            .is_some_and(|t| self.evictions.len() as u32 >= t)
+    }
+
     fn limit_reached(
         &self,
         policy: &Policy,
@@ -572,10 +593,9 @@ impl Planner {
     ) -> Option<String> {
         let l = &policy.limits;
         let ns = &self.facts[pod.index()].namespace;
-        if let Some(t) = l.max_no_of_pods_to_evict_total {
-            if self.evictions.len() as u32 >= t {
-                return Some(format!("maxNoOfPodsToEvictTotal ({t}) reached"));
-            }
+        if self.total_limit_reached(policy) {
+            let t = l.max_no_of_pods_to_evict_total.unwrap_or(0);
+            return Some(format!("maxNoOfPodsToEvictTotal ({t}) reached"));
         }
         if let Some(t) = l.max_no_of_pods_to_evict_per_node {
             if self.per_node.get(&node).copied().unwrap_or(0) >= t {
@@ -719,7 +739,7 @@ impl Planner {
         let replacement_facts = self.facts[pod.index()].replacement(name, self.opts.now);
         // Phase 1: the old pod terminates while the replacement is scheduled.
         let mut scheduled = Scheduled::AtOnce;
-        let mut outcome: Option<Outcome> = None;
+        let mut landing = None;
         let replacement;
         if stateful {
             self.cluster.unbind(pod);
@@ -730,17 +750,17 @@ impl Planner {
             self.cluster.set_terminating(pod, true);
             replacement = self.cluster.add_pod(compiled.clone());
             self.facts.push(replacement_facts);
-            let o = schedule(&mut self.cluster, &compiled, self.opts.seed);
-            if o.chosen.is_none() {
-                self.cluster.unbind(pod);
-                scheduled = Scheduled::OnceGone;
-            } else {
-                outcome = Some(o);
+            match schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from) {
+                Ok(found) => landing = Some(Ok(found)),
+                Err(_) => {
+                    self.cluster.unbind(pod);
+                    scheduled = Scheduled::OnceGone;
+                }
             }
         }
-        let outcome = match outcome {
-            Some(o) => o,
-            None => schedule(&mut self.cluster, &compiled, self.opts.seed),
+        let landing = match landing {
+            Some(found) => found,
+            None => schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from),
         };
         let rollback = |this: &mut Planner| {
             // The replacement's slot stays (ids are stable), dead.
@@ -750,29 +770,30 @@ impl Planner {
             }
             this.cluster.set_terminating(pod, false);
         };
-        let Some(to) = outcome.chosen else {
-            rollback(self);
-            return Err(format!(
-                "its replacement would fit on no node: {}",
-                outcome.message
-            ));
+        let (choice, verdict) = match landing {
+            Ok(found) => found,
+            Err(outcome) => {
+                rollback(self);
+                return Err(format!(
+                    "its replacement would fit on no node: {}",
+                    outcome.message
+                ));
+            }
         };
+        let to = choice.node;
+        let to_score = choice.score;
+        let (from_score, from_reason) = match verdict {
+            Some(Verdict::Feasible(score)) => (Some(score), None),
+            Some(Verdict::Rejected(status)) => (
+                None,
+                Some(status.reasons.join(", ")).filter(|r| !r.is_empty()),
+            ),
+            None => (None, None),
+        };
+        let tied: Vec<NodeId> = choice.tied.iter().copied().filter(|&n| n != to).collect();
         let requires_move = admitted
             .iter()
             .all(|(si, _)| self.entries[*si].strategy.requires_move());
-        let score_of = |n: NodeId| outcome.scores.iter().find(|s| s.node == n).map(|s| s.total);
-        let to_score = score_of(to).unwrap_or(0);
-        let from_score = score_of(from);
-        let from_reason = if from_score.is_none() {
-            outcome
-                .statuses
-                .get(from.index())
-                .map(|s| s.reasons.join(", "))
-                .filter(|r| !r.is_empty())
-        } else {
-            None
-        };
-        let tied: Vec<NodeId> = outcome.best.iter().copied().filter(|&n| n != to).collect();
         if to == from && requires_move {
             rollback(self);
             let tie = if tied.is_empty() {

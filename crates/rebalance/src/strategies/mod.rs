@@ -318,30 +318,30 @@ pub struct SpreadGroup {
     pub namespace: podplace_model::intern::Sym,
     /// The constraint.
     pub constraint: SpreadConstraint,
-    /// Eligible nodes and their domain.
-    pub nodes: Vec<(NodeId, podplace_model::intern::Sym)>,
-    /// Number of distinct domains.
-    pub domains: usize,
+    /// Per node (by index): the position of its domain in `domains`, or
+    /// [`SpreadGroup::INELIGIBLE`]. Dense, so that counting visits only the
+    /// nodes holding matching pods.
+    domain_of: Vec<u32>,
+    /// The distinct domains of the eligible nodes.
+    pub domains: Vec<podplace_model::intern::Sym>,
 }
 
 /// The distinct spread constraints of the bound pods whose
 /// whenUnsatisfiable is one of `kinds`.
 pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<SpreadGroup> {
-    let mut seen: FxHashMap<(podplace_model::intern::Sym, SpreadConstraint), ()> =
-        FxHashMap::default();
+    let mut seen: rustc_hash::FxHashSet<(podplace_model::intern::Sym, SpreadConstraint)> =
+        rustc_hash::FxHashSet::default();
     let mut groups = Vec::new();
     let pods: Vec<PodId> = cluster.bound_pods().map(|(p, _)| p).collect();
     for id in pods {
-        let pod = cluster.pod(id).clone();
+        let pod = cluster.pod(id);
         for c in &pod.spread {
-            if !kinds.contains(&c.when_unsatisfiable) {
+            if !kinds.contains(&c.when_unsatisfiable) || !seen.insert((pod.namespace, c.clone())) {
                 continue;
             }
-            if seen.insert((pod.namespace, c.clone()), ()).is_some() {
-                continue;
-            }
-            let mut nodes = Vec::new();
-            let mut domains = rustc_hash::FxHashSet::default();
+            let mut domain_of = vec![SpreadGroup::INELIGIBLE; cluster.nodes().len()];
+            let mut domains = Vec::new();
+            let mut position: FxHashMap<podplace_model::intern::Sym, u32> = FxHashMap::default();
             for n in cluster.node_ids() {
                 let node = cluster.node(n);
                 let Some(v) = node.labels.get(c.topology_key) else {
@@ -349,7 +349,7 @@ pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<
                 };
                 if c.honor_node_affinity
                     && !podplace_engine::plugins::node_affinity::matches(
-                        &pod,
+                        pod,
                         node,
                         &cluster.interner,
                     )
@@ -357,19 +357,21 @@ pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<
                     continue;
                 }
                 if c.honor_node_taints
-                    && podplace_engine::plugins::taint_toleration::untolerated_taint(&pod, node)
+                    && podplace_engine::plugins::taint_toleration::untolerated_taint(pod, node)
                         .is_some()
                 {
                     continue;
                 }
-                nodes.push((n, v));
-                domains.insert(v);
+                domain_of[n.index()] = *position.entry(v).or_insert_with(|| {
+                    domains.push(v);
+                    domains.len() as u32 - 1
+                });
             }
             groups.push(SpreadGroup {
                 namespace: pod.namespace,
                 constraint: c.clone(),
-                domains: domains.len(),
-                nodes,
+                domain_of,
+                domains,
             });
         }
     }
@@ -377,6 +379,9 @@ pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<
 }
 
 impl SpreadGroup {
+    /// `domain_of` of a node outside the group's eligible nodes.
+    const INELIGIBLE: u32 = u32::MAX;
+
     /// Whether moving `pod` changes this group's counts.
     pub fn counts_pod(&self, pod: &Pod, cluster: &Cluster) -> bool {
         pod.namespace == self.namespace
@@ -386,25 +391,34 @@ impl SpreadGroup {
                 .matches(&pod.labels, &cluster.interner)
     }
 
-    /// Matching pods per domain.
-    pub fn domain_counts(
-        &self,
-        cluster: &mut Cluster,
-    ) -> FxHashMap<podplace_model::intern::Sym, i64> {
-        cluster.ensure_spread_counts(self.namespace, &self.constraint.selector);
-        let mut by_domain: FxHashMap<podplace_model::intern::Sym, i64> = FxHashMap::default();
-        let counts = cluster.spread_counts(self.namespace, &self.constraint.selector);
-        for &(n, d) in &self.nodes {
-            let c = counts.map_or(0, |m| m.get(n));
-            *by_domain.entry(d).or_insert(0) += i64::from(c);
+    /// The position in [`SpreadGroup::domains`] of an eligible node's domain.
+    pub fn domain_of(&self, node: NodeId) -> Option<usize> {
+        match self.domain_of.get(node.index()) {
+            Some(&d) if d != Self::INELIGIBLE => Some(d as usize),
+            _ => None,
         }
-        by_domain
+    }
+
+    /// Matching pods per domain, parallel to [`SpreadGroup::domains`], and
+    /// the eligible nodes holding any, from the cluster's kept counts.
+    pub fn domain_counts(&self, cluster: &mut Cluster) -> (Vec<i64>, Vec<NodeId>) {
+        let id = cluster.ensure_spread_counts(self.namespace, &self.constraint.selector);
+        let counts = cluster.spread_table(id);
+        let mut by_domain = vec![0i64; self.domains.len()];
+        let mut occupied = Vec::new();
+        for &n in counts.occupied() {
+            if let Some(d) = self.domain_of(n) {
+                by_domain[d] += i64::from(counts.get(n));
+                occupied.push(n);
+            }
+        }
+        (by_domain, occupied)
     }
 
     /// The fewest pod moves that bring every domain within maxSkew of the
     /// emptiest, and the band `[low, high]` counts must end in.
     pub fn cost(&self, cluster: &mut Cluster) -> (i64, i64, i64) {
-        let counts: Vec<i64> = self.domain_counts(cluster).into_values().collect();
+        let (counts, _) = self.domain_counts(cluster);
         min_moves(&counts, i64::from(self.constraint.max_skew))
     }
 }

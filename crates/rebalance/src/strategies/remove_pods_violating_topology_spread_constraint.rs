@@ -7,7 +7,9 @@
 use podplace_engine::cluster::{Cluster, PodId};
 use podplace_model::objects::WhenUnsatisfiable;
 
-use super::{selector_text, spread_groups, Cx, Nomination, Scope, SpreadGroup, Strategy};
+use super::{
+    min_moves, selector_text, spread_groups, Cx, Nomination, Scope, SpreadGroup, Strategy,
+};
 use crate::policy::TopologySpreadArgs;
 
 /// Pods matching a group, per domain above `high` (or above `low` when no
@@ -18,13 +20,13 @@ pub fn nominate_group(
     scope: &Scope,
     rule_prefix: &str,
 ) -> Vec<Nomination> {
-    let (cost, low, high) = g.cost(cx.cluster);
+    let (counts, occupied) = g.domain_counts(cx.cluster);
+    let (cost, low, high) = min_moves(&counts, i64::from(g.constraint.max_skew));
     if cost <= 0 {
         return Vec::new();
     }
-    let counts = g.domain_counts(cx.cluster);
-    let min = counts.values().copied().min().unwrap_or(0);
-    let above_band = counts.values().any(|&c| c > high);
+    let min = counts.iter().copied().min().unwrap_or(0);
+    let above_band = counts.iter().any(|&c| c > high);
     let cut = if above_band { high } else { low };
     let key = cx
         .cluster
@@ -33,8 +35,9 @@ pub fn nominate_group(
         .to_string();
     let sel = selector_text(&g.constraint.selector, cx.cluster);
     let mut out = Vec::new();
-    for &(n, d) in &g.nodes {
-        let c = counts.get(&d).copied().unwrap_or(0);
+    for n in occupied {
+        let Some(d) = g.domain_of(n) else { continue };
+        let c = counts[d];
         if c <= cut {
             continue;
         }
@@ -50,7 +53,7 @@ pub fn nominate_group(
                     "{rule_prefix} {sel} per {key}, maxSkew {}: {} {} holds {c}, the emptiest {min}",
                     g.constraint.max_skew,
                     key,
-                    cx.cluster.interner.resolve(d),
+                    cx.cluster.interner.resolve(g.domains[d]),
                 ),
             });
         }
