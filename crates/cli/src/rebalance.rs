@@ -487,6 +487,13 @@ fn render_text(
             );
         }
     }
+    if let Some(stop) = &plan.stopped_at_limit {
+        let _ = writeln!(
+            s,
+            "\nmaxNoOfPodsToEvictTotal ({}) reached: {} more nominated pod(s) are left for the next run",
+            stop.max_no_of_pods_to_evict_total, stop.deferred
+        );
+    }
     if verbose && !plan.kept.is_empty() {
         let _ = writeln!(s, "\nleft in place:");
         for k in &plan.kept {

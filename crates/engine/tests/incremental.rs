@@ -3,10 +3,13 @@
 //! (indexes updated on every bind), then compare a probe pod's full outcome
 //! with the same cluster built afresh. The quick path placement uses
 //! (no per-node statuses, cached per-template and per-node results) must
-//! choose what the full cycle chooses, after every bind.
+//! choose what the full cycle chooses, after every bind; so must the cycle
+//! rebalance proofs use, with the same verdict on the node it watches.
 
 mod support;
 
+use podplace_engine::cluster::NodeId;
+use podplace_engine::framework::Verdict;
 use proptest::prelude::*;
 use support::*;
 
@@ -76,6 +79,19 @@ proptest! {
                 full.best.clone()
             );
             prop_assert_eq!(quick.err().unwrap_or_default(), full.message);
+            // The proof cycle's verdict on one watched node is that node's
+            // status and score in the full cycle.
+            let watched = NodeId((i % node_count) as u32);
+            if let Ok((choice, verdict)) = run_watching(&mut incremental, probe(), watched) {
+                prop_assert_eq!(Some(choice.node), full.chosen);
+                let expected = match full.scores.iter().find(|s| s.node == watched) {
+                    Some(s) => Verdict::Feasible(s.total),
+                    None => Verdict::Rejected(full.statuses[watched.index()].clone()),
+                };
+                prop_assert_eq!(verdict, Some(expected));
+            } else {
+                prop_assert!(full.chosen.is_none());
+            }
             if let Some(node) = outcome.chosen {
                 let id = incremental.add_api_pod(&PodB::from_json(json.clone()).build()).unwrap();
                 incremental.bind(id, node);

@@ -126,10 +126,23 @@ pub struct Plan {
     pub pending: Vec<String>,
     /// Policy settings without effect.
     pub warnings: Vec<String>,
+    /// When `maxNoOfPodsToEvictTotal` ended the plan: nominated pods left
+    /// for the next run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at_limit: Option<LimitStop>,
     /// How long planning took.
     pub plan_seconds: f64,
     /// Where that time went.
     pub timings: Timings,
+}
+
+/// The plan ended at the policy's `maxNoOfPodsToEvictTotal`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LimitStop {
+    /// The limit.
+    pub max_no_of_pods_to_evict_total: u32,
+    /// Nominated pods not considered because of it (in `kept`).
+    pub deferred: usize,
 }
 
 /// Where planning time went, for `-v` and the metrics: on big clusters the

@@ -37,7 +37,9 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Error;
 use crate::evictor::{self, EvictorContext, NoEvictionPolicy};
-use crate::plan::{Eviction, Kept, Plan, Scheduled, Scores, StrategySummary, Timings};
+use crate::plan::{
+    Eviction, Kept, LimitStop, Plan, Scheduled, Scores, StrategySummary, Timings,
+};
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
 use crate::world::{Budgets, PodFacts};
@@ -446,6 +448,16 @@ pub fn plan_world(
         })
         .collect();
     let waves = planner.evictions.iter().map(|e| e.wave).max().unwrap_or(0);
+    let stopped_at_limit = match policy.limits.max_no_of_pods_to_evict_total {
+        Some(limit) if planner.total_limit_reached(policy) => Some(LimitStop {
+            max_no_of_pods_to_evict_total: limit,
+            deferred: kept
+                .iter()
+                .filter(|k| k.reason.starts_with(TOTAL_LIMIT))
+                .count(),
+        }),
+        _ => None,
+    };
     let plan = Plan {
         policy: policy.source.clone(),
         profiles: policy.profiles.iter().map(|p| p.name.clone()).collect(),
@@ -457,6 +469,7 @@ pub fn plan_world(
         limits: policy.limits,
         pending: still_pending,
         warnings: policy.warnings.clone(),
+        stopped_at_limit,
         plan_seconds: started.elapsed().as_secs_f64(),
         timings,
     };
@@ -471,6 +484,9 @@ pub fn plan_world(
 
 /// What the plan assumes about how replacements are scheduled, shown with it.
 pub const MODEL: &str = "Each replacement is the evicted pod's spec as its controller recreates it, scheduled by kube-scheduler v1.36 (podplace's engine) as soon as it is created: the evicted pod still counts for inter-pod affinity and anti-affinity and holds its resources while it terminates (not for topology spread). A replacement that fits nowhere then is scheduled once the evicted pod is gone; a StatefulSet's always is. Pods are evicted one at a time, each once the previous one is gone and its replacement bound; a new wave starts once the previous wave's replacements are ready.";
+
+/// The limit that ends a plan, as `kept` reasons name it.
+const TOTAL_LIMIT: &str = "maxNoOfPodsToEvictTotal";
 
 struct Planner {
     cluster: Cluster,
@@ -595,7 +611,7 @@ impl Planner {
         let ns = &self.facts[pod.index()].namespace;
         if self.total_limit_reached(policy) {
             let t = l.max_no_of_pods_to_evict_total.unwrap_or(0);
-            return Some(format!("maxNoOfPodsToEvictTotal ({t}) reached"));
+            return Some(format!("{TOTAL_LIMIT} ({t}) reached"));
         }
         if let Some(t) = l.max_no_of_pods_to_evict_per_node {
             if self.per_node.get(&node).copied().unwrap_or(0) >= t {

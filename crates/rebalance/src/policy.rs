@@ -24,9 +24,13 @@ use crate::evictor::EvictorArgs;
 /// strategy that is safe on any cluster, the soft-rules strategy, and
 /// RemoveDuplicates. Lifecycle strategies (PodLifeTime, restarts, failed
 /// pods) and the utilization strategies need thresholds only their owner can
-/// choose, so they are off.
+/// choose, so they are off. One run evicts at most 100 pods: churn stays
+/// bounded (a drifted cluster of thousands of nodes can nominate tens of
+/// thousands of moves) and the next run (`--interval`) continues from the
+/// cluster as it then is.
 pub const DEFAULT_POLICY: &str = r#"apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
+maxNoOfPodsToEvictTotal: 100
 profiles:
 - name: podplace-default
   pluginConfig:

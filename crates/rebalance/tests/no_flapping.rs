@@ -215,3 +215,82 @@ fn the_generator_makes_work_for_the_planner() {
     .unwrap();
     assert!(second.plan.evictions.is_empty());
 }
+
+/// The default profile with another `maxNoOfPodsToEvictTotal`.
+fn default_capped_at(limit: u32) -> Policy {
+    let text = podplace_rebalance::policy::DEFAULT_POLICY.replace(
+        "maxNoOfPodsToEvictTotal: 100",
+        &format!("maxNoOfPodsToEvictTotal: {limit}"),
+    );
+    Policy::parse(&text, "capped").unwrap()
+}
+
+#[test]
+fn a_capped_run_leaves_the_rest_to_the_next_run() {
+    // Six replicas with preferred hostname anti-affinity on one of four
+    // nodes: four moves restore 2-1-1-2 (or any 2-2-1-1).
+    let piled = App {
+        replicas: 6,
+        rule: 0,
+        zone_key: false,
+        cpu: 100,
+        max_unavailable: 1,
+        placement: vec![0; 7],
+    };
+    let inv = build(4, None, &[piled]);
+    let uncapped = plan(&inv, &default_capped_at(1000), &opts(0)).unwrap();
+    assert_eq!(uncapped.plan.evictions.len(), 4);
+    assert!(uncapped.plan.stopped_at_limit.is_none());
+
+    let policy = default_capped_at(3);
+    let first = plan(&inv, &policy, &opts(0)).unwrap();
+    assert_eq!(first.plan.evictions.len(), 3);
+    let stop = first.plan.stopped_at_limit.clone().expect("the limit ended the plan");
+    assert_eq!(stop.max_no_of_pods_to_evict_total, 3);
+    assert!(stop.deferred >= 1, "{stop:?}");
+    assert!(first
+        .plan
+        .kept
+        .iter()
+        .any(|k| k.reason == "maxNoOfPodsToEvictTotal (3) reached"));
+    // The next run goes on from the cluster as the first left it.
+    let after_first = first.apply(&inv, opts(0).now);
+    let second = plan(&after_first, &policy, &opts(0)).unwrap();
+    assert_eq!(second.plan.evictions.len(), 1);
+    assert!(second.plan.stopped_at_limit.is_none());
+    let third = plan(&second.apply(&after_first, opts(0).now), &policy, &opts(0)).unwrap();
+    assert!(third.plan.evictions.is_empty());
+}
+
+#[test]
+fn anti_affinity_no_move_can_mend_is_not_nominated() {
+    // Preferred zone anti-affinity, four replicas over two zones: every pod
+    // shares its zone with another, but every zone holds as many, so no
+    // move lowers the cost and nothing is nominated.
+    let balanced = App {
+        replicas: 4,
+        rule: 0,
+        zone_key: true,
+        cpu: 100,
+        max_unavailable: 1,
+        placement: vec![0, 1, 2, 3, 0, 0, 0],
+    };
+    let inv = build(4, None, &[balanced.clone()]);
+    let planned = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
+    assert!(planned.plan.evictions.is_empty());
+    assert!(planned.plan.kept.is_empty(), "{:#?}", planned.plan.kept);
+
+    // All four in zone z0 (nodes n0 and n2): moves to z1 mend it.
+    let piled = App {
+        placement: vec![0, 2, 0, 2, 0, 0, 0],
+        ..balanced
+    };
+    let inv = build(4, None, &[piled]);
+    let planned = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
+    assert_eq!(planned.plan.evictions.len(), 2, "{:#?}", planned.plan);
+    assert!(planned
+        .plan
+        .evictions
+        .iter()
+        .all(|e| e.to == "n1" || e.to == "n3"));
+}

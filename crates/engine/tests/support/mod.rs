@@ -258,6 +258,16 @@ pub fn run_choice(c: &mut Cluster, pod: PodB) -> Result<Choice, String> {
     podplace_engine::framework::schedule_choice(c, &pod, 0).map_err(|o| o.message)
 }
 
+/// Schedules with the proof cycle, watching one node.
+pub fn run_watching(
+    c: &mut Cluster,
+    pod: PodB,
+    watched: NodeId,
+) -> Result<(Choice, Option<podplace_engine::framework::Verdict>), String> {
+    let pod = Pod::compile(&pod.build(), &mut c.interner).unwrap();
+    podplace_engine::framework::schedule_watching(c, &pod, 0, watched).map_err(|o| o.message)
+}
+
 /// `(node name, first reason or "ok")` for every node, in node order.
 pub fn verdicts(c: &Cluster, o: &Outcome) -> Vec<(String, String)> {
     c.node_ids()

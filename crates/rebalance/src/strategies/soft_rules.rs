@@ -14,6 +14,7 @@
 
 use podplace_engine::cluster::{Cluster, HeldKind, NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
+use podplace_model::intern::Sym;
 use podplace_model::objects::{TaintEffect, WhenUnsatisfiable};
 use podplace_model::selector::NodeSelectorTerm;
 use rustc_hash::FxHashMap;
@@ -27,6 +28,19 @@ use crate::policy::{SoftRulesArgs, SOFT_RULES};
 /// What one spread move or one PreferNoSchedule taint weighs against
 /// preferred-term weights (which go up to 100).
 pub const UNIT_WEIGHT: i64 = 100;
+
+/// The fewest pods any domain of `key` holds, from the non-empty domains'
+/// counts: 0 when some domain has none.
+fn emptiest(cluster: &mut Cluster, key: Sym, counts: Vec<i64>) -> i64 {
+    let table = cluster.topology_table(key);
+    let domains = cluster.topology().table(table).domain_count();
+    let occupied: Vec<i64> = counts.into_iter().filter(|&c| c > 0).collect();
+    if occupied.len() < domains {
+        0
+    } else {
+        occupied.into_iter().min().unwrap_or(0)
+    }
+}
 
 /// The SoftRules strategy.
 #[derive(Debug)]
@@ -135,44 +149,87 @@ impl SoftRules {
         c
     }
 
+    /// The preferred anti-affinity rule `pod` breaks where it runs, if a
+    /// move could mend it: some domain of the term's key holds fewer
+    /// matching pods (or fewer pods holding a term that matches it) than the
+    /// pod's own. Where every domain holds as many — 300 replicas avoiding
+    /// each other over 3 zones — no move lowers the cost, and nominating the
+    /// pods would only cost proofs that fail.
     fn anti_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
         if !self.anti_affinity {
             return None;
         }
-        if pair_cost(cx.cluster, pod, &[HeldKind::PreferredAntiAffinity], |_| 1) <= 0 {
-            return None;
-        }
+        let node = cx.node_of(pod)?;
         let p = cx.cluster.pod(pod).clone();
         for w in &p.affinity.preferred_anti_affinity {
+            let key = w.term.topology_key;
+            let Some(v) = cx.cluster.node(node).labels.get(key) else {
+                continue;
+            };
             let own = podplace_engine::cluster::incoming_term_matches(
                 &w.term,
                 &p,
                 &cx.cluster.namespaces,
                 &cx.cluster.interner,
             );
-            let node = cx.node_of(pod)?;
-            let Some(v) = cx.cluster.node(node).labels.get(w.term.topology_key) else {
-                continue;
-            };
             let id = cx.cluster.term_id(&w.term);
-            let n = cx
-                .cluster
-                .match_counts(&[id])
-                .domains(w.term.topology_key)
-                .and_then(|d| d.get(&v))
-                .copied()
-                .unwrap_or(0)
-                - i64::from(own);
-            if n > 0 {
+            let (here, counts) = {
+                let Some(domains) = cx.cluster.match_counts(&[id]).domains(key) else {
+                    continue;
+                };
+                (
+                    domains.get(&v).copied().unwrap_or(0) - i64::from(own),
+                    domains.values().copied().collect::<Vec<_>>(),
+                )
+            };
+            if here > emptiest(cx.cluster, key, counts) {
                 return Some(format!(
-                    "preferred pod anti-affinity {} (weight {}): {n} matching pod(s) share its {}",
+                    "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
                     term_text(&w.term, cx.cluster),
                     w.weight,
-                    cx.cluster.interner.resolve(w.term.topology_key)
+                    cx.cluster.interner.resolve(key)
                 ));
             }
         }
-        Some("another pod's preferred anti-affinity matches it where it runs".to_string())
+        // Others' preferred anti-affinity terms that match this pod.
+        let empty = podplace_model::labels::Labels::default();
+        let ns_labels = cx
+            .cluster
+            .namespace_labels(p.namespace)
+            .unwrap_or(&empty)
+            .clone();
+        let terms = cx.cluster.pods[pod.index()].terms.clone();
+        let mut movable = Vec::new();
+        for g in cx.cluster.held_groups_for(&p.labels) {
+            if g.kind != HeldKind::PreferredAntiAffinity {
+                continue;
+            }
+            let term = cx.cluster.term(g.term);
+            let Some(v) = cx.cluster.node(node).labels.get(term.topology_key) else {
+                continue;
+            };
+            if !podplace_engine::cluster::existing_term_matches(
+                term,
+                &p,
+                &ns_labels,
+                &cx.cluster.interner,
+            ) {
+                continue;
+            }
+            let holds = terms.preferred_anti_affinity.contains(&(g.term, g.weight));
+            let here = i64::from(g.domains.get(&v).copied().unwrap_or(0)) - i64::from(holds);
+            let counts: Vec<i64> = g.domains.values().map(|&c| i64::from(c)).collect();
+            movable.push((term.topology_key, here, counts));
+        }
+        for (key, here, counts) in movable {
+            if here > emptiest(cx.cluster, key, counts) {
+                return Some(format!(
+                    "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
+                    cx.cluster.interner.resolve(key)
+                ));
+            }
+        }
+        None
     }
 
     fn affinity_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
