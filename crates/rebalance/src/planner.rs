@@ -37,9 +37,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Error;
 use crate::evictor::{self, EvictorContext, NoEvictionPolicy};
-use crate::plan::{
-    Eviction, Kept, LimitStop, Plan, Scheduled, Scores, StrategySummary, Timings,
-};
+use crate::plan::{Eviction, Kept, LimitStop, Plan, Scheduled, Scores, StrategySummary, Timings};
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
 use crate::world::{Budgets, PodFacts};

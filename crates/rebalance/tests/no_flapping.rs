@@ -245,7 +245,11 @@ fn a_capped_run_leaves_the_rest_to_the_next_run() {
     let policy = default_capped_at(3);
     let first = plan(&inv, &policy, &opts(0)).unwrap();
     assert_eq!(first.plan.evictions.len(), 3);
-    let stop = first.plan.stopped_at_limit.clone().expect("the limit ended the plan");
+    let stop = first
+        .plan
+        .stopped_at_limit
+        .clone()
+        .expect("the limit ended the plan");
     assert_eq!(stop.max_no_of_pods_to_evict_total, 3);
     assert!(stop.deferred >= 1, "{stop:?}");
     assert!(first
@@ -293,4 +297,37 @@ fn anti_affinity_no_move_can_mend_is_not_nominated() {
         .evictions
         .iter()
         .all(|e| e.to == "n1" || e.to == "n3"));
+}
+
+#[test]
+fn affinity_towards_domains_holding_no_more_is_not_nominated() {
+    // app1 prefers app0's zone; app0 runs one pod in each zone, so every
+    // app1 pod already has as many app0 pods in its zone as any zone has.
+    let target = App {
+        replicas: 2,
+        rule: 6,
+        zone_key: true,
+        cpu: 100,
+        max_unavailable: 1,
+        placement: vec![0, 1, 0, 0, 0, 0, 0],
+    };
+    let follower = App {
+        rule: 1,
+        placement: vec![2, 3, 0, 0, 0, 0, 0],
+        ..target.clone()
+    };
+    let inv = build(4, None, &[target.clone(), follower.clone()]);
+    let planned = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
+    assert!(planned.plan.kept.is_empty(), "{:#?}", planned.plan.kept);
+    assert!(planned.plan.evictions.is_empty());
+
+    // Both app0 pods in zone z0 (n0, n2): the app1 pod in z1 moves there.
+    let target = App {
+        placement: vec![0, 2, 0, 0, 0, 0, 0],
+        ..target
+    };
+    let inv = build(4, None, &[target, follower]);
+    let planned = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
+    assert_eq!(planned.plan.evictions.len(), 1, "{:#?}", planned.plan);
+    assert_eq!(planned.plan.evictions[0].from, "n3");
 }

@@ -232,6 +232,8 @@ impl SoftRules {
         None
     }
 
+    /// The preferred pod affinity rule `pod` breaks where it runs, if some
+    /// other domain holds more of the pods it prefers than its own.
     fn affinity_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
         if !self.affinity {
             return None;
@@ -256,7 +258,14 @@ impl SoftRules {
                 .and_then(|v| domains.get(&v).copied())
                 .unwrap_or(0)
                 - i64::from(own && here_value.is_some());
-            if total > here {
+            // A move helps only towards a domain holding more of them.
+            let best_elsewhere = domains
+                .iter()
+                .filter(|(v, _)| Some(**v) != here_value)
+                .map(|(_, &c)| c)
+                .max()
+                .unwrap_or(0);
+            if best_elsewhere > here {
                 return Some(format!(
                     "preferred pod affinity {} (weight {}): {here} of {total} matching pods share its {}",
                     term_text(&w.term, cx.cluster),
