@@ -279,7 +279,7 @@ fn anti_affinity_no_move_can_mend_is_not_nominated() {
         max_unavailable: 1,
         placement: vec![0, 1, 2, 3, 0, 0, 0],
     };
-    let inv = build(4, None, &[balanced.clone()]);
+    let inv = build(4, None, std::slice::from_ref(&balanced));
     let planned = plan(&inv, &Policy::default_profile(), &opts(0)).unwrap();
     assert!(planned.plan.evictions.is_empty());
     assert!(planned.plan.kept.is_empty(), "{:#?}", planned.plan.kept);
