@@ -30,7 +30,18 @@ pub struct RemoveDuplicates {
     by_key: FxHashMap<Key, usize>,
     group_of: FxHashMap<PodId, usize>,
     seen: usize,
+    /// Eligible node counts by what decides them (tolerations, node
+    /// selector, required node affinity): thousands of owners share a few
+    /// such shapes, and counting costs a pass over every node.
+    targets_by_shape: Vec<(Shape, usize)>,
 }
+
+/// What makes a node eligible for a pod, besides the node itself.
+type Shape = (
+    Vec<podplace_model::objects::Toleration>,
+    Vec<podplace_model::selector::Requirement>,
+    Option<podplace_model::selector::NodeSelector>,
+);
 
 impl RemoveDuplicates {
     /// Groups the world's pods by owner and images.
@@ -42,6 +53,7 @@ impl RemoveDuplicates {
             by_key: FxHashMap::default(),
             group_of: FxHashMap::default(),
             seen: 0,
+            targets_by_shape: Vec::new(),
         };
         s.catch_up(cluster, facts);
         s
@@ -81,10 +93,23 @@ impl RemoveDuplicates {
                 None => {
                     let g = self.groups.len();
                     let pod = cluster.pod(id);
-                    let targets = cluster
-                        .node_ids()
-                        .filter(|&n| node_takes(pod, cluster, n))
-                        .count();
+                    let shape: Shape = (
+                        pod.tolerations.clone(),
+                        pod.node_selector.clone(),
+                        pod.required_node_affinity.clone(),
+                    );
+                    let known = self.targets_by_shape.iter().find(|(s, _)| *s == shape);
+                    let targets = match known {
+                        Some(&(_, targets)) => targets,
+                        None => {
+                            let targets = cluster
+                                .node_ids()
+                                .filter(|&n| node_takes(pod, cluster, n))
+                                .count();
+                            self.targets_by_shape.push((shape, targets));
+                            targets
+                        }
+                    };
                     self.groups.push(Group {
                         owner: format!("{} {}/{}", key.1, key.0, key.2),
                         members: Vec::new(),

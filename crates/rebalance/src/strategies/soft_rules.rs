@@ -160,15 +160,15 @@ impl SoftRules {
             return None;
         }
         let node = cx.node_of(pod)?;
-        let p = cx.cluster.pod(pod).clone();
-        for w in &p.affinity.preferred_anti_affinity {
+        let own_terms = cx.cluster.pod(pod).affinity.preferred_anti_affinity.clone();
+        for w in &own_terms {
             let key = w.term.topology_key;
             let Some(v) = cx.cluster.node(node).labels.get(key) else {
                 continue;
             };
             let own = podplace_engine::cluster::incoming_term_matches(
                 &w.term,
-                &p,
+                cx.cluster.pod(pod),
                 &cx.cluster.namespaces,
                 &cx.cluster.interner,
             );
@@ -192,31 +192,29 @@ impl SoftRules {
             }
         }
         // Others' preferred anti-affinity terms that match this pod.
+        let cluster = &*cx.cluster;
+        let p = cluster.pod(pod);
         let empty = podplace_model::labels::Labels::default();
-        let ns_labels = cx
-            .cluster
-            .namespace_labels(p.namespace)
-            .unwrap_or(&empty)
-            .clone();
-        let terms = cx.cluster.pods[pod.index()].terms.clone();
+        let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);
+        let held_terms = &cluster.pods[pod.index()].terms.preferred_anti_affinity;
         let mut movable = Vec::new();
-        for g in cx.cluster.held_groups_for(&p.labels) {
+        for g in cluster.held_groups_for(&p.labels) {
             if g.kind != HeldKind::PreferredAntiAffinity {
                 continue;
             }
-            let term = cx.cluster.term(g.term);
-            let Some(v) = cx.cluster.node(node).labels.get(term.topology_key) else {
+            let term = cluster.term(g.term);
+            let Some(v) = cluster.node(node).labels.get(term.topology_key) else {
                 continue;
             };
             if !podplace_engine::cluster::existing_term_matches(
                 term,
-                &p,
-                &ns_labels,
-                &cx.cluster.interner,
+                p,
+                ns_labels,
+                &cluster.interner,
             ) {
                 continue;
             }
-            let holds = terms.preferred_anti_affinity.contains(&(g.term, g.weight));
+            let holds = held_terms.contains(&(g.term, g.weight));
             let here = i64::from(g.domains.get(&v).copied().unwrap_or(0)) - i64::from(holds);
             let counts: Vec<i64> = g.domains.values().map(|&c| i64::from(c)).collect();
             movable.push((term.topology_key, here, counts));
@@ -238,12 +236,12 @@ impl SoftRules {
         if !self.affinity {
             return None;
         }
-        let p = cx.cluster.pod(pod).clone();
         let node = cx.node_of(pod)?;
-        for w in &p.affinity.preferred_affinity {
+        let terms = cx.cluster.pod(pod).affinity.preferred_affinity.clone();
+        for w in &terms {
             let own = podplace_engine::cluster::incoming_term_matches(
                 &w.term,
-                &p,
+                cx.cluster.pod(pod),
                 &cx.cluster.namespaces,
                 &cx.cluster.interner,
             );
