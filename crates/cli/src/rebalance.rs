@@ -367,9 +367,10 @@ fn print_plan(
     if verbose {
         let t = &plan.timings;
         eprintln!(
-            "planned in {:.2} s: world {:.2} s (cluster built, waiting pods placed), strategies {:.2} s, {} round(s): nominating {:.2} s, {} proof(s) in {:.2} s",
+            "planned in {:.2} s: world {:.2} s (of which placing the waiting pods {:.2} s), strategies {:.2} s, {} round(s): nominating {:.2} s, {} proof(s) in {:.2} s",
             plan.plan_seconds,
             t.world_seconds,
+            t.placing_seconds,
             t.strategies_seconds,
             t.rounds,
             t.nominate_seconds,

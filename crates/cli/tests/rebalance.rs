@@ -72,7 +72,7 @@ fn json_plan_of_the_drift_story() {
     v.as_object_mut().unwrap().remove("plan_seconds");
     // Durations vary; the counts of rounds and proofs are in the snapshot.
     let timings = v["timings"].as_object_mut().expect("timings");
-    for phase in ["world", "strategies", "nominate", "prove"] {
+    for phase in ["world", "placing", "strategies", "nominate", "prove"] {
         let seconds = timings.remove(&format!("{phase}_seconds"));
         assert!(seconds.and_then(|s| s.as_f64()).is_some(), "{phase}");
     }

@@ -152,6 +152,8 @@ pub struct LimitStop {
 pub struct Timings {
     /// Building the cluster and placing the waiting pods.
     pub world_seconds: f64,
+    /// Of that, placing the waiting pods.
+    pub placing_seconds: f64,
     /// Building the strategies and measuring their objectives.
     pub strategies_seconds: f64,
     /// Planning rounds run.

@@ -133,6 +133,8 @@ pub struct World {
     pub placed: Vec<(usize, String)>,
     /// Waiting pods that stay Pending, with the scheduler's message.
     pub pending: Vec<String>,
+    /// How long placing the waiting pods took (part of building the world).
+    pub placing_seconds: f64,
 }
 
 impl World {
@@ -140,6 +142,7 @@ impl World {
     /// queue order, facts and budgets.
     pub fn from_inventory(inv: &Inventory, seed: u64) -> Result<World, Error> {
         let (mut cluster, pending) = build_cluster(inv)?;
+        let placing = Instant::now();
         let placements = place_all(
             &mut cluster,
             &pending,
@@ -148,6 +151,7 @@ impl World {
                 keep_outcomes: false,
             },
         );
+        let placing_seconds = placing.elapsed().as_secs_f64();
         let mut placed = Vec::new();
         let mut still_pending = Vec::new();
         for p in &placements {
@@ -186,6 +190,7 @@ impl World {
                 .collect(),
             placed,
             pending: still_pending,
+            placing_seconds,
         })
     }
 }
@@ -216,7 +221,9 @@ pub fn plan_world(
         priority_classes,
         placed,
         pending: still_pending,
+        placing_seconds,
     } = world;
+    timings.placing_seconds = placing_seconds;
     let terminating: Vec<bool> = (0..facts.len())
         .map(|i| cluster.pods[i].pod.terminating)
         .collect();

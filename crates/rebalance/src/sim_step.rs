@@ -137,6 +137,8 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
         priority_classes: Vec::new(),
         placed: Vec::new(),
         pending: Vec::new(),
+        // The simulation has already placed its pods.
+        placing_seconds: 0.0,
     })
 }
 
