@@ -772,15 +772,16 @@ impl Planner {
             replacement = self.cluster.add_pod(compiled.clone());
             self.facts.push(replacement_facts);
             match schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from) {
-                Ok(found) => landing = Some(Ok(found)),
+                Ok(found) => landing = Some(found),
                 Err(_) => {
                     self.cluster.unbind(pod);
                     scheduled = Scheduled::OnceGone;
                 }
             }
         }
+        // Phase 2, when it fit nowhere while the old pod terminated: once it is gone.
         let landing = match landing {
-            Some(found) => found,
+            Some(found) => Ok(found),
             None => schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from),
         };
         let rollback = |this: &mut Planner| {

@@ -31,14 +31,14 @@ pub const UNIT_WEIGHT: i64 = 100;
 
 /// The fewest pods any domain of `key` holds, from the non-empty domains'
 /// counts: 0 when some domain has none.
-fn emptiest(cluster: &mut Cluster, key: Sym, counts: Vec<i64>) -> i64 {
+fn emptiest(cluster: &mut Cluster, key: Sym, counts: &[i64]) -> i64 {
     let table = cluster.topology_table(key);
     let domains = cluster.topology().table(table).domain_count();
-    let occupied: Vec<i64> = counts.into_iter().filter(|&c| c > 0).collect();
-    if occupied.len() < domains {
+    let occupied = counts.iter().copied().filter(|&c| c > 0);
+    if occupied.clone().count() < domains {
         0
     } else {
-        occupied.into_iter().min().unwrap_or(0)
+        occupied.min().unwrap_or(0)
     }
 }
 
@@ -182,7 +182,7 @@ impl SoftRules {
                     domains.values().copied().collect::<Vec<_>>(),
                 )
             };
-            if here > emptiest(cx.cluster, key, counts) {
+            if here > emptiest(cx.cluster, key, &counts) {
                 return Some(format!(
                     "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
                     term_text(&w.term, cx.cluster),
@@ -220,7 +220,7 @@ impl SoftRules {
             movable.push((term.topology_key, here, counts));
         }
         for (key, here, counts) in movable {
-            if here > emptiest(cx.cluster, key, counts) {
+            if here > emptiest(cx.cluster, key, &counts) {
                 return Some(format!(
                     "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
                     cx.cluster.interner.resolve(key)
