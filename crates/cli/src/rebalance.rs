@@ -390,6 +390,21 @@ fn print_plan(
     Ok(())
 }
 
+/// Nodes that scored as high as the chosen one, for text: on big clusters
+/// dozens tie, and the first few say enough (`-o json` lists all).
+fn tied_text(tied: &[String]) -> String {
+    const SHOWN: usize = 5;
+    match tied.len() {
+        0 => String::new(),
+        n if n <= SHOWN => format!(" (tied with {})", tied.join(", ")),
+        n => format!(
+            " (tied with {} and {} more)",
+            tied[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
 fn render_text(
     plan: &Plan,
     report: Option<&ExecutionReport>,
@@ -429,11 +444,7 @@ fn render_text(
             e.replacement,
             e.scheduled.text(),
             e.score.to,
-            if e.tied_with.is_empty() {
-                String::new()
-            } else {
-                format!(" (tied with {})", e.tied_with.join(", "))
-            },
+            tied_text(&e.tied_with),
             e.objective_before,
             e.objective_after
         );
@@ -535,4 +546,24 @@ fn render_text(
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tied_text;
+
+    #[test]
+    fn long_tie_lists_are_shortened_in_text() {
+        let names = |n: usize| -> Vec<String> { (1..=n).map(|i| format!("n{i}")).collect() };
+        let table = [
+            (0, ""),
+            (2, " (tied with n1, n2)"),
+            (5, " (tied with n1, n2, n3, n4, n5)"),
+            (6, " (tied with n1, n2, n3, n4, n5 and 1 more)"),
+            (40, " (tied with n1, n2, n3, n4, n5 and 35 more)"),
+        ];
+        for (n, want) in table {
+            assert_eq!(tied_text(&names(n)), want, "{n} tied nodes");
+        }
+    }
 }
