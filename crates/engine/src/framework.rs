@@ -4,7 +4,7 @@
 //! selection.
 
 use podplace_model::intern::Sym;
-use podplace_model::objects::{Pod, Taint, TaintEffect};
+use podplace_model::objects::{Pod, Taint};
 use smallvec::SmallVec;
 
 use crate::cluster::{Cluster, NodeId, NodeInfo};
@@ -14,7 +14,7 @@ use crate::plugins::{
     default_normalize, default_preemption, node_affinity, node_ports,
     node_resources_balanced_allocation, node_resources_fit, pod_topology_spread,
 };
-use crate::statics::{static_rejection, NodeStatics};
+use crate::statics::{static_rejection, unschedulable_taint, NodeStatics};
 use crate::status::{Code, Plugin, Status};
 
 /// The state PreFilter leaves for Filter (and for preemption's dry runs,
@@ -87,11 +87,7 @@ fn pre_filter(
     }
     let state = CycleState {
         wildcard_ip: cluster.interner.intern("0.0.0.0"),
-        unschedulable_taint: Taint {
-            key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
-            value: cluster.interner.intern(""),
-            effect: TaintEffect::NoSchedule,
-        },
+        unschedulable_taint: unschedulable_taint(cluster),
         spread: pod_topology_spread::pre_filter(cluster, pod),
         affinity: ipa_filter::pre_filter(cluster, pod),
     };

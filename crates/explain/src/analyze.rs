@@ -22,7 +22,7 @@ use podplace_engine::plugins::{
 };
 use podplace_engine::status::{Code, Status};
 use podplace_model::intern::{Interner, Sym};
-use podplace_model::objects::{AffinityTerm, Node, Pod, Taint, TaintEffect};
+use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
 use podplace_model::selector::{LabelSelector, NodeSelectorTerm, Requirement};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -247,11 +247,7 @@ fn anywhere(cluster: &mut Cluster, t: TermId) -> i64 {
 
 /// Runs the PreFilters the explanation needs (they fill caches, hence `&mut`).
 pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
-    let unschedulable_taint = Taint {
-        key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
-        value: cluster.interner.intern(""),
-        effect: TaintEffect::NoSchedule,
-    };
+    let unschedulable_taint = podplace_engine::statics::unschedulable_taint(cluster);
     let spread = pod_topology_spread::pre_filter(cluster, pod);
     let spread_single = spread.as_ref().map(FilterState::split).unwrap_or_default();
     let spread_domains = spread

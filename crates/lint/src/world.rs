@@ -21,7 +21,7 @@ use podplace_model::intern::Sym;
 use podplace_model::inventory::{Inventory, Origin};
 use podplace_model::labels::Labels;
 use podplace_model::load::SourceMap;
-use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint, TaintEffect};
+use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint};
 use podplace_model::selector::LabelSelector;
 use podplace_model::validate::FieldPath;
 use podplace_model::workloads::{WorkloadRef, Workloads};
@@ -697,11 +697,7 @@ impl<'a> World<'a> {
                 ignored: ignored(meta),
             });
         }
-        let unschedulable_taint = Taint {
-            key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
-            value: cluster.interner.intern(""),
-            effect: TaintEffect::NoSchedule,
-        };
+        let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&mut cluster);
         Ok(World {
             cluster,
             subjects,
