@@ -33,7 +33,6 @@ struct JsonOutput {
     pending: usize,
 }
 
-/// Runs `place`.
 /// How many feasible nodes kube-scheduler's default profile looks for before
 /// it stops filtering (`numFeasibleNodesToFind` with the adaptive
 /// percentage), or `None` when it looks at every node.
@@ -47,6 +46,7 @@ fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
     (found < nodes).then_some(found)
 }
 
+/// Runs `place`.
 pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool) -> Result<Exit> {
     let inventory = match load_world(filenames, verbose) {
         Ok(i) => i,

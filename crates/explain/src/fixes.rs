@@ -196,13 +196,13 @@ fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
         undo.added.push(cluster.add_pod(p));
     }
     for &n in &change.uncordon {
-        if cluster.nodes()[n.index()].unschedulable {
+        if cluster.node(n).unschedulable {
             cluster.node_mut(n).unschedulable = false;
             undo.uncordoned.push(n);
         }
     }
     for (n, k, v) in &change.label {
-        let before = cluster.nodes()[n.index()].labels.clone();
+        let before = cluster.node(*n).labels.clone();
         let (k, v) = (cluster.interner.intern(k), cluster.interner.intern(v));
         relabel(cluster, *n, |labels| labels.insert(k, v));
         undo.relabelled.push((*n, before));

@@ -1214,35 +1214,35 @@ fn merge_label_keys(spec: &mut PodSpec, labels: Option<&BTreeMap<String, String>
             }
         }
     };
-    for term in affinity.pod_affinity.iter_mut().flat_map(|a| {
-        a.required_during_scheduling_ignored_during_execution
-            .iter_mut()
-            .flatten()
-    }) {
-        merge(term);
-    }
-    for term in affinity.pod_anti_affinity.iter_mut().flat_map(|a| {
-        a.required_during_scheduling_ignored_during_execution
-            .iter_mut()
-            .flatten()
-    }) {
-        merge(term);
-    }
-    for term in affinity
-        .pod_affinity
-        .iter_mut()
-        .flat_map(|a| {
+    let mut terms: Vec<&mut PodAffinityTerm> = Vec::new();
+    if let Some(a) = affinity.pod_affinity.as_mut() {
+        terms.extend(
+            a.required_during_scheduling_ignored_during_execution
+                .iter_mut()
+                .flatten(),
+        );
+        terms.extend(
             a.preferred_during_scheduling_ignored_during_execution
                 .iter_mut()
                 .flatten()
-        })
-        .chain(affinity.pod_anti_affinity.iter_mut().flat_map(|a| {
+                .map(|w| &mut w.pod_affinity_term),
+        );
+    }
+    if let Some(a) = affinity.pod_anti_affinity.as_mut() {
+        terms.extend(
+            a.required_during_scheduling_ignored_during_execution
+                .iter_mut()
+                .flatten(),
+        );
+        terms.extend(
             a.preferred_during_scheduling_ignored_during_execution
                 .iter_mut()
                 .flatten()
-        }))
-    {
-        merge(&mut term.pod_affinity_term);
+                .map(|w| &mut w.pod_affinity_term),
+        );
+    }
+    for term in terms {
+        merge(term);
     }
 }
 

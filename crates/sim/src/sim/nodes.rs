@@ -53,7 +53,7 @@ impl Simulation {
     /// `kubectl cordon`.
     pub fn cordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if !self.cluster.nodes()[id.index()].unschedulable {
+        if !self.cluster.node(id).unschedulable {
             self.cluster.node_mut(id).unschedulable = true;
             self.api_nodes[id.index()]
                 .spec
@@ -69,7 +69,7 @@ impl Simulation {
     /// `kubectl uncordon`.
     pub fn uncordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if self.cluster.nodes()[id.index()].unschedulable {
+        if self.cluster.node(id).unschedulable {
             self.cluster.node_mut(id).unschedulable = false;
             self.api_nodes[id.index()]
                 .spec
@@ -171,7 +171,7 @@ impl Simulation {
         let mut earliest: Option<i64> = None;
         let mut forever = true;
         let mut untolerated = None;
-        for t in &self.cluster.nodes()[node.index()].taints {
+        for t in &self.cluster.node(node).taints {
             if t.effect != TaintEffect::NoExecute {
                 continue;
             }
