@@ -10,6 +10,8 @@ use podplace_model::intern::Sym;
 use podplace_model::objects::Node;
 use rustc_hash::FxHashMap;
 
+use crate::cluster::{Cluster, NodeId};
+
 /// A domain of one topology key (an index into [`KeyTable::values`]).
 pub type Domain = u32;
 
@@ -129,5 +131,38 @@ impl Topology {
         for table in &mut self.tables {
             table.push_node(node);
         }
+    }
+}
+
+/// Amounts (matching pods, score contributions) per domain of one topology
+/// key, so a per-node loop reads a node's amount with one index instead of
+/// a label lookup and a hash probe.
+#[derive(Debug, Clone)]
+pub struct DomainValues {
+    table: TableId,
+    values: Vec<i64>,
+}
+
+impl DomainValues {
+    /// The amounts of `key` from `(label value, amount)` pairs; values no
+    /// node carries are dropped.
+    pub fn new<'a>(
+        cluster: &mut Cluster,
+        key: Sym,
+        pairs: impl IntoIterator<Item = (&'a Sym, &'a i64)>,
+    ) -> Self {
+        let table = cluster.topology_table(key);
+        let values = cluster.topology().table(table).dense(pairs);
+        DomainValues { table, values }
+    }
+
+    /// The amount of the node's domain, `None` when it lacks the key.
+    #[inline]
+    pub fn at(&self, cluster: &Cluster, node: NodeId) -> Option<i64> {
+        cluster
+            .topology()
+            .table(self.table)
+            .domain(node.index())
+            .map(|d| self.values[d as usize])
     }
 }

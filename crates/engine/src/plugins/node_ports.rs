@@ -17,16 +17,13 @@ fn conflicts(wanted: &HostPort, used: &HostPort, wildcard: Sym) -> bool {
         && (wanted.ip == wildcard || used.ip == wildcard || wanted.ip == used.ip)
 }
 
-/// Whether a host port the pod wants is taken on the node.
-fn clashes(pod: &Pod, info: &NodeInfo, wildcard: Sym) -> bool {
-    pod.host_ports
-        .iter()
-        .any(|w| info.used_ports.iter().any(|u| conflicts(w, u, wildcard)))
-}
-
 /// Filter.
 pub fn filter(pod: &Pod, info: &NodeInfo, wildcard: Sym) -> Status {
-    if clashes(pod, info, wildcard) {
+    let clash = pod
+        .host_ports
+        .iter()
+        .any(|w| info.used_ports.iter().any(|u| conflicts(w, u, wildcard)));
+    if clash {
         Status::reject(Code::Unschedulable, Plugin::NodePorts, REASON)
     } else {
         Status::success()

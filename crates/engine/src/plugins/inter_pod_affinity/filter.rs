@@ -12,7 +12,7 @@ use crate::cluster::{
     existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId,
 };
 use crate::status::{Code, Plugin, Status};
-use crate::topology::TableId;
+use crate::topology::DomainValues;
 
 /// Counts per (topology key, value), as kube-scheduler's `topologyToMatchedTermCount`.
 pub type PairCounts = FxHashMap<(Sym, Sym), i64>;
@@ -38,54 +38,36 @@ pub struct State {
     dense: Option<Dense>,
 }
 
-/// Per-domain counts of one topology key.
-#[derive(Debug, Clone)]
-struct KeyCounts {
-    table: TableId,
-    counts: Vec<i64>,
-}
-
-impl KeyCounts {
-    fn new(cluster: &mut Cluster, key: Sym, pairs: &PairCounts) -> Self {
-        let table = cluster.topology_table(key);
-        let counts = cluster.topology().table(table).dense(
-            pairs
-                .iter()
-                .filter(|((k, _), _)| *k == key)
-                .map(|((_, v), c)| (v, c)),
-        );
-        KeyCounts { table, counts }
-    }
-
-    /// The count of the node's domain, `None` when it lacks the key.
-    #[inline]
-    fn at(&self, cluster: &Cluster, node: NodeId) -> Option<i64> {
-        cluster
-            .topology()
-            .table(self.table)
-            .domain(node.index())
-            .map(|d| self.counts[d as usize])
-    }
+/// The counts of one topology key among the (key, value) pairs.
+fn domain_values(cluster: &mut Cluster, key: Sym, pairs: &PairCounts) -> DomainValues {
+    DomainValues::new(
+        cluster,
+        key,
+        pairs
+            .iter()
+            .filter(|((k, _), _)| *k == key)
+            .map(|((_, v), c)| (v, c)),
+    )
 }
 
 #[derive(Debug, Clone)]
 struct Dense {
     /// Per required affinity term, in order.
-    affinity: Vec<KeyCounts>,
+    affinity: Vec<DomainValues>,
     /// Per required anti-affinity term, in order.
-    anti: Vec<KeyCounts>,
+    anti: Vec<DomainValues>,
     /// Per distinct key of the existing pods' anti-affinity.
-    existing_anti: Vec<KeyCounts>,
+    existing_anti: Vec<DomainValues>,
 }
 
 impl Dense {
     fn new(cluster: &mut Cluster, state: &State) -> Self {
-        let mut key_counts = |terms: &[TermId], pairs: &PairCounts| -> Vec<KeyCounts> {
+        let mut key_counts = |terms: &[TermId], pairs: &PairCounts| -> Vec<DomainValues> {
             terms
                 .iter()
                 .map(|&t| {
                     let key = cluster.term(t).topology_key;
-                    KeyCounts::new(cluster, key, pairs)
+                    domain_values(cluster, key, pairs)
                 })
                 .collect()
         };
@@ -99,7 +81,7 @@ impl Dense {
         }
         let existing_anti = keys
             .into_iter()
-            .map(|key| KeyCounts::new(cluster, key, &state.existing_anti))
+            .map(|key| domain_values(cluster, key, &state.existing_anti))
             .collect();
         Dense {
             affinity,

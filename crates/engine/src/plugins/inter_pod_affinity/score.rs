@@ -6,16 +6,15 @@ use rustc_hash::FxHashMap;
 
 use super::HARD_POD_AFFINITY_WEIGHT;
 use crate::cluster::{existing_term_matches, Cluster, HeldKind, NodeId};
-use crate::topology::TableId;
+use crate::topology::DomainValues;
 
 /// Score contributions per topology key and value.
 #[derive(Debug, Clone, Default)]
 pub struct State {
     /// `topologyScore[key][value]`.
     pub topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>>,
-    /// The same per key as a dense vector by the key's domains, for the
-    /// per-node loop.
-    dense: Vec<(TableId, Vec<i64>)>,
+    /// The same per key by the key's domains, for the per-node loop.
+    dense: Vec<DomainValues>,
 }
 
 /// PreScore: `None` means Skip (no term matched anything anywhere).
@@ -72,30 +71,20 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     if !touched {
         return None;
     }
-    let keys: Vec<Sym> = state.topology_score.keys().copied().collect();
-    for key in keys {
-        let table = cluster.topology_table(key);
-        let dense = cluster
-            .topology()
-            .table(table)
-            .dense(&state.topology_score[&key]);
-        state.dense.push((table, dense));
-    }
+    state.dense = state
+        .topology_score
+        .iter()
+        .map(|(&key, scores)| DomainValues::new(cluster, key, scores))
+        .collect();
     Some(state)
 }
 
 /// Raw score of a node: the sum over topology keys it carries.
 pub fn score(state: &State, cluster: &Cluster, node: NodeId) -> i64 {
-    let topology = cluster.topology();
     state
         .dense
         .iter()
-        .filter_map(|(table, values)| {
-            topology
-                .table(*table)
-                .domain(node.index())
-                .map(|d| values[d as usize])
-        })
+        .filter_map(|values| values.at(cluster, node))
         .sum()
 }
 
