@@ -880,14 +880,7 @@ impl Cluster {
         id
     }
 
-    /// The counts [`Cluster::ensure_spread_counts`] prepared.
-    pub fn spread_counts(&self, namespace: Sym, selector: &LabelSelector) -> Option<&SpreadCounts> {
-        self.spread_ids
-            .get(&(namespace, selector.clone()))
-            .map(|&id| &self.spread_tables[id].2)
-    }
-
-    /// The counts with this id.
+    /// The counts [`Cluster::ensure_spread_counts`] prepared, by the id it returned.
     pub fn spread_table(&self, id: SpreadId) -> &SpreadCounts {
         &self.spread_tables[id].2
     }
