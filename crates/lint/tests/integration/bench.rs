@@ -4,7 +4,7 @@
 //! nothing asserted about time.
 //!
 //! ```sh
-//! cargo test --release -p podplace-lint --test bench -- --ignored --nocapture
+//! cargo test --release -p podplace-lint --test integration bench -- --ignored --nocapture
 //! ```
 
 use std::time::Instant;

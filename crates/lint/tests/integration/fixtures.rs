@@ -3,8 +3,6 @@
 //! PPnnn finding), `fixtures/PPnnn/negative/*.yaml` none at all. Every rule
 //! has at least one fixture of each kind.
 
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -33,7 +31,7 @@ fn lint_fixture(file: &Path) -> podplace_lint::Report {
     } else {
         Vec::new()
     };
-    support::load_paths(std::slice::from_ref(&file.to_path_buf()), &clusters).lint()
+    crate::support::load_paths(std::slice::from_ref(&file.to_path_buf()), &clusters).lint()
 }
 
 /// Lines (1-based) carrying `# <- RULE`.
@@ -52,7 +50,7 @@ fn marked_lines(path: &Path, rule: &str) -> Vec<usize> {
 fn every_rule_has_positive_and_negative_fixtures() {
     for rule in RULES.iter() {
         for kind in ["positive", "negative"] {
-            let dir = support::fixtures().join(rule.info.id).join(kind);
+            let dir = crate::support::fixtures().join(rule.info.id).join(kind);
             assert!(
                 !yaml_files(&dir).is_empty(),
                 "{} has no {kind} fixture in {}",
@@ -68,7 +66,7 @@ fn positive_fixtures_fire_on_the_marked_lines() {
     let mut failures = Vec::new();
     for rule in RULES.iter() {
         let id = rule.info.id;
-        for file in yaml_files(&support::fixtures().join(id).join("positive")) {
+        for file in yaml_files(&crate::support::fixtures().join(id).join("positive")) {
             let report = lint_fixture(&file);
             let mut got: Vec<usize> = report
                 .findings
@@ -100,7 +98,7 @@ fn negative_fixtures_stay_silent() {
     let mut failures = Vec::new();
     for rule in RULES.iter() {
         let id = rule.info.id;
-        for file in yaml_files(&support::fixtures().join(id).join("negative")) {
+        for file in yaml_files(&crate::support::fixtures().join(id).join("negative")) {
             let report = lint_fixture(&file);
             let hits: Vec<_> = report.findings.iter().filter(|f| f.rule.id == id).collect();
             if !hits.is_empty() {
@@ -118,7 +116,7 @@ fn fixes_make_positive_fixtures_pass() {
     let mut checked = 0;
     for rule in RULES.iter() {
         let id = rule.info.id;
-        for file in yaml_files(&support::fixtures().join(id).join("positive")) {
+        for file in yaml_files(&crate::support::fixtures().join(id).join("positive")) {
             let text = fs::read_to_string(&file).unwrap();
             let report = lint_fixture(&file);
             let Some(f) = report
@@ -129,7 +127,8 @@ fn fixes_make_positive_fixtures_pass() {
                 continue;
             };
             let patched = apply_fix(&text, &f.object, &f.fix.as_ref().unwrap().patch);
-            let after = support::yaml(&format!("{}-fixed.yaml", file.display()), &patched).lint();
+            let after =
+                crate::support::yaml(&format!("{}-fixed.yaml", file.display()), &patched).lint();
             assert!(
                 after
                     .findings

@@ -6,12 +6,10 @@
 //! choose what the full cycle chooses, after every bind; so must the cycle
 //! rebalance proofs use, with the same verdict on the node it watches.
 
-mod support;
-
+use crate::support::*;
 use podplace_engine::cluster::NodeId;
 use podplace_engine::framework::Verdict;
 use proptest::prelude::*;
-use support::*;
 
 fn arb_pod(i: usize) -> impl Strategy<Value = PodB> {
     let app = prop::sample::select(vec!["a", "b", "c"]);

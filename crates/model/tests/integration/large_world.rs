@@ -1,7 +1,7 @@
 //! Load time of a generated world at Kubernetes' published scalability limits
 //! (5,000 nodes, 150,000 pods) as `kubectl get -o json` and `-o yaml` print it.
 //! Reported, never asserted: run with
-//! `cargo test --release -p podplace-model --test large_world -- --ignored --nocapture`.
+//! `cargo test --release -p podplace-model --test integration large_world -- --ignored --nocapture`.
 
 use std::time::Instant;
 

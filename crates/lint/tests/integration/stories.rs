@@ -1,8 +1,6 @@
 //! The four stories of STORIES.md, linted: each triggers its rule at the
 //! offending term, and the fixed manifests produce no finding.
 
-mod support;
-
 use podplace_lint::{Finding, Severity};
 
 fn only(report: &podplace_lint::Report) -> &Finding {
@@ -21,7 +19,7 @@ fn file_name(f: &Finding) -> &str {
 
 #[test]
 fn vault_flags_prometheus_selector_naming_vault() {
-    let report = support::story("vault").lint();
+    let report = crate::support::story("vault").lint();
     let f = only(&report);
     assert_eq!(f.rule.id, "PP001");
     assert_eq!(f.object, "StatefulSet/stokesnet/prometheus-server");
@@ -59,7 +57,7 @@ fn vault_flags_prometheus_selector_naming_vault() {
 
 #[test]
 fn doesnotexist_flags_the_negative_operator() {
-    let report = support::story("doesnotexist").lint();
+    let report = crate::support::story("doesnotexist").lint();
     let f = only(&report);
     assert_eq!(f.rule.id, "PP002");
     assert_eq!(f.object, "Pod/default/pod-2");
@@ -78,7 +76,7 @@ fn doesnotexist_flags_the_negative_operator() {
 
 #[test]
 fn rollout_flags_the_deadlock_with_a_verified_strategy_fix() {
-    let report = support::story("rollout").lint();
+    let report = crate::support::story("rollout").lint();
     let f = only(&report);
     assert_eq!(f.rule.id, "PP003");
     assert_eq!(f.severity, Severity::Error);
@@ -102,7 +100,7 @@ fn rollout_flags_the_deadlock_with_a_verified_strategy_fix() {
 
 #[test]
 fn drift_flags_preferred_only_spread() {
-    let report = support::story("drift").lint();
+    let report = crate::support::story("drift").lint();
     let f = only(&report);
     assert_eq!(f.rule.id, "PP004");
     assert_eq!(f.object, "Deployment/default/demo-app");
@@ -123,12 +121,12 @@ fn drift_flags_preferred_only_spread() {
 #[test]
 fn fixed_stories_produce_no_finding() {
     for dir in ["vault-fixed", "rollout-fixed", "drift-fixed"] {
-        let report = support::story(dir).lint();
+        let report = crate::support::story(dir).lint();
         assert!(report.findings.is_empty(), "{dir}: {:#?}", report.findings);
         assert!(report.objects > 0, "{dir}");
     }
-    let s = support::stories();
-    let report = support::load_paths(
+    let s = crate::support::stories();
+    let report = crate::support::load_paths(
         &[s.join("doesnotexist-fixed")],
         &[s.join("doesnotexist/cluster.yaml")],
     )
@@ -139,8 +137,8 @@ fn fixed_stories_produce_no_finding() {
 #[test]
 fn the_stalled_rollout_state_lints_against_its_cluster() {
     // Pods of the manifests bound to nodes of the snapshot load fine.
-    let s = support::stories();
-    let loaded = support::load_paths(
+    let s = crate::support::stories();
+    let loaded = crate::support::load_paths(
         &[s.join("rollout-stalled")],
         &[s.join("rollout/cluster.yaml")],
     );
@@ -157,8 +155,8 @@ fn vault_linted_alone_against_a_cluster_running_prometheus() {
     // prometheus runs in the cluster now: its term is not reported on, but
     // Vault learns that prometheus keeps it off leela, leaving 2 nodes for 3
     // replicas (story 1 from Vault's side).
-    let s = support::stories();
-    let loaded = support::load_paths(
+    let s = crate::support::stories();
+    let loaded = crate::support::load_paths(
         &[s.join("vault/vault.yaml")],
         &[
             s.join("vault/cluster.yaml"),
@@ -191,7 +189,7 @@ fn vault_linted_alone_against_a_cluster_running_prometheus() {
         f.notes
     );
     // With prometheus fixed, nothing keeps Vault away.
-    let fixed = support::load_paths(
+    let fixed = crate::support::load_paths(
         &[s.join("vault-fixed/vault.yaml")],
         &[
             s.join("vault-fixed/cluster.yaml"),

@@ -1,9 +1,7 @@
 //! Table-driven tests of the semantics that are easy to get wrong, each case
 //! built to read like the situation it pins.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 const ANTI: &str = "node(s) didn't match pod anti-affinity rules";
 const EXISTING_ANTI: &str = "node(s) didn't satisfy existing pods anti-affinity rules";

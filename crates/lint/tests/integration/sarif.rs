@@ -2,8 +2,6 @@
 //! (OASIS, committed beside this test; no network at test time), so GitHub
 //! code scanning accepts it; JSON output carries the documented fields.
 
-mod support;
-
 use podplace_lint::render;
 use serde_json::Value;
 
@@ -20,15 +18,17 @@ fn validator() -> jsonschema::Validator {
 /// Every story and every positive fixture (each linted on its own, since
 /// fixtures reuse names), in one report.
 fn everything() -> podplace_lint::Report {
-    let s = support::stories();
+    let s = crate::support::stories();
     let mut runs = vec![
-        support::story("vault").lint(),
-        support::load_paths(&[s.join("doesnotexist/pod-2.yaml")], &[]).lint(),
-        support::story("rollout").lint(),
-        support::load_paths(&[s.join("drift/demo-app.yaml")], &[]).lint(),
+        crate::support::story("vault").lint(),
+        crate::support::load_paths(&[s.join("doesnotexist/pod-2.yaml")], &[]).lint(),
+        crate::support::story("rollout").lint(),
+        crate::support::load_paths(&[s.join("drift/demo-app.yaml")], &[]).lint(),
     ];
     for rule in podplace_lint::rules::RULES.iter() {
-        let dir = support::fixtures().join(rule.info.id).join("positive");
+        let dir = crate::support::fixtures()
+            .join(rule.info.id)
+            .join("positive");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -44,7 +44,7 @@ fn everything() -> podplace_lint::Report {
             } else {
                 Vec::new()
             };
-            runs.push(support::load_paths(&[f], &clusters).lint());
+            runs.push(crate::support::load_paths(&[f], &clusters).lint());
         }
     }
     let mut all = podplace_lint::Report::default();
@@ -121,7 +121,7 @@ fn empty_sarif_validates_and_bad_sarif_does_not() {
 
 #[test]
 fn json_findings_carry_the_documented_fields() {
-    let report = support::story("rollout").lint();
+    let report = crate::support::story("rollout").lint();
     let json: Value = serde_json::from_str(&render::json::render(&report)).unwrap();
     let f = &json["findings"][0];
     for field in [

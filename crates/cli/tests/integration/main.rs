@@ -1,0 +1,12 @@
+//! `podplace`'s commands end to end, as a user runs them: the real binary on
+//! the story manifests, descheduler policies and the test API server.
+//!
+//! Each integration test file is a module of this one test binary, so the
+//! crate links its tests once instead of once per file.
+
+mod lint;
+mod place;
+mod rebalance;
+mod simulate;
+mod snapshot;
+mod why;

@@ -1,0 +1,11 @@
+//! The scheduling engine against kube-scheduler: the conformance corpus,
+//! table-driven plugin semantics, and incremental indexes against from-
+//! scratch builds.
+//!
+//! Each integration test file is a module of this one test binary, so the
+//! crate links its tests once instead of once per file.
+
+mod conformance;
+mod incremental;
+mod plugins;
+mod support;
