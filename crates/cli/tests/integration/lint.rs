@@ -3,47 +3,9 @@
 //! contract holds (exit codes, --fail-on, --disable, the ignore annotation,
 //! stdin streams with their own line numbers, bad input).
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use crate::support::*;
 
 use serde_json::Value;
-
-fn examples() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/stories"
-    ))
-}
-
-/// Runs `podplace` in `examples/stories` with `stdin` fed in; (stdout, stderr, exit code).
-fn podplace_with_stdin(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(examples())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run podplace");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("podplace ends");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-fn podplace(args: &[&str]) -> (String, String, i32) {
-    podplace_with_stdin(args, "")
-}
 
 fn lint_json(args: &[&str]) -> (Value, i32) {
     let mut all = vec!["lint", "-o", "json"];

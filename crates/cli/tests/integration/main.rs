@@ -9,4 +9,5 @@ mod place;
 mod rebalance;
 mod simulate;
 mod snapshot;
+mod support;
 mod why;

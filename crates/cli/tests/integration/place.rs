@@ -1,31 +1,10 @@
 //! `podplace place` on the story manifests reproduces what a real v1.36
 //! control plane did (STORIES.md), and its output is stable.
 
+use crate::support::*;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
-
-fn examples() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/stories"
-    ))
-}
-
-fn podplace(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(examples())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run podplace");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
 
 fn place_json(files: &[&str]) -> Vec<Value> {
     let mut args = vec!["place", "-o", "json"];

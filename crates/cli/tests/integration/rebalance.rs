@@ -2,8 +2,8 @@
 //! descheduler policies from files, bad input, and a dry run against the
 //! test API server that speaks the recorded v1.36 API.
 
+use crate::support::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use podplace_kube::testserver::TestServer;
 use serde_json::Value;
@@ -24,21 +24,6 @@ fn policy(name: &str) -> String {
         .to_string()
 }
 
-fn podplace(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run podplace");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 fn here() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -48,7 +33,7 @@ const NOW: &str = "2026-11-22T03:42:00Z";
 #[test]
 fn text_plan_of_the_drift_story() {
     let collapsed = shared("snapshots/drift-collapsed.yaml");
-    let (stdout, stderr, code) = podplace(
+    let (stdout, stderr, code) = podplace_in(
         &here(),
         &["rebalance", "-f", &collapsed, "--now", NOW, "-v"],
     );
@@ -62,7 +47,7 @@ fn text_plan_of_the_drift_story() {
 #[test]
 fn json_plan_of_the_drift_story() {
     let collapsed = shared("snapshots/drift-collapsed.yaml");
-    let (stdout, stderr, code) = podplace(
+    let (stdout, stderr, code) = podplace_in(
         &here(),
         &["rebalance", "-f", &collapsed, "--now", NOW, "-o", "json"],
     );
@@ -89,7 +74,7 @@ fn json_plan_of_the_drift_story() {
 fn the_descheduler_chart_policy_runs_unchanged() {
     let collapsed = shared("snapshots/drift-collapsed.yaml");
     let p = policy("descheduler-chart-default.yaml");
-    let (stdout, stderr, code) = podplace(
+    let (stdout, stderr, code) = podplace_in(
         &here(),
         &[
             "rebalance",
@@ -137,7 +122,7 @@ fn bad_input_is_exit_2_with_a_clear_message() {
         (&["rebalance", "-f", "nope.yaml"], "nope.yaml"),
     ];
     for (args, want) in table {
-        let (_, stderr, code) = podplace(&dir, args);
+        let (_, stderr, code) = podplace_in(&dir, args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(
             stderr.contains(want),
@@ -149,7 +134,7 @@ fn bad_input_is_exit_2_with_a_clear_message() {
         "profiles:\n- name: p\n  pluginConfig:\n  - name: RemoveDuplicates\n    args: {excludeOwnerKind: [Job]}\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n",
     )
     .unwrap();
-    let (_, stderr, code) = podplace(
+    let (_, stderr, code) = podplace_in(
         &dir,
         &["rebalance", "-f", &collapsed, "--policy", "typo2.yaml"],
     );
@@ -167,7 +152,7 @@ fn a_live_dry_run_plans_and_evicts_nothing() {
     let dir = std::env::temp_dir().join(format!("podplace-rebalance-live-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     server.write_kubeconfig(&dir.join("kubeconfig")).unwrap();
-    let (stdout, stderr, code) = podplace(
+    let (stdout, stderr, code) = podplace_in(
         &dir,
         &["rebalance", "--kubeconfig", "kubeconfig", "--now", NOW],
     );

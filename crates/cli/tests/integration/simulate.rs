@@ -1,32 +1,11 @@
 //! `podplace simulate` on the story scenarios: the steps of stories 2 and
 //! 4, the JSON shape, exit codes, and bad scenarios.
 
+use crate::support::*;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use serde_json::Value;
-
-fn examples() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/stories"
-    ))
-}
-
-fn podplace(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(examples())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run podplace");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
 
 fn simulate_json(scenario: &str) -> (Vec<Value>, i32) {
     let (stdout, stderr, code) = podplace(&["simulate", scenario, "-o", "json"]);

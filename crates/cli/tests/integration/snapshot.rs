@@ -2,59 +2,10 @@
 //! kubeconfig file, and the test API server answering with a real v1.36
 //! API server's recorded responses. The file it writes loads with `-f`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::support::*;
+use std::path::Path;
 
-use podplace_kube::testserver::TestServer;
 use podplace_model::load::{load, Source};
-
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "podplace-snapshot-test-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("scratch dir");
-        Scratch(p)
-    }
-    fn join(&self, f: &str) -> PathBuf {
-        self.0.join(f)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn podplace(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run podplace");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-fn setup(name: &str) -> (TestServer, Scratch) {
-    let server = TestServer::start().expect("test server");
-    let dir = Scratch::new(name);
-    server
-        .write_kubeconfig(&dir.join("kubeconfig"))
-        .expect("kubeconfig");
-    (server, dir)
-}
 
 fn names<K>(objects: &[podplace_model::inventory::Sourced<K>]) -> Vec<String>
 where
@@ -81,8 +32,8 @@ fn kubectl_snapshot() -> podplace_model::inventory::Inventory {
 
 #[test]
 fn snapshot_yaml_end_to_end_then_place_loads_it() {
-    let (_server, dir) = setup("yaml");
-    let (stdout, stderr, code) = podplace(
+    let (_server, dir) = live_cluster("yaml");
+    let (stdout, stderr, code) = podplace_in(
         &dir.0,
         &["snapshot", "-o", "x.yaml", "--kubeconfig", "kubeconfig"],
     );
@@ -137,7 +88,7 @@ fn snapshot_yaml_end_to_end_then_place_loads_it() {
     }
 
     // Every command loads it with -f: `place` has nothing pending to place.
-    let (stdout, stderr, code) = podplace(&dir.0, &["place", "-f", "x.yaml", "-o", "json"]);
+    let (stdout, stderr, code) = podplace_in(&dir.0, &["place", "-f", "x.yaml", "-o", "json"]);
     assert_eq!(code, 0, "stderr: {stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     assert_eq!(v["pending"], 0, "{stdout}");
@@ -145,8 +96,8 @@ fn snapshot_yaml_end_to_end_then_place_loads_it() {
 
 #[test]
 fn snapshot_json_with_small_pages_equals_the_yaml_one() {
-    let (server, dir) = setup("json");
-    let (_, stderr, code) = podplace(
+    let (server, dir) = live_cluster("json");
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &[
             "snapshot",
@@ -169,7 +120,7 @@ fn snapshot_json_with_small_pages_equals_the_yaml_one() {
     let text = std::fs::read_to_string(dir.join("x.json")).expect("written");
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(v["kind"], "List");
-    let (_, stderr, code) = podplace(
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &["snapshot", "-o", "x.yml", "--kubeconfig", "kubeconfig"],
     );
@@ -187,8 +138,8 @@ fn snapshot_json_with_small_pages_equals_the_yaml_one() {
 
 #[test]
 fn snapshot_says_what_it_could_not_read() {
-    let (_server, dir) = setup("forbidden");
-    let (_, stderr, code) = podplace(
+    let (_server, dir) = live_cluster("forbidden");
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &[
             "snapshot",
@@ -224,8 +175,8 @@ fn snapshot_says_what_it_could_not_read() {
 
 #[test]
 fn cluster_errors_exit_3_and_kubeconfig_errors_exit_2() {
-    let (server, dir) = setup("errors");
-    let (_, stderr, code) = podplace(
+    let (server, dir) = live_cluster("errors");
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &[
             "snapshot",
@@ -243,7 +194,7 @@ fn cluster_errors_exit_3_and_kubeconfig_errors_exit_2() {
         "error: list nodes: the API server answered 401 Unauthorized: Unauthorized\n"
     );
     assert!(!dir.join("x.yaml").exists());
-    let (_, stderr, code) = podplace(
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &["snapshot", "-o", "x.yaml", "--kubeconfig", "missing"],
     );
@@ -253,7 +204,7 @@ fn cluster_errors_exit_3_and_kubeconfig_errors_exit_2() {
         "{stderr}"
     );
     drop(server);
-    let (_, stderr, code) = podplace(
+    let (_, stderr, code) = podplace_in(
         &dir.0,
         &["snapshot", "-o", "x.yaml", "--kubeconfig", "kubeconfig"],
     );

@@ -2,37 +2,9 @@
 //! fix that the engine verified; its text and JSON are pinned by snapshots.
 //! The live-cluster path runs against the recorded test API server.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::support::*;
 
-use podplace_kube::testserver::TestServer;
 use serde_json::Value;
-
-fn examples() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/stories"
-    ))
-}
-
-fn podplace_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podplace"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run podplace");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-fn podplace(args: &[&str]) -> (String, String, i32) {
-    podplace_in(examples(), args)
-}
 
 fn why_json(args: &[&str], want_code: i32) -> Value {
     let mut all = vec!["why"];
@@ -397,36 +369,9 @@ fn bad_input_exits_2() {
 // ---------------------------------------------------------------------------
 // Live cluster, through a kubeconfig, against the recorded test API server
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let p =
-            std::env::temp_dir().join(format!("podplace-why-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("scratch dir");
-        Scratch(p)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn live(name: &str) -> (TestServer, Scratch) {
-    let server = TestServer::start().expect("test server");
-    let dir = Scratch::new(name);
-    server
-        .write_kubeconfig(&dir.0.join("kubeconfig"))
-        .expect("kubeconfig");
-    (server, dir)
-}
-
 #[test]
 fn live_cluster_explains_a_running_web_pod() {
-    let (_server, dir) = live("web");
+    let (_server, dir) = live_cluster("web");
     let (stdout, stderr, code) = podplace_in(
         &dir.0,
         &[
@@ -466,7 +411,7 @@ fn live_cluster_explains_a_running_web_pod() {
 
 #[test]
 fn live_cluster_says_what_it_could_not_read() {
-    let (_server, dir) = live("forbidden");
+    let (_server, dir) = live_cluster("forbidden");
     let (stdout, stderr, code) = podplace_in(
         &dir.0,
         &[
@@ -492,7 +437,7 @@ fn live_cluster_says_what_it_could_not_read() {
 
 #[test]
 fn live_cluster_errors_exit_3() {
-    let (server, dir) = live("down");
+    let (server, dir) = live_cluster("down");
     drop(server);
     let (_, stderr, code) = podplace_in(&dir.0, &["why", "shop/web", "--kubeconfig", "kubeconfig"]);
     assert_eq!(code, 3, "{stderr}");
