@@ -15,10 +15,12 @@ pub enum Error {
         message: String,
     },
     /// The policy is not a valid `descheduler/v1alpha2` `DeschedulerPolicy`.
-    #[error("{file}: {message}")]
+    #[error("{file}{}: {message}", at(location))]
     Policy {
         /// The file (or `built-in default profile`).
         file: String,
+        /// Line and column (1-based) of the offending value, when the file has one.
+        location: Option<(u64, u64)>,
         /// What is wrong, naming the profile, plugin and field.
         message: String,
     },
@@ -49,5 +51,13 @@ impl Error {
             Error::Serve { .. } => 3,
             _ => 2,
         }
+    }
+}
+
+/// `:line:column` when a position is known, as compilers print it.
+fn at(location: &Option<(u64, u64)>) -> String {
+    match location {
+        Some((line, column)) => format!(":{line}:{column}"),
+        None => String::new(),
     }
 }

@@ -250,6 +250,7 @@ pub fn plan_world(
                         None => {
                             return Err(Error::Policy {
                                 file: policy.source.clone(),
+                                location: None,
                                 message: format!(
                                     "profile {}: DefaultEvictor priorityThreshold.name: PriorityClass {name:?} not found",
                                     p.name

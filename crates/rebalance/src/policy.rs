@@ -16,6 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_saphyr::{Location, Spanned};
 
 use crate::error::Error;
 use crate::evictor::EvictorArgs;
@@ -489,13 +490,13 @@ pub struct Policy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawPolicy {
     #[serde(default)]
-    api_version: Option<String>,
+    api_version: Option<Spanned<String>>,
     #[serde(default)]
-    kind: Option<String>,
+    kind: Option<Spanned<String>>,
     #[serde(default)]
     profiles: Vec<RawProfile>,
     #[serde(default)]
-    node_selector: Option<String>,
+    node_selector: Option<Spanned<String>>,
     #[serde(default)]
     max_no_of_pods_to_evict_per_node: Option<u32>,
     #[serde(default)]
@@ -511,16 +512,16 @@ struct RawPolicy {
     #[serde(default)]
     prometheus: Option<Value>,
     #[serde(default)]
-    grace_period_seconds: Option<i64>,
+    grace_period_seconds: Option<Spanned<i64>>,
     /// v1alpha1's field: refused with a pointer to v1alpha2.
     #[serde(default)]
-    strategies: Option<Value>,
+    strategies: Option<Spanned<Value>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawProfile {
-    name: String,
+    name: Spanned<String>,
     #[serde(default)]
     plugin_config: Vec<RawPluginConfig>,
     #[serde(default)]
@@ -530,9 +531,9 @@ struct RawProfile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPluginConfig {
-    name: String,
+    name: Spanned<String>,
     #[serde(default)]
-    args: Option<Value>,
+    args: Option<Spanned<Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -556,9 +557,9 @@ struct RawPlugins {
 #[serde(deny_unknown_fields)]
 struct RawPluginSet {
     #[serde(default)]
-    enabled: Option<Vec<String>>,
+    enabled: Option<Vec<Spanned<String>>>,
     #[serde(default)]
-    disabled: Option<Vec<String>>,
+    disabled: Option<Vec<Spanned<String>>>,
 }
 
 impl Policy {
@@ -587,30 +588,38 @@ impl Policy {
 
     /// Parses and validates policy text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Policy, Error> {
-        let err = |message: String| Error::Policy {
+        let err = |problem: Problem| Error::Policy {
             file: file.to_string(),
-            message,
+            location: problem.location,
+            message: problem.message,
         };
-        let raw: RawPolicy = serde_saphyr::from_str(text).map_err(|e| err(e.to_string()))?;
-        if raw.strategies.is_some() {
-            return Err(err(
+        let raw: RawPolicy = serde_saphyr::from_str(text).map_err(|e| err(Problem::yaml(&e)))?;
+        if let Some(strategies) = &raw.strategies {
+            return Err(err(Problem::at(
+                &strategies.referenced,
                 "`strategies` is descheduler/v1alpha1, which podplace does not read: write the policy as descheduler/v1alpha2 (profiles with pluginConfig and plugins)".to_string(),
-            ));
+            )));
         }
-        match raw.api_version.as_deref() {
-            Some("descheduler/v1alpha2") | None => {}
-            Some(other) => {
-                return Err(err(format!(
-                    "apiVersion {other:?} is not supported: expected \"descheduler/v1alpha2\""
-                )))
+        if let Some(v) = &raw.api_version {
+            if v.value != "descheduler/v1alpha2" {
+                return Err(err(Problem::at(
+                    &v.referenced,
+                    format!(
+                        "apiVersion {:?} is not supported: expected \"descheduler/v1alpha2\"",
+                        v.value
+                    ),
+                )));
             }
         }
-        match raw.kind.as_deref() {
-            Some("DeschedulerPolicy") | None => {}
-            Some(other) => {
-                return Err(err(format!(
-                    "kind {other:?} is not supported: expected \"DeschedulerPolicy\""
-                )))
+        if let Some(k) = &raw.kind {
+            if k.value != "DeschedulerPolicy" {
+                return Err(err(Problem::at(
+                    &k.referenced,
+                    format!(
+                        "kind {:?} is not supported: expected \"DeschedulerPolicy\"",
+                        k.value
+                    ),
+                )));
             }
         }
         let mut warnings = Vec::new();
@@ -627,24 +636,32 @@ impl Policy {
                 "evictionFailureEventNotification is not used: failed evictions are reported in the run's output and metrics".to_string(),
             );
         }
-        if let Some(g) = raw.grace_period_seconds {
-            if g < 0 {
-                return Err(err(format!(
-                    "gracePeriodSeconds: must be a non-negative integer, got {g}"
+        if let Some(g) = &raw.grace_period_seconds {
+            if g.value < 0 {
+                return Err(err(Problem::at(
+                    &g.referenced,
+                    format!(
+                        "gracePeriodSeconds: must be a non-negative integer, got {}",
+                        g.value
+                    ),
                 )));
             }
         }
         if let Some(sel) = &raw.node_selector {
-            crate::selector_text::parse(sel)
-                .map_err(|m| err(format!("nodeSelector {sel:?}: {m}")))?;
+            crate::selector_text::parse(&sel.value).map_err(|m| {
+                err(Problem::at(
+                    &sel.referenced,
+                    format!("nodeSelector {:?}: {m}", sel.value),
+                ))
+            })?;
         }
         let mut names = std::collections::BTreeSet::new();
         let mut profiles = Vec::new();
         for (pi, p) in raw.profiles.into_iter().enumerate() {
-            if !names.insert(p.name.clone()) {
-                return Err(err(format!(
-                    "profiles[{pi}]: duplicate profile name {:?}",
-                    p.name
+            if !names.insert(p.name.value.clone()) {
+                return Err(err(Problem::at(
+                    &p.name.referenced,
+                    format!("profiles[{pi}]: duplicate profile name {:?}", p.name.value),
                 )));
             }
             profiles.push(parse_profile(pi, p, &mut warnings).map_err(err)?);
@@ -652,13 +669,13 @@ impl Policy {
         Ok(Policy {
             source: file.to_string(),
             profiles,
-            node_selector: raw.node_selector,
+            node_selector: raw.node_selector.map(|s| s.value),
             limits: Limits {
                 max_no_of_pods_to_evict_per_node: raw.max_no_of_pods_to_evict_per_node,
                 max_no_of_pods_to_evict_per_namespace: raw.max_no_of_pods_to_evict_per_namespace,
                 max_no_of_pods_to_evict_total: raw.max_no_of_pods_to_evict_total,
             },
-            grace_period_seconds: raw.grace_period_seconds,
+            grace_period_seconds: raw.grace_period_seconds.map(|g| g.value),
             warnings,
         })
     }
@@ -685,36 +702,92 @@ fn point_of(name: &str) -> Option<ExtensionPoint> {
         .map(|(_, p)| *p)
 }
 
-fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result<Profile, String> {
-    let at = format!("profiles[{pi}] ({})", p.name);
-    let mut configs: BTreeMap<String, (usize, Value)> = BTreeMap::new();
+/// What is wrong in a policy file and, when known, where.
+struct Problem {
+    location: Option<(u64, u64)>,
+    message: String,
+}
+
+impl Problem {
+    /// A problem with the value at `location`.
+    fn at(location: &Location, message: String) -> Problem {
+        Problem {
+            location: (location.line() > 0).then(|| (location.line(), location.column())),
+            message,
+        }
+    }
+
+    /// A file that is not YAML of the policy's shape: serde-saphyr's message
+    /// without its own position and source snippet, which the error carries.
+    fn yaml(e: &serde_saphyr::Error) -> Problem {
+        let inner = e.without_snippet();
+        let rendered = inner.to_string();
+        let message = match rendered.find(" at line ") {
+            Some(i) => rendered[..i].to_string(),
+            None => rendered.clone(),
+        };
+        match inner.location() {
+            Some(l) => Problem::at(&l, message),
+            None => Problem {
+                location: None,
+                message,
+            },
+        }
+    }
+}
+
+/// The closest known plugin name, for a misspelt one.
+fn did_you_mean(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    STRATEGY_PLUGINS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain([DEFAULT_EVICTOR])
+        .map(|n| (strsim::levenshtein(&lower, &n.to_ascii_lowercase()), n))
+        .filter(|(d, n)| *d <= 3.max(n.len() / 8))
+        .min()
+        .map(|(_, n)| format!(" (did you mean {n:?}?)"))
+        .unwrap_or_default()
+}
+
+fn unknown_plugin(name: &str) -> String {
+    format!(
+        "unknown plugin {name:?}{}; known plugins: {}",
+        did_you_mean(name),
+        known_names()
+    )
+}
+
+fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result<Profile, Problem> {
+    let at = format!("profiles[{pi}] ({})", p.name.value);
+    // Plugin name -> (index in pluginConfig, where its args are, the args).
+    let mut configs: BTreeMap<String, (usize, Location, Value)> = BTreeMap::new();
     for (ci, c) in p.plugin_config.iter().enumerate() {
-        if c.name != DEFAULT_EVICTOR && point_of(&c.name).is_none() {
-            return Err(format!(
-                "{at}.pluginConfig[{ci}]: unknown plugin {:?}; known plugins: {}",
-                c.name,
-                known_names()
+        let name = &c.name.value;
+        if name != DEFAULT_EVICTOR && point_of(name).is_none() {
+            return Err(Problem::at(
+                &c.name.referenced,
+                format!("{at}.pluginConfig[{ci}]: {}", unknown_plugin(name)),
             ));
         }
-        if configs
-            .insert(
-                c.name.clone(),
-                (
-                    ci,
-                    c.args.clone().unwrap_or(Value::Object(Default::default())),
-                ),
-            )
-            .is_some()
-        {
-            return Err(format!(
-                "{at}.pluginConfig[{ci}]: plugin {:?} is configured twice",
-                c.name
+        let (args_at, args) = match &c.args {
+            Some(a) => (a.referenced, a.value.clone()),
+            None => (c.name.referenced, Value::Object(Default::default())),
+        };
+        if configs.insert(name.clone(), (ci, args_at, args)).is_some() {
+            return Err(Problem::at(
+                &c.name.referenced,
+                format!("{at}.pluginConfig[{ci}]: plugin {name:?} is configured twice"),
             ));
         }
     }
     let evictor = match configs.get(DEFAULT_EVICTOR) {
-        Some((ci, v)) => EvictorArgs::from_value(v.clone())
-            .map_err(|m| format!("{at}.pluginConfig[{ci}] (DefaultEvictor).args{m}"))?,
+        Some((ci, args_at, v)) => EvictorArgs::from_value(v.clone()).map_err(|m| {
+            Problem::at(
+                args_at,
+                format!("{at}.pluginConfig[{ci}] (DefaultEvictor).args{m}"),
+            )
+        })?,
         None => EvictorArgs::default(),
     };
     for (set_name, set, allowed) in [
@@ -728,18 +801,23 @@ fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result
         ("presort", &p.plugins.presort, &[][..]),
     ] {
         for name in set.enabled.iter().flatten() {
-            if !allowed.contains(&name.as_str()) {
-                return Err(format!(
-                    "{at}.plugins.{set_name}.enabled: unknown plugin {name:?}{}",
-                    if allowed.is_empty() {
-                        " (podplace has no plugins at this extension point)".to_string()
-                    } else {
-                        format!("; only {} is available here", allowed.join(", "))
-                    }
+            if !allowed.contains(&name.value.as_str()) {
+                return Err(Problem::at(
+                    &name.referenced,
+                    format!(
+                        "{at}.plugins.{set_name}.enabled: unknown plugin {:?}{}",
+                        name.value,
+                        if allowed.is_empty() {
+                            " (podplace has no plugins at this extension point)".to_string()
+                        } else {
+                            format!("; only {} is available here", allowed.join(", "))
+                        }
+                    ),
                 ));
             }
         }
         for name in set.disabled.iter().flatten() {
+            let name = &name.value;
             if name == DEFAULT_EVICTOR || name == "*" {
                 warnings.push(format!(
                     "{at}: disabling {name} at {set_name} is ignored: podplace always applies the DefaultEvictor's protections"
@@ -756,41 +834,52 @@ fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result
         ),
         ("balance", ExtensionPoint::Balance, &p.plugins.balance),
     ] {
-        let disabled: Vec<&String> = set.disabled.iter().flatten().collect();
-        for (i, name) in set.enabled.iter().flatten().enumerate() {
+        let disabled: Vec<&String> = set.disabled.iter().flatten().map(|d| &d.value).collect();
+        for (i, spanned) in set.enabled.iter().flatten().enumerate() {
+            let name = &spanned.value;
             let Some(native) = point_of(name) else {
-                return Err(format!(
-                    "{at}.plugins.{point_name}.enabled[{i}]: unknown plugin {name:?}; known plugins: {}",
-                    known_names()
+                return Err(Problem::at(
+                    &spanned.referenced,
+                    format!(
+                        "{at}.plugins.{point_name}.enabled[{i}]: {}",
+                        unknown_plugin(name)
+                    ),
                 ));
             };
             if native != point {
-                return Err(format!(
-                    "{at}.plugins.{point_name}.enabled[{i}]: {name} is a {} plugin, not a {point_name} plugin",
-                    match native {
-                        ExtensionPoint::Deschedule => "deschedule",
-                        ExtensionPoint::Balance => "balance",
-                    }
+                return Err(Problem::at(
+                    &spanned.referenced,
+                    format!(
+                        "{at}.plugins.{point_name}.enabled[{i}]: {name} is a {} plugin, not a {point_name} plugin",
+                        match native {
+                            ExtensionPoint::Deschedule => "deschedule",
+                            ExtensionPoint::Balance => "balance",
+                        }
+                    ),
                 ));
             }
             if disabled.iter().any(|d| *d == name || *d == "*") {
                 continue;
             }
-            let (ci, value) = configs
-                .get(name.as_str())
-                .cloned()
-                .unwrap_or((usize::MAX, Value::Object(Default::default())));
-            let where_ = if ci == usize::MAX {
-                format!("{at}: plugin {name} (no pluginConfig, defaults)")
-            } else {
-                format!("{at}.pluginConfig[{ci}] ({name}).args")
+            let (where_, args_at, value) = match configs.get(name.as_str()) {
+                Some((ci, args_at, value)) => (
+                    format!("{at}.pluginConfig[{ci}] ({name}).args"),
+                    *args_at,
+                    value.clone(),
+                ),
+                None => (
+                    format!("{at}: plugin {name} (no pluginConfig, defaults)"),
+                    spanned.referenced,
+                    Value::Object(Default::default()),
+                ),
             };
-            let args = parse_args(name, value).map_err(|m| format!("{where_}{m}"))?;
+            let args = parse_args(name, value)
+                .map_err(|m| Problem::at(&args_at, format!("{where_}{m}")))?;
             plugins.push(PluginSpec { point, args });
         }
     }
     Ok(Profile {
-        name: p.name,
+        name: p.name.value,
         evictor,
         plugins,
     })
@@ -1067,43 +1156,79 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_profile_plugin_and_field() {
+    fn errors_name_line_column_profile_plugin_and_field() {
+        // (policy, where the error points, what it says)
         let table = [
             (
                 "profiles: [{name: p, pluginConfig: [{name: RemoveDuplicate}], plugins: {}}]",
-                "profiles[0] (p).pluginConfig[0]: unknown plugin \"RemoveDuplicate\"",
+                "policy.yaml:1:44: ",
+                "profiles[0] (p).pluginConfig[0]: unknown plugin \"RemoveDuplicate\" (did you mean \"RemoveDuplicates\"?)",
+            ),
+            (
+                "profiles:\n- name: p\n  plugins:\n    balance:\n      enabled: [LowNodeUtilisation]\n",
+                "policy.yaml:5:17: ",
+                "profiles[0] (p).plugins.balance.enabled[0]: unknown plugin \"LowNodeUtilisation\" (did you mean \"LowNodeUtilization\"?)",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: Nonsense}]}]",
+                "policy.yaml:1:44: ",
+                "unknown plugin \"Nonsense\"; known plugins: RemoveDuplicates,",
             ),
             (
                 "profiles: [{name: p, pluginConfig: [{name: RemoveDuplicates, args: {excludOwnerKinds: [Job]}}], plugins: {balance: {enabled: [RemoveDuplicates]}}}]",
+                "policy.yaml:1:68: ",
                 "profiles[0] (p).pluginConfig[0] (RemoveDuplicates).args.excludOwnerKinds: unknown field `excludOwnerKinds`",
             ),
             (
                 "profiles: [{name: p, plugins: {deschedule: {enabled: [RemoveDuplicates]}}}]",
+                "policy.yaml:1:55: ",
                 "RemoveDuplicates is a balance plugin, not a deschedule plugin",
             ),
             (
                 "profiles: [{name: p, plugins: {deschedule: {enabled: [PodLifeTime]}}}]",
+                "policy.yaml:1:55: ",
                 "MaxPodLifeTimeSeconds not set",
             ),
             (
                 "profiles: [{name: p, pluginConfig: [{name: LowNodeUtilization, args: {thresholds: {cpu: 60}, targetThresholds: {cpu: 50}}}], plugins: {balance: {enabled: [LowNodeUtilization]}}}]",
+                "policy.yaml:1:70: ",
                 "thresholds' cpu percentage is greater than targetThresholds'",
             ),
             (
                 "profiles: [{name: p, pluginConfig: [{name: DefaultEvictor, args: {evictLocalStoragePods: true, podProtections: {defaultDisabled: [DaemonSetPods]}}}], plugins: {}}]",
+                "policy.yaml:1:66: ",
                 "cannot use Deprecated fields alongside",
             ),
             (
                 "strategies: {RemoveDuplicates: {enabled: true}}",
+                "policy.yaml:1:13: ",
                 "descheduler/v1alpha1",
             ),
-            ("apiVersion: descheduler/v1alpha1\nprofiles: []", "not supported"),
-            ("profiles: [{name: p, unknown: 1}]", "unknown field `unknown`"),
+            (
+                "apiVersion: descheduler/v1alpha1\nprofiles: []",
+                "policy.yaml:1:13: ",
+                "not supported",
+            ),
+            (
+                "profiles: [{name: p}, {name: p}]",
+                "policy.yaml:1:30: ",
+                "profiles[1]: duplicate profile name \"p\"",
+            ),
+            (
+                "profiles: [{name: p, unknown: 1}]",
+                "policy.yaml:1:22: ",
+                "unknown field `unknown`",
+            ),
+            (
+                "maxNoOfPodsToEvictTotal: many",
+                "policy.yaml:1:26: ",
+                "invalid u32",
+            ),
         ];
-        for (text, want) in table {
+        for (text, at, want) in table {
             let e = Policy::parse(text, "policy.yaml").unwrap_err().to_string();
+            assert!(e.starts_with(at), "{text}\n  got: {e}\n  want it at: {at}");
             assert!(e.contains(want), "{text}\n  got: {e}\n  want: {want}");
-            assert!(e.starts_with("policy.yaml: "), "{e}");
         }
     }
 }

@@ -112,7 +112,7 @@ fn bad_input_is_exit_2_with_a_clear_message() {
     let table: [(&[&str], &str); 4] = [
         (
             &["rebalance", "-f", &collapsed, "--policy", "typo.yaml"],
-            "typo.yaml: profiles[0] (p).plugins.balance.enabled[1]: unknown plugin \"RemovePodsViolatingSoftness\"",
+            "typo.yaml:10:35: profiles[0] (p).plugins.balance.enabled[1]: unknown plugin \"RemovePodsViolatingSoftness\"",
         ),
         (
             &["rebalance", "-f", &collapsed, "--execute"],
@@ -140,7 +140,7 @@ fn bad_input_is_exit_2_with_a_clear_message() {
     );
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("(RemoveDuplicates).args.excludeOwnerKind: unknown field `excludeOwnerKind`, expected `namespaces` or `excludeOwnerKinds`"),
+        stderr.contains("typo2.yaml:5:11: profiles[0] (p).pluginConfig[0] (RemoveDuplicates).args.excludeOwnerKind: unknown field `excludeOwnerKind`, expected `namespaces` or `excludeOwnerKinds`"),
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
