@@ -620,8 +620,17 @@ impl Cluster {
         Ok(self.add_pod(pod))
     }
 
-    /// Bound pods, in id order.
+    /// Bound pods the scheduler sees, in id order (finished pods left out,
+    /// as kube-scheduler's informer leaves them out).
     pub fn bound_pods(&self) -> impl Iterator<Item = (PodId, NodeId)> + '_ {
+        self.bound_pods_with_finished()
+            .filter(|(id, _)| !self.pods[id.index()].pod.finished)
+    }
+
+    /// Bound pods including finished (Succeeded or Failed) ones, which stay
+    /// on their node until deleted: what the descheduler's RemoveFailedPods
+    /// and PodLifeTime look at.
+    pub fn bound_pods_with_finished(&self) -> impl Iterator<Item = (PodId, NodeId)> + '_ {
         self.pods
             .iter()
             .enumerate()
@@ -668,7 +677,9 @@ impl Cluster {
             self.pods[id.index()].pod.terminating = terminating;
             return;
         };
-        if self.pods[id.index()].pod.terminating == terminating {
+        let pod = &self.pods[id.index()].pod;
+        if pod.terminating == terminating || pod.finished {
+            self.pods[id.index()].pod.terminating = terminating;
             return;
         }
         self.account_spread(id, node, if terminating { -1 } else { 1 });
@@ -677,6 +688,10 @@ impl Cluster {
 
     fn account(&mut self, id: PodId, node: NodeId, sign: i32) {
         let pod = &self.pods[id.index()].pod;
+        if pod.finished {
+            // Bound, but invisible to scheduling: no resources, no matches.
+            return;
+        }
         self.node_versions[node.index()] += 1;
         if sign > 0 {
             self.node_infos[node.index()].add(id, pod);
@@ -813,7 +828,7 @@ impl Cluster {
             .into_iter()
             .flatten()
             .chain(all.into_iter().flatten())
-            .filter(|e| e.alive)
+            .filter(|e| e.alive && !e.pod.finished)
             .filter_map(|e| e.node.map(|n| (e, n)))
     }
 

@@ -73,7 +73,8 @@ pub fn build_cluster(inv: &Inventory) -> Result<(Cluster, Vec<PodId>), BuildErro
         let id = cluster
             .add_api_pod(&pod.object)
             .map_err(|e| compile("Pod", &pod.object.metadata, e))?;
-        if cluster.pods[id.index()].node.is_none() {
+        let entry = &cluster.pods[id.index()];
+        if entry.node.is_none() && !entry.pod.finished {
             pending.push(id);
         }
     }

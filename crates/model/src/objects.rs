@@ -363,6 +363,11 @@ pub struct Pod {
     pub container_count: usize,
     /// `metadata.deletionTimestamp` is set.
     pub terminating: bool,
+    /// `status.phase` is Succeeded or Failed: the pod has finished. The
+    /// scheduler's informer filters such pods out (they hold no resources
+    /// and match no affinity or spread), and the descheduler lists them
+    /// only for RemoveFailedPods and PodLifeTime.
+    pub finished: bool,
     /// The controlling owner, if any.
     pub owner: Option<OwnerRef>,
 }
@@ -519,6 +524,10 @@ impl Pod {
             images,
             container_count,
             terminating: meta.deletion_timestamp.is_some(),
+            finished: matches!(
+                pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+                Some("Succeeded" | "Failed")
+            ),
             owner,
         })
     }

@@ -975,9 +975,17 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                     ));
                 }
             }
+            // Unlisted basic resources never classify a node: 100% in
+            // absolute mode, a 0-point deviation band around the mean in
+            // deviation mode (as the descheduler fills them in).
+            let unlisted = if a.use_deviation_thresholds {
+                0.0
+            } else {
+                100.0
+            };
             for r in BASIC_RESOURCES {
-                a.thresholds.entry(r.to_string()).or_insert(100.0);
-                a.target_thresholds.entry(r.to_string()).or_insert(100.0);
+                a.thresholds.entry(r.to_string()).or_insert(unlisted);
+                a.target_thresholds.entry(r.to_string()).or_insert(unlisted);
             }
             StrategyArgs::LowNodeUtilization(a)
         }
@@ -1153,6 +1161,23 @@ mod tests {
                 "RemoveDuplicates"
             ]
         );
+    }
+
+    #[test]
+    fn unlisted_low_node_utilization_resources_never_classify_a_node() {
+        for (deviation, want) in [(false, 100.0), (true, 0.0)] {
+            let text = format!(
+                "profiles: [{{name: p, pluginConfig: [{{name: LowNodeUtilization, args: {{useDeviationThresholds: {deviation}, thresholds: {{cpu: 10}}, targetThresholds: {{cpu: 10}}}}}}], plugins: {{balance: {{enabled: [LowNodeUtilization]}}}}}}]"
+            );
+            let p = Policy::parse(&text, "policy.yaml").unwrap();
+            let StrategyArgs::LowNodeUtilization(a) = &p.profiles[0].plugins[0].args else {
+                panic!("not LowNodeUtilization");
+            };
+            for r in ["memory", "pods"] {
+                assert_eq!(a.thresholds[r], want, "deviation {deviation}: {r}");
+                assert_eq!(a.target_thresholds[r], want, "deviation {deviation}: {r}");
+            }
+        }
     }
 
     #[test]

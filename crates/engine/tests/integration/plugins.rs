@@ -59,6 +59,42 @@ fn filter_verdicts() {
             want: vec![("n1", "ok"), ("n2", "ok")],
         },
         Case {
+            name: "a running pod's requests fill its node",
+            nodes: vec![node("n1").capacity("1", "16Gi", "110")],
+            pods: vec![pod("job")
+                .requests("900m", "128Mi")
+                .on("n1")
+                .phase("Running")],
+            incoming: pod("new").requests("500m", "128Mi"),
+            want: vec![("n1", "Insufficient cpu")],
+        },
+        Case {
+            name: "a finished (Succeeded) pod holds no resources: the scheduler does not see it",
+            nodes: vec![node("n1").capacity("1", "16Gi", "110")],
+            pods: vec![pod("job")
+                .requests("900m", "128Mi")
+                .on("n1")
+                .phase("Succeeded")],
+            incoming: pod("new").requests("500m", "128Mi"),
+            want: vec![("n1", "ok")],
+        },
+        Case {
+            name: "a Failed pod's anti-affinity and labels bind nothing",
+            nodes: two_nodes(),
+            pods: vec![
+                pod("prom")
+                    .label("component", "server")
+                    .on("n1")
+                    .anti("component", "In", &["server"], HOST)
+                    .phase("Failed"),
+                pod("web").label("app", "web").on("n2").phase("Failed"),
+            ],
+            incoming: pod("vault")
+                .label("component", "server")
+                .anti("app", "In", &["web"], HOST),
+            want: vec![("n1", "ok"), ("n2", "ok")],
+        },
+        Case {
             name: "namespaceSelector {} reaches every namespace",
             nodes: two_nodes(),
             pods: vec![pod("a").ns("other").label("app", "web").on("n1")],

@@ -80,10 +80,14 @@ impl LowNodeUtilization {
         }
     }
 
+    /// Underutilized, and so a place to move pods to: a cordoned node is
+    /// never one, however empty (the descheduler's low threshold filter).
     fn under(&self, cluster: &Cluster, node: NodeId) -> bool {
-        self.bands
-            .iter()
-            .all(|(r, low, _)| usage_mp(cluster, node, r).is_none_or(|u| u < *low))
+        !cluster.node(node).unschedulable
+            && self
+                .bands
+                .iter()
+                .all(|(r, low, _)| usage_mp(cluster, node, r).is_none_or(|u| u < *low))
     }
 
     fn over(&self, cluster: &Cluster, node: NodeId) -> Option<String> {

@@ -166,9 +166,17 @@ impl Scope {
     }
 }
 
-/// Bound, alive pods, in id order.
+/// Bound, alive pods that have not finished, in id order: the pods the
+/// descheduler's `ListPodsOnANode` returns (it leaves out Succeeded and
+/// Failed ones).
 pub fn bound(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
     cluster.bound_pods().collect()
+}
+
+/// Bound, alive pods including finished ones, in id order: what
+/// RemoveFailedPods and PodLifeTime list (`ListAllPodsOnANode`).
+pub fn bound_with_finished(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
+    cluster.bound_pods_with_finished().collect()
 }
 
 /// Renders a compiled label selector (`app In [demo-app]`).

@@ -109,7 +109,7 @@ impl Strategy for PodLifeTime {
     }
 
     fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        let mut out: Vec<(i64, Nomination)> = super::bound(cx.cluster)
+        let mut out: Vec<(i64, Nomination)> = super::bound_with_finished(cx.cluster)
             .into_iter()
             .filter(|(p, _)| self.scope.admits(cx, *p))
             .filter_map(|(p, _)| {
@@ -137,7 +137,7 @@ impl Strategy for PodLifeTime {
     }
 
     fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound(cx.cluster)
+        super::bound_with_finished(cx.cluster)
             .into_iter()
             .filter(|(p, _)| self.too_old(cx, *p).is_some())
             .count() as i64

@@ -78,7 +78,7 @@ impl Strategy for RemoveFailedPods {
     }
 
     fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        super::bound(cx.cluster)
+        super::bound_with_finished(cx.cluster)
             .into_iter()
             .filter(|(p, _)| self.scope.admits(cx, *p))
             .filter_map(|(p, _)| {
@@ -95,7 +95,7 @@ impl Strategy for RemoveFailedPods {
     }
 
     fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound(cx.cluster)
+        super::bound_with_finished(cx.cluster)
             .into_iter()
             .filter(|(p, _)| self.failed(cx, *p).is_some())
             .count() as i64

@@ -56,6 +56,12 @@ impl Strategy for RemovePodsHavingTooManyRestarts {
         "RemovePodsHavingTooManyRestarts"
     }
 
+    /// A fresh replacement has no restarts wherever it lands, so landing on
+    /// the same node still fixes it (as PodLifeTime's age).
+    fn requires_move(&self) -> bool {
+        false
+    }
+
     fn measures(&self) -> String {
         format!("pods with {} or more restarts", self.threshold)
     }

@@ -126,6 +126,11 @@ impl PodB {
         self.0["metadata"]["deletionTimestamp"] = json!("2026-11-22T00:00:00Z");
         self
     }
+    /// Sets `status.phase` (Succeeded and Failed pods have finished).
+    pub fn phase(mut self, phase: &str) -> Self {
+        self.0["status"]["phase"] = json!(phase);
+        self
+    }
     /// Adds a host port.
     pub fn host_port(mut self, port: i32, ip: Option<&str>) -> Self {
         let mut p = json!({"containerPort": port, "hostPort": port, "protocol": "TCP"});
