@@ -227,11 +227,7 @@ pub fn plan_world(
     let terminating: Vec<bool> = (0..facts.len())
         .map(|i| cluster.pods[i].pod.terminating)
         .collect();
-    let pdb_budget: Vec<bool> = budgets
-        .budgets
-        .iter()
-        .map(|b| b.name.starts_with("PodDisruptionBudget "))
-        .collect();
+    let pdb_budget: Vec<bool> = budgets.budgets.iter().map(|b| b.pdb).collect();
 
     // Evictor contexts, one per profile.
     let mut contexts = Vec::new();
@@ -654,6 +650,20 @@ impl Planner {
     }
 
     fn budget_blocked(&self, budgets: &Budgets, pod: PodId) -> Option<String> {
+        let pdbs: Vec<&str> = self.facts[pod.index()]
+            .budgets
+            .iter()
+            .map(|&b| &budgets.budgets[b])
+            .filter(|b| b.pdb)
+            .map(|b| b.name.trim_start_matches("PodDisruptionBudget "))
+            .collect();
+        if pdbs.len() > 1 {
+            // The eviction subresource answers 500 for such a pod.
+            return Some(format!(
+                "more than one PodDisruptionBudget covers it ({}), which the eviction subresource does not support",
+                pdbs.join(", ")
+            ));
+        }
         for &b in &self.facts[pod.index()].budgets {
             let budget = &budgets.budgets[b];
             if budget.allowed <= 0 {

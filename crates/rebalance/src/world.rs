@@ -312,6 +312,9 @@ pub struct Budget {
     pub allowed: i32,
     /// Why, in words (shown when `allowed` is 0).
     pub why: String,
+    /// A PodDisruptionBudget (enforced by the Eviction API), not a rollout
+    /// strategy (which podplace honours by itself).
+    pub pdb: bool,
 }
 
 /// The disruption budgets of a world: PodDisruptionBudgets and each
@@ -406,6 +409,7 @@ impl Budgets {
                 name: format!("PodDisruptionBudget {ns}/{name}"),
                 allowed: allowed.max(0),
                 why,
+                pdb: true,
             });
             for i in matching {
                 facts[i].budgets.push(id);
@@ -437,6 +441,7 @@ impl Budgets {
                 name: format!("{} {}/{}", w.kind, w.namespace, w.name),
                 allowed,
                 why,
+                pdb: false,
             });
             for i in members {
                 facts[i].budgets.push(id);

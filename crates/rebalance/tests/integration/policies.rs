@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
-use podplace_model::inventory::Inventory;
+use podplace_model::inventory::{Inventory, Origin, Sourced};
 use podplace_model::load::{load, Source};
 use podplace_rebalance::{plan, PlanOptions, Policy};
 
@@ -137,4 +138,41 @@ fn the_readme_example_policies_run() {
         found += 1;
     }
     assert!(found >= 1);
+}
+
+/// A PodDisruptionBudget allowing one disruption of demo-app, in `shop`.
+fn demo_app_pdb(name: &str) -> Sourced<PodDisruptionBudget> {
+    Sourced {
+        object: serde_json::from_value(serde_json::json!({
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "demo-app"}}}
+        }))
+        .unwrap(),
+        origin: Origin::default(),
+    }
+}
+
+#[test]
+fn a_pod_under_two_pdbs_is_never_planned() {
+    // One PDB allowing a disruption leaves story 2's plan as it is; a second
+    // over the same pods makes every one of them unevictable, since the
+    // eviction subresource refuses pods that more than one PDB covers.
+    let default = Policy::default_profile();
+    let mut inv = world("drift-collapsed.yaml");
+    inv.pod_disruption_budgets.push(demo_app_pdb("one"));
+    let p = plan(&inv, &default, &opts()).unwrap();
+    assert_eq!(p.plan.evictions.len(), 3, "{:?}", p.plan.kept);
+
+    inv.pod_disruption_budgets.push(demo_app_pdb("two"));
+    let p = plan(&inv, &default, &opts()).unwrap();
+    assert!(p.plan.evictions.is_empty(), "{:?}", p.plan.evictions);
+    assert!(
+        p.plan.kept.iter().any(|k| k.pod.starts_with("shop/demo-app")
+            && k.reason
+                == "more than one PodDisruptionBudget covers it (shop/one, shop/two), which the eviction subresource does not support"),
+        "{:#?}",
+        p.plan.kept
+    );
 }
