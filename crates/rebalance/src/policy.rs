@@ -593,7 +593,21 @@ impl Policy {
             location: problem.location,
             message: problem.message,
         };
-        let raw: RawPolicy = serde_saphyr::from_str(text).map_err(|e| err(Problem::yaml(&e)))?;
+        // The field path of a shape error (serde-saphyr gives its position).
+        let mut path = String::new();
+        let raw: RawPolicy = serde_saphyr::with_deserializer_from_str(text, |de| {
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                path = e.path().to_string();
+                e.into_inner()
+            })
+        })
+        .map_err(|e| {
+            let mut problem = Problem::yaml(&e);
+            if !path.is_empty() && path != "." {
+                problem.message = format!("{path}: {}", problem.message);
+            }
+            err(problem)
+        })?;
         if let Some(strategies) = &raw.strategies {
             return Err(err(Problem::at(
                 &strategies.referenced,
@@ -665,6 +679,11 @@ impl Policy {
                 )));
             }
             profiles.push(parse_profile(pi, p, &mut warnings).map_err(err)?);
+        }
+        if profiles.iter().all(|p| p.plugins.is_empty()) {
+            warnings.push(
+                "the policy enables no deschedule or balance plugin in any profile: nothing will be evicted".to_string(),
+            );
         }
         Ok(Policy {
             source: file.to_string(),
@@ -1164,6 +1183,22 @@ mod tests {
     }
 
     #[test]
+    fn a_policy_that_enables_nothing_says_so() {
+        for text in ["", "profiles: []", "profiles: [{name: p}]"] {
+            let p = Policy::parse(text, "policy.yaml").unwrap();
+            assert!(
+                p.warnings
+                    .iter()
+                    .any(|w| w.contains("nothing will be evicted")),
+                "{text:?}: {:?}",
+                p.warnings
+            );
+        }
+        let p = Policy::parse(DEFAULT_POLICY, "default").unwrap();
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+
+    #[test]
     fn unlisted_low_node_utilization_resources_never_classify_a_node() {
         for (deviation, want) in [(false, 100.0), (true, 0.0)] {
             let text = format!(
@@ -1242,12 +1277,22 @@ mod tests {
             (
                 "profiles: [{name: p, unknown: 1}]",
                 "policy.yaml:1:22: ",
-                "unknown field `unknown`",
+                "profiles[0].unknown: unknown field `unknown`",
             ),
             (
                 "maxNoOfPodsToEvictTotal: many",
                 "policy.yaml:1:26: ",
-                "invalid u32",
+                "maxNoOfPodsToEvictTotal: invalid u32",
+            ),
+            (
+                "profiles:\n- name: p\n  plugins:\n    balance:\n      enabled: RemoveDuplicates\n",
+                "policy.yaml:5:16: ",
+                "profiles[0].plugins.balance.enabled: expected sequence",
+            ),
+            (
+                "profiles:\n- pluginConfig: []\n",
+                "policy.yaml:2:3: ",
+                "profiles[0]: missing field `name`",
             ),
         ];
         for (text, at, want) in table {
