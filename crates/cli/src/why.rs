@@ -174,7 +174,7 @@ pub fn explain_in(
         );
     }
     Ok(match explanation.phase {
-        Phase::Placed { .. } => Exit::Ok,
+        Phase::Placed { .. } | Phase::Finished { .. } => Exit::Ok,
         _ => Exit::Findings,
     })
 }
@@ -420,6 +420,7 @@ fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
         Phase::Pending => ("Pending", None, false),
         Phase::Placed { node, by_podplace } => ("Placed", Some(node.as_str()), *by_podplace),
         Phase::OtherScheduler { .. } => ("OtherScheduler", None, false),
+        Phase::Finished { node, .. } => ("Finished", node.as_deref(), false),
     };
     let reason = |r: &'a Reason| JsonReason {
         plugin: r.plugin,
@@ -645,6 +646,14 @@ fn render_text(out: &mut impl Write, e: &Explanation, unreadable: &[String]) -> 
             out,
             "{} is left to scheduler {scheduler:?}.",
             paint!(head, bold)
+        )?,
+        Phase::Finished { phase, node } => writeln!(
+            out,
+            "{} has finished ({phase}){}.",
+            paint!(head, bold),
+            node.as_deref()
+                .map(|n| format!(" on {n}"))
+                .unwrap_or_default()
         )?,
     }
     if !unreadable.is_empty() {

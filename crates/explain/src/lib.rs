@@ -57,6 +57,16 @@ fn explain_unbound(
     let workload = workload_ref.to_string();
     let pod_name = world.objects.pod_name(&world.cluster, id);
     let phase = match bound {
+        _ if pod.finished => Phase::Finished {
+            phase: world
+                .objects
+                .api_pod(&world.cluster, id)
+                .and_then(|p| p.status.as_ref()?.phase.clone())
+                .unwrap_or_default(),
+            node: bound
+                .map(|n| world.cluster.node(n).name.to_string())
+                .or_else(|| unknown_node.as_deref().map(str::to_string)),
+        },
         Some(n) => Phase::Placed {
             node: world.cluster.node(n).name.to_string(),
             by_podplace: world.placed_by_podplace(id),
@@ -70,7 +80,27 @@ fn explain_unbound(
         },
         None => Phase::Pending,
     };
-    if let Phase::OtherScheduler { scheduler } = &phase {
+    let early_note = match &phase {
+        Phase::OtherScheduler { scheduler } => Some(Note {
+            kind: NoteKind::OtherScheduler,
+            term: None,
+            text: format!(
+                "spec.schedulerName is {scheduler:?}: kube-scheduler (default-scheduler) \
+                 leaves this pod to that scheduler."
+            ),
+        }),
+        Phase::Finished { phase, .. } => Some(Note {
+            kind: NoteKind::Finished,
+            term: None,
+            text: format!(
+                "status.phase is {phase}: the pod has finished, and kube-scheduler no longer \
+                 sees it: it holds no resources and counts for no affinity, anti-affinity or \
+                 topology spread rule."
+            ),
+        }),
+        _ => None,
+    };
+    if let Some(note) = early_note {
         return Explanation {
             pod: pod_name,
             workload,
@@ -82,14 +112,7 @@ fn explain_unbound(
             tied: Vec::new(),
             would_land_on: None,
             terms: Vec::new(),
-            notes: vec![Note {
-                kind: NoteKind::OtherScheduler,
-                term: None,
-                text: format!(
-                    "spec.schedulerName is {scheduler:?}: kube-scheduler (default-scheduler) \
-                     leaves this pod to that scheduler."
-                ),
-            }],
+            notes: vec![note],
             fixes: Vec::new(),
             phase,
         };

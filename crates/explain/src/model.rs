@@ -348,6 +348,8 @@ pub enum NoteKind {
     Preemption,
     /// The pod is not for kube-scheduler (another schedulerName).
     OtherScheduler,
+    /// The pod has finished; the scheduler ignores it.
+    Finished,
     /// A rolling update that cannot progress (story 4).
     RolloutStalled,
     /// Anything else worth knowing.
@@ -363,6 +365,7 @@ impl NoteKind {
             NoteKind::ConstrainsNothing => "constrains_nothing",
             NoteKind::Preemption => "preemption",
             NoteKind::OtherScheduler => "other_scheduler",
+            NoteKind::Finished => "finished",
             NoteKind::RolloutStalled => "rollout_stalled",
             NoteKind::Info => "info",
         }
@@ -416,6 +419,14 @@ pub enum Phase {
     OtherScheduler {
         /// `spec.schedulerName`.
         scheduler: String,
+    },
+    /// The pod has finished (phase Succeeded or Failed): kube-scheduler no
+    /// longer sees it, so there is nothing to schedule or to block.
+    Finished {
+        /// `status.phase`.
+        phase: String,
+        /// The node it ran on, if any.
+        node: Option<String>,
     },
 }
 

@@ -623,3 +623,45 @@ fn verifying_fixes_leaves_the_world_as_it_was() {
         assert_eq!(first, second, "{pod}: the second answer differs");
     }
 }
+
+#[test]
+fn a_finished_pod_is_explained_as_finished_and_blocks_nothing() {
+    // A completed Job pod with hostname anti-affinity against `app: web`
+    // sits on n1; a Failed one is in phase Failed. Neither counts.
+    let status = |phase: &str| format!("status: {{phase: {phase}}}\n");
+    let anti = "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: web}}\n        topologyKey: kubernetes.io/hostname\n";
+    let docs = [
+        node("n1", "a", ""),
+        running("job-x", "job: x", "n1", anti) + &status("Succeeded"),
+        running("crashed", "app: other", "n1", anti) + &status("Failed"),
+        pod("web", "app: web", CONTAINER),
+    ];
+    let text = docs.concat();
+    let mut inv = load(&[Source::Bytes {
+        name: "world.yaml".into(),
+        data: text.into_bytes(),
+    }])
+    .expect("world loads");
+    podplace_model::expand::expand_workloads(&mut inv);
+    let mut world = World::new(inv, 0).expect("cluster builds");
+    let finished = world.find_pod("job-x", None).expect("pod exists");
+    let e = explain(&mut world, finished);
+    assert_eq!(
+        e.phase,
+        podplace_explain::Phase::Finished {
+            phase: "Succeeded".to_string(),
+            node: Some("n1".to_string())
+        }
+    );
+    assert!(e.nodes.is_empty() && e.fixes.is_empty());
+    let (web, _) = why(&docs, "web");
+    assert_eq!(
+        web.phase,
+        podplace_explain::Phase::Placed {
+            node: "n1".to_string(),
+            by_podplace: true
+        },
+        "{:?}",
+        web.message
+    );
+}
