@@ -673,17 +673,13 @@ impl Cluster {
     /// Marks a bound pod terminating: it keeps counting for inter-pod
     /// affinity but no longer for topology spread.
     pub fn set_terminating(&mut self, id: PodId, terminating: bool) {
-        let Some(node) = self.pods[id.index()].node else {
-            self.pods[id.index()].pod.terminating = terminating;
-            return;
-        };
-        let pod = &self.pods[id.index()].pod;
-        if pod.terminating == terminating || pod.finished {
-            self.pods[id.index()].pod.terminating = terminating;
-            return;
+        let entry = &mut self.pods[id.index()];
+        let changed = std::mem::replace(&mut entry.pod.terminating, terminating) != terminating;
+        // Only a bound pod that has not finished is counted anywhere.
+        let counted_on = entry.node.filter(|_| !entry.pod.finished);
+        if let (true, Some(node)) = (changed, counted_on) {
+            self.account_spread(id, node, if terminating { -1 } else { 1 });
         }
-        self.account_spread(id, node, if terminating { -1 } else { 1 });
-        self.pods[id.index()].pod.terminating = terminating;
     }
 
     fn account(&mut self, id: PodId, node: NodeId, sign: i32) {

@@ -227,7 +227,6 @@ pub fn plan_world(
     let terminating: Vec<bool> = (0..facts.len())
         .map(|i| cluster.pods[i].pod.terminating)
         .collect();
-    let pdb_budget: Vec<bool> = budgets.budgets.iter().map(|b| b.pdb).collect();
 
     // Evictor contexts, one per profile.
     let mut contexts = Vec::new();
@@ -370,7 +369,7 @@ pub fn plan_world(
                     pod,
                     from,
                     &owner_pods,
-                    &pdb_budget,
+                    &budgets,
                 ) {
                     Ok(()) => admitted.push((*si, rule.clone())),
                     Err(e) => {
@@ -543,7 +542,7 @@ impl Planner {
         pod: PodId,
         node: NodeId,
         owner_pods: &FxHashMap<(String, String, String), usize>,
-        pdb_budget: &[bool],
+        budgets: &Budgets,
     ) -> Result<(), String> {
         let args = &policy.profiles[profile].evictor;
         let cx = &contexts[profile];
@@ -577,10 +576,7 @@ impl Planner {
                     .copied()
             })
             .unwrap_or(0);
-        let covered = f
-            .budgets
-            .iter()
-            .any(|&b| pdb_budget.get(b).copied().unwrap_or(false));
+        let covered = f.budgets.iter().any(|&b| budgets.budgets[b].pdb);
         evictor::check(
             args,
             cx,
