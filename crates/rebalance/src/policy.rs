@@ -730,28 +730,21 @@ struct Problem {
 impl Problem {
     /// A problem with the value at `location`.
     fn at(location: &Location, message: String) -> Problem {
+        Problem::placed(Some((location.line(), location.column())), message)
+    }
+
+    /// A problem at a (line, column), if known; line 0 means unknown.
+    fn placed(position: Option<(u64, u64)>, message: String) -> Problem {
         Problem {
-            location: (location.line() > 0).then(|| (location.line(), location.column())),
+            location: position.filter(|(line, _)| *line > 0),
             message,
         }
     }
 
-    /// A file that is not YAML of the policy's shape: serde-saphyr's message
-    /// without its own position and source snippet, which the error carries.
+    /// A file that is not YAML of the policy's shape.
     fn yaml(e: &serde_saphyr::Error) -> Problem {
-        let inner = e.without_snippet();
-        let rendered = inner.to_string();
-        let message = match rendered.find(" at line ") {
-            Some(i) => rendered[..i].to_string(),
-            None => rendered.clone(),
-        };
-        match inner.location() {
-            Some(l) => Problem::at(&l, message),
-            None => Problem {
-                location: None,
-                message,
-            },
-        }
+        let (message, position) = podplace_model::load::yaml_message(e);
+        Problem::placed(position, message)
     }
 }
 

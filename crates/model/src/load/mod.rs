@@ -29,6 +29,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{Cause, LoadError, LoadErrorDetail, LoadErrorKind};
+pub use yaml::yaml_message;
 
 use crate::inventory::{Inventory, Origin, Sourced};
 use crate::validate::{self, FieldError, FieldPath, PathSegment};

@@ -269,15 +269,23 @@ pub(crate) fn parse_stream(file: &str, text: &str) -> Result<Vec<SNode>, LoadErr
         .map_err(|e| yaml_error(file, &e))
 }
 
-/// Turns a serde-saphyr error into a LoadError with the message's own
-/// position moved into line/column.
-fn yaml_error(file: &str, e: &serde_saphyr::Error) -> LoadError {
+/// A serde-saphyr error's message without its position or source snippet,
+/// and that position (1-based line and column), for errors that print the
+/// position themselves (`file:line:column: message`).
+pub fn yaml_message(e: &serde_saphyr::Error) -> (String, Option<(u64, u64)>) {
     let inner = e.without_snippet();
     let rendered = inner.to_string();
     let message = match rendered.find(" at line ") {
         Some(i) => rendered[..i].to_string(),
-        None => rendered.clone(),
+        None => rendered,
     };
+    (message, inner.location().map(|l| (l.line(), l.column())))
+}
+
+/// Turns a serde-saphyr error into a LoadError with the message's own
+/// position moved into line/column.
+fn yaml_error(file: &str, e: &serde_saphyr::Error) -> LoadError {
+    let (message, position) = yaml_message(e);
     let (kind, message) = if message.starts_with("budget breached")
         || message.contains("recursion limit")
     {
@@ -295,12 +303,11 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> LoadError {
     } else {
         (LoadErrorKind::Syntax, format!("invalid YAML: {message}"))
     };
-    let (line, column) = inner
-        .location()
-        .map(|l| {
+    let (line, column) = position
+        .map(|(l, c)| {
             (
-                usize::try_from(l.line()).unwrap_or(0),
-                usize::try_from(l.column()).unwrap_or(0),
+                usize::try_from(l).unwrap_or(0),
+                usize::try_from(c).unwrap_or(0),
             )
         })
         .unwrap_or((0, 0));
