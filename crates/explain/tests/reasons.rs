@@ -40,9 +40,8 @@ fn running(name: &str, labels: &str, node: &str, more: &str) -> String {
     )
 }
 
-/// Loads a world, places its waiting pods and explains `target`; also
-/// returns the engine's Filter statuses for the pod, per node name.
-fn why(docs: &[String], target: &str) -> (Explanation, Vec<(String, Vec<String>)>) {
+/// Loads a world from YAML documents and places its waiting pods.
+fn world(docs: &[String]) -> World {
     let text = docs.concat();
     let mut inv = load(&[Source::Bytes {
         name: "world.yaml".into(),
@@ -50,7 +49,13 @@ fn why(docs: &[String], target: &str) -> (Explanation, Vec<(String, Vec<String>)
     }])
     .expect("world loads");
     podplace_model::expand::expand_workloads(&mut inv);
-    let mut world = World::new(inv, 0).expect("cluster builds");
+    World::new(inv, 0).expect("cluster builds")
+}
+
+/// Loads a world, places its waiting pods and explains `target`; also
+/// returns the engine's Filter statuses for the pod, per node name.
+fn why(docs: &[String], target: &str) -> (Explanation, Vec<(String, Vec<String>)>) {
+    let mut world = world(docs);
     let id = world.find_pod(target, None).expect("pod exists");
     let e = explain(&mut world, id);
     if world.cluster.pods[id.index()].node.is_some() {
@@ -598,13 +603,6 @@ fn verifying_fixes_leaves_the_world_as_it_was() {
             &format!("  nodeSelector: {{disk: ssd}}\n{CONTAINER}"),
         ),
     ];
-    let text = cordoned_and_tainted.concat();
-    let mut inv = load(&[Source::Bytes {
-        name: "world.yaml".into(),
-        data: text.into_bytes(),
-    }])
-    .expect("loads");
-    podplace_model::expand::expand_workloads(&mut inv);
     let worlds = [
         (story(&["vault"]), "vault-2", 1),
         (
@@ -613,7 +611,7 @@ fn verifying_fixes_leaves_the_world_as_it_was() {
             2,
         ),
         (story(&["doesnotexist"]), "pod-2", 1),
-        (World::new(inv, 0).expect("builds"), "p", 1),
+        (world(&cordoned_and_tainted), "p", 1),
     ];
     for (mut world, pod, fixes) in worlds {
         let id = world.find_pod(pod, None).expect("pod");
@@ -636,14 +634,7 @@ fn a_finished_pod_is_explained_as_finished_and_blocks_nothing() {
         running("crashed", "app: other", "n1", anti) + &status("Failed"),
         pod("web", "app: web", CONTAINER),
     ];
-    let text = docs.concat();
-    let mut inv = load(&[Source::Bytes {
-        name: "world.yaml".into(),
-        data: text.into_bytes(),
-    }])
-    .expect("world loads");
-    podplace_model::expand::expand_workloads(&mut inv);
-    let mut world = World::new(inv, 0).expect("cluster builds");
+    let mut world = world(&docs);
     let finished = world.find_pod("job-x", None).expect("pod exists");
     let e = explain(&mut world, finished);
     assert_eq!(
