@@ -49,9 +49,9 @@ pub const BAD_TOKEN: &str = "podplace-test-unknown";
 /// The user name RBAC messages give `shop/pod-lister`.
 pub const POD_LISTER_USER: &str = "system:serviceaccount:shop:pod-lister";
 
-/// The recorded fixtures: `shared/` beside the repository.
+/// The recorded fixtures: the repository's copy in `tests/data/fixtures`.
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures")
 }
 
 /// The recorded response body of one fixture file (`lists/nodes.json`),

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 fn shared(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures")
+        .join("../../tests/data/fixtures")
         .join(rel)
         .display()
         .to_string()

@@ -26,7 +26,7 @@ where
 /// The recorded `kubectl get ... -A -o yaml` of the same cluster state.
 fn kubectl_snapshot() -> podplace_model::inventory::Inventory {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/snapshots/cluster.yaml");
+        .join("../../tests/data/fixtures/snapshots/cluster.yaml");
     load(&[Source::Path(path)]).expect("kubectl snapshot loads")
 }
 

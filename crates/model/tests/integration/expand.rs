@@ -209,7 +209,7 @@ fn a_terminating_pod_of_a_snapshot_gets_its_replacement() {
     // while the evicted pod is still terminating.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/snapshots/cluster.yaml"
+        "/../../tests/data/fixtures/snapshots/cluster.yaml"
     );
     let mut inv = load(&[Source::Path(path.into())]).unwrap();
     let evicted = inv

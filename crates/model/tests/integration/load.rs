@@ -8,7 +8,7 @@ use podplace_model::expand::expand_workloads;
 use podplace_model::inventory::Inventory;
 use podplace_model::load::{load, LoadErrorKind, Source};
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/fixtures");
 
 fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(SHARED).join(rel)

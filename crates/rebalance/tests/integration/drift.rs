@@ -12,7 +12,7 @@ use podplace_rebalance::{plan, PlanOptions, Policy};
 
 const COLLAPSED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/snapshots/drift-collapsed.yaml"
+    "/../../tests/data/fixtures/snapshots/drift-collapsed.yaml"
 );
 
 fn world() -> Inventory {

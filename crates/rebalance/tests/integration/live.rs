@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 const COLLAPSED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/snapshots/drift-collapsed.yaml"
+    "/../../tests/data/fixtures/snapshots/drift-collapsed.yaml"
 );
 
 fn now() -> Timestamp {

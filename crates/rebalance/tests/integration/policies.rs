@@ -13,7 +13,7 @@ use podplace_rebalance::{plan, PlanOptions, Policy};
 fn shared(rel: &str) -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/snapshots"
+        "/../../tests/data/fixtures/snapshots"
     ))
     .join(rel)
 }

@@ -136,7 +136,7 @@ fn drift_on_the_recorded_cluster_matches_what_it_did() {
 
     let fixtures = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/snapshots"
+        "/../../tests/data/fixtures/snapshots"
     ));
     let collapsed = load(&[Source::Path(fixtures.join("drift-collapsed.yaml"))]).expect("snapshot");
     let mut demo = collapsed
