@@ -254,6 +254,7 @@ async fn live(
         );
         daemon.start_election(Duration::from_secs(2));
         let output = args.output;
+        let execute = args.execute;
         let stop = async {
             let _ = tokio::signal::ctrl_c().await;
         };
@@ -270,6 +271,12 @@ async fn live(
                                 .as_ref()
                                 .map(|s| format!("; stopped: {s}"))
                                 .unwrap_or_default()
+                        ),
+                        // An --execute run gets no execution report when
+                        // the plan is empty: there was nothing to do.
+                        None if *planned == 0 => format!(
+                            "nothing to evict{}",
+                            if execute { "" } else { " (dry run)" }
                         ),
                         None => format!("planned {planned} eviction(s) (dry run)"),
                     };

@@ -7,6 +7,7 @@
 mod lint;
 mod place;
 mod rebalance;
+mod rebalance_interval;
 mod simulate;
 mod snapshot;
 mod support;
