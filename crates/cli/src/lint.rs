@@ -98,6 +98,16 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         };
         match fetch_live(&cluster) {
             Ok(fetched) => {
+                // Without the nodes or the pods, every verdict about the
+                // cluster would be a guess: refuse, as an API failure.
+                if let Some(u) = fetched
+                    .unreadable
+                    .iter()
+                    .find(|u| u.resource == "nodes" || u.resource == "pods")
+                {
+                    eprintln!("error: cannot lint against the cluster: could not read {u}");
+                    return Ok(Exit::ClusterError);
+                }
                 report_gaps(&fetched);
                 Some(fetched.inventory)
             }

@@ -69,7 +69,8 @@ enum Command {
     Snapshot(snapshot::SnapshotArgs),
     /// Explain why a pod is Pending (or placed where it is): every reason
     /// per node, the pods, workloads and terms that block it, and fixes
-    /// verified by re-running the scheduler. Exit 0 placed, 1 Pending.
+    /// verified by re-running the scheduler. Exit 0 placed, 1 Pending, 3
+    /// when the live cluster cannot be read.
     Why {
         /// The pod: `name` or `namespace/name`.
         pod: String,
@@ -105,7 +106,8 @@ enum Command {
     /// and show the placement after each step and what went wrong.
     Simulate(simulate::SimulateArgs),
     /// Check manifests (and optionally a cluster snapshot) for affinity
-    /// pitfalls: rule ids, file:line spans, fixes; exit 1 on findings.
+    /// pitfalls: rule ids, file:line spans, fixes; exit 1 on findings, 3
+    /// when the live cluster cannot be read.
     Lint(lint::LintArgs),
     /// Plan the fewest evictions that restore the intended spread, prove by
     /// scheduling where every replacement lands, and (with --execute) evict

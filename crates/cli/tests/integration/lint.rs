@@ -285,3 +285,48 @@ fn lints_against_a_live_cluster() {
     ]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn live_api_errors_exit_3() {
+    let (server, dir) = live_cluster("lint-api-errors");
+    let vault = examples().join("vault").display().to_string();
+    // 401: the server does not know the token.
+    let (_, stderr, code) = podplace_in(
+        &dir.0,
+        &[
+            "lint",
+            &vault,
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "bad-token",
+        ],
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("401 Unauthorized"), "{stderr}");
+    // 403: a user who may not list nodes gets no lint against the cluster
+    // (without its nodes every verdict would be a guess).
+    let (stdout, stderr, code) = podplace_in(
+        &dir.0,
+        &[
+            "lint",
+            &vault,
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "pod-lister",
+        ],
+    );
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "error: cannot lint against the cluster: could not read nodes: nodes is forbidden"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "{stdout}");
+    // The server is gone.
+    drop(server);
+    let (_, stderr, code) = podplace_in(&dir.0, &["lint", &vault, "--kubeconfig", "kubeconfig"]);
+    assert_eq!(code, 3, "{stderr}");
+}

@@ -442,3 +442,21 @@ fn live_cluster_errors_exit_3() {
     let (_, stderr, code) = podplace_in(&dir.0, &["why", "shop/web", "--kubeconfig", "kubeconfig"]);
     assert_eq!(code, 3, "{stderr}");
 }
+
+#[test]
+fn live_cluster_unauthorized_exits_3() {
+    let (_server, dir) = live_cluster("unauthorized");
+    let (_, stderr, code) = podplace_in(
+        &dir.0,
+        &[
+            "why",
+            "shop/web-7c67b8584c-7qkt7",
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "bad-token",
+        ],
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("401 Unauthorized"), "{stderr}");
+}
