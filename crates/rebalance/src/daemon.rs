@@ -1,7 +1,8 @@
 //! Running in the cluster: `podplace rebalance --execute --interval 5m`.
 //!
 //! Every interval the leader reads the cluster, plans and (with
-//! `--execute`) carries the plan out. Leadership is a coordination.k8s.io
+//! `--execute`) carries the plan out; a replica that takes the lease over
+//! does so at once. Leadership is a coordination.k8s.io
 //! Lease ([`podplace_kube::LeaderElector`]): its holder renews it every
 //! couple of seconds from a task of its own, and checks it still leads
 //! before every eviction, so two replicas never both act. `/healthz` and
@@ -85,6 +86,8 @@ pub struct Daemon {
     pub metrics: Metrics,
     elector: Option<Arc<Mutex<LeaderElector>>>,
     leading: Arc<std::sync::atomic::AtomicBool>,
+    /// `leading`'s changes, for the loop to wake when it takes the lease.
+    lead: Arc<tokio::sync::watch::Sender<bool>>,
     resigned: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -119,6 +122,7 @@ impl Daemon {
             execute,
             metrics,
             leading: Arc::new(std::sync::atomic::AtomicBool::new(elector.is_none())),
+            lead: Arc::new(tokio::sync::watch::Sender::new(elector.is_none())),
             resigned: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             elector,
         })
@@ -131,6 +135,7 @@ impl Daemon {
             return;
         };
         let leading = self.leading.clone();
+        let lead = self.lead.clone();
         let resigned = self.resigned.clone();
         let metrics = self.metrics.clone();
         tokio::spawn(async move {
@@ -144,6 +149,7 @@ impl Daemon {
                 // Published while the elector is locked, so a release()
                 // waiting for the lock always has the last word.
                 leading.store(now, std::sync::atomic::Ordering::SeqCst);
+                lead.send_if_modified(|l| std::mem::replace(l, now) != now);
                 metrics.set_leader(now);
                 drop(e);
                 if let Err(err) = &state {
@@ -170,11 +176,13 @@ impl Daemon {
                 let mut e = e.lock().await;
                 self.resigned.store(true, SeqCst);
                 self.leading.store(false, SeqCst);
+                self.lead.send_replace(false);
                 self.metrics.set_leader(false);
                 e.release().await?;
             }
             None => {
                 self.leading.store(false, SeqCst);
+                self.lead.send_replace(false);
                 self.metrics.set_leader(false);
             }
         }
@@ -226,7 +234,10 @@ impl Daemon {
     }
 
     /// Runs every `interval` until `stop` resolves; errors of one run are
-    /// reported and counted, and the loop goes on.
+    /// reported and counted, and the loop goes on. A replica whose last run
+    /// found another one leading runs the moment it takes the lease over,
+    /// not at its next tick (with the chart's 5m interval a hand-over would
+    /// otherwise leave the cluster unattended for minutes).
     pub async fn run_loop(
         &self,
         interval: Duration,
@@ -234,14 +245,20 @@ impl Daemon {
         mut on_run: impl FnMut(&Result<RunResult, Error>),
     ) {
         tokio::pin!(stop);
+        let mut lead = self.lead.subscribe();
         let mut next = Instant::now();
+        let mut follower = false;
         loop {
             let wait = next.saturating_duration_since(Instant::now());
             tokio::select! {
                 _ = &mut stop => return,
                 _ = tokio::time::sleep(wait) => {}
+                Ok(_) = lead.wait_for(|&l| l), if follower => {}
             }
             next = Instant::now() + interval;
+            // A run without the lease (another replica leads, or the
+            // election fails) is followed by one as soon as it is ours.
+            follower = !self.is_leader();
             let result = self.run_once().await;
             if result.is_err() {
                 self.metrics.run("error");

@@ -509,3 +509,54 @@ async fn healthz_and_metrics_are_served() {
         "{body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_leader_runs_as_soon_as_it_holds_the_lease() {
+    let s = setup("run-at-once").await;
+    let daemon = |identity: &str| {
+        Daemon::new(
+            s.client.clone(),
+            Policy::default_profile(),
+            false,
+            Some(lease(identity)),
+            Metrics::new(),
+        )
+        .unwrap()
+    };
+    let (a, b) = (daemon("replica-a"), daemon("replica-b"));
+    a.start_election(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !a.is_leader() {
+        assert!(std::time::Instant::now() < deadline, "a never led");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    b.start_election(Duration::from_millis(20));
+    // b runs every hour: its first run finds a leading; when a hands the
+    // lease over, b must act at once, not an hour later.
+    let (tx, mut runs) = tokio::sync::mpsc::unbounded_channel();
+    let b_loop = b.run_loop(
+        Duration::from_secs(3600),
+        std::future::pending(),
+        move |r| {
+            let _ = tx.send(matches!(r, Ok(RunResult::Ran { .. })));
+        },
+    );
+    let check = async {
+        assert_eq!(runs.recv().await, Some(false), "b's first run: a leads");
+        a.release().await.unwrap();
+        let released = std::time::Instant::now();
+        let ran = tokio::time::timeout(Duration::from_secs(10), runs.recv())
+            .await
+            .expect("b did not run within 10 s of taking the lease over");
+        assert_eq!(ran, Some(true));
+        released.elapsed()
+    };
+    let took = tokio::select! {
+        _ = b_loop => unreachable!("the loop only ends when stopped"),
+        took = check => took,
+    };
+    assert!(
+        took < Duration::from_secs(5),
+        "first run {took:?} after the hand-over"
+    );
+}
