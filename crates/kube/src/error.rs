@@ -19,6 +19,19 @@ pub enum Error {
         /// What was wrong with it.
         message: String,
     },
+    /// A setting of the kubeconfig's context (its cluster's or its user's)
+    /// cannot be used to reach the cluster: a certificate that cannot be
+    /// read, a failing exec plugin, a proxy. `field` names it, so the user
+    /// knows what to fix.
+    #[error("cannot use {field}{}: {message}", path.as_ref().map(|p| format!(" in the kubeconfig {}", p.display())).unwrap_or_default())]
+    Setting {
+        /// The kubeconfig field (`users[].user.client-key-data of user "alice"`).
+        field: String,
+        /// The file, when one was given with `--kubeconfig`.
+        path: Option<PathBuf>,
+        /// Why it cannot be used.
+        message: String,
+    },
     /// No kubeconfig was found and podplace is not running inside a cluster.
     #[error("no cluster configured: {kubeconfig}; and not running in a cluster: {in_cluster}")]
     NoConfig {
@@ -72,8 +85,10 @@ pub enum Error {
 
 impl Error {
     /// The process exit code DESIGN.md gives this error: 2 for bad input or
-    /// usage (a kubeconfig that cannot be used, an invalid name), 3 for
-    /// everything the cluster or the network did.
+    /// usage (a kubeconfig that cannot be read or names no usable context,
+    /// an invalid name), 3 for everything the cluster or the network did and
+    /// for a context whose settings cannot reach the cluster
+    /// ([`Error::Setting`]).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Kubeconfig { .. } | Error::InvalidName { .. } => 2,
