@@ -1,0 +1,239 @@
+//! The harness itself, against the real processes: the server's version,
+//! simulated nodes, the real scheduler binding a Deployment's pods, a real
+//! `kubectl drain`, and a `podplace snapshot` of the live cluster.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::{ensure, Context as _, Result};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
+use podplace_envtest::wait_until;
+
+use crate::support::*;
+
+/// This module's tests.
+pub fn tests() -> Vec<LiveTest> {
+    live_tests![
+        serves_version_1_36,
+        nodes_become_ready,
+        deployment_scheduled_and_available,
+        kubectl_drain_moves_pods,
+        snapshot_loads_back,
+    ]
+}
+
+async fn serves_version_1_36(live: &Live) -> Result<()> {
+    let v = live.client.apiserver_version().await?;
+    ensure!(
+        v.major == "1" && v.minor == "36",
+        "server version {}.{}",
+        v.major,
+        v.minor
+    );
+    Ok(())
+}
+
+async fn nodes_become_ready(live: &Live) -> Result<()> {
+    let names = live
+        .add_simple_nodes("smoke-ready", 2, 1, "4", "8Gi")
+        .await?;
+    let nodes: Api<Node> = Api::all(live.client.clone());
+    for n in &names {
+        let node = nodes.get(n).await?;
+        ensure!(
+            podplace_envtest::node_ready(&node),
+            "{n} is not ready: {node:?}"
+        );
+        let cpu = node
+            .status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|a| a.get("cpu"));
+        ensure!(
+            cpu.is_some_and(|q| q.0 == "4"),
+            "{n} allocatable cpu {cpu:?}"
+        );
+    }
+    // The Lease is renewed (heartbeats keep the node Ready).
+    let leases: Api<Lease> = Api::namespaced(live.client.clone(), "kube-node-lease");
+    let renew = |l: Lease| l.spec.and_then(|s| s.renew_time).map(|t| t.0);
+    let first = renew(leases.get(&names[0]).await?).context("lease has no renewTime")?;
+    wait_until(
+        "the node Lease to be renewed",
+        Duration::from_secs(30),
+        Duration::from_millis(500),
+        || {
+            let leases = leases.clone();
+            let name = names[0].clone();
+            async move {
+                let l = leases.get(&name).await?;
+                Ok::<_, kube::Error>(renew(l).filter(|t| *t > first).map(|_| ()))
+            }
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+const WEB: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 30
+      containers:
+      - name: web
+        image: registry.example/web:1
+        resources:
+          requests: {cpu: 500m, memory: 256Mi}
+"#;
+
+async fn deployment_scheduled_and_available(live: &Live) -> Result<()> {
+    let nodes: BTreeSet<String> = live
+        .add_simple_nodes("smoke-deploy", 3, 3, "2", "4Gi")
+        .await?
+        .into_iter()
+        .collect();
+    let ns = live.namespace("smoke-deploy").await?;
+    live.apply_yaml(&ns, WEB).await?;
+    live.wait_deployment_available(&ns, "web").await?;
+    let pods = live.pods(&ns).await?;
+    ensure!(pods.len() == 3, "{} pods", pods.len());
+    for p in &pods {
+        let node = node_of(p).context("a pod is not bound")?;
+        ensure!(
+            nodes.contains(node),
+            "pod bound to {node}, not one of {nodes:?}"
+        );
+        ensure!(
+            pod_ready(p),
+            "pod {} not Ready",
+            p.metadata.name.as_deref().unwrap_or("")
+        );
+    }
+    // The real kube-scheduler bound them: its Scheduled events say so.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(live.client.clone(), &ns);
+    let scheduled = events
+        .list(&kube::api::ListParams::default().fields("reason=Scheduled"))
+        .await?
+        .items;
+    ensure!(
+        scheduled
+            .iter()
+            .filter(|e| e.reporting_component.as_deref() == Some("default-scheduler"))
+            .count()
+            == 3,
+        "Scheduled events: {:?}",
+        scheduled
+            .iter()
+            .map(|e| (&e.reporting_component, &e.message))
+            .collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+async fn kubectl_drain_moves_pods(live: &Live) -> Result<()> {
+    let nodes = live
+        .add_simple_nodes("smoke-drain", 2, 1, "4", "8Gi")
+        .await?;
+    let ns = live.namespace("smoke-drain").await?;
+    live.apply_yaml(&ns, WEB).await?;
+    live.wait_deployment_available(&ns, "web").await?;
+    let victim = &nodes[0];
+    let before: Vec<String> = live
+        .pods(&ns)
+        .await?
+        .iter()
+        .filter(|p| node_of(p) == Some(victim.as_str()))
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    if before.is_empty() {
+        // The scheduler spread them as it saw fit: drain the other node.
+        anyhow::bail!("no pod landed on {victim}: the scheduler put all 3 on one node");
+    }
+    live.kubectl(&[
+        "drain",
+        victim,
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--timeout=90s",
+    ])?;
+    live.wait_deployment_available(&ns, "web").await?;
+    let pods = live.pods(&ns).await?;
+    for p in &pods {
+        let name = p.metadata.name.as_deref().unwrap_or("");
+        ensure!(
+            !before.iter().any(|b| b == name),
+            "drained pod {name} still exists"
+        );
+        ensure!(
+            node_of(p) == Some(nodes[1].as_str()),
+            "pod {name} on {:?} after the drain",
+            node_of(p)
+        );
+    }
+    let node: Node = Api::all(live.client.clone()).get(victim).await?;
+    ensure!(
+        node.spec.and_then(|s| s.unschedulable) == Some(true),
+        "{victim} is not cordoned"
+    );
+    Ok(())
+}
+
+async fn snapshot_loads_back(live: &Live) -> Result<()> {
+    let nodes = live
+        .add_simple_nodes("smoke-snap", 2, 2, "4", "8Gi")
+        .await?;
+    let ns = live.namespace("smoke-snap").await?;
+    live.apply_yaml(&ns, WEB).await?;
+    live.wait_deployment_available(&ns, "web").await?;
+    let dir = Scratch::new("snapshot")?;
+    let kc = live.kubeconfig().display().to_string();
+    let (out, err, code) = live.podplace(
+        &dir.0,
+        &["snapshot", "--kubeconfig", &kc, "-o", "snap.yaml"],
+    );
+    ensure!(code == 0, "snapshot exit {code}: {out}{err}");
+    let inv =
+        podplace_model::load::load(&[podplace_model::load::Source::Path(dir.join("snap.yaml"))])
+            .map_err(|e| anyhow::anyhow!("the snapshot does not load: {e}"))?;
+    let snap_nodes: BTreeSet<&str> = inv
+        .nodes
+        .iter()
+        .filter_map(|n| n.object.metadata.name.as_deref())
+        .collect();
+    for n in &nodes {
+        ensure!(
+            snap_nodes.contains(n.as_str()),
+            "node {n} missing from the snapshot: {snap_nodes:?}"
+        );
+    }
+    let ours: Vec<_> = inv
+        .pods
+        .iter()
+        .filter(|p| p.object.metadata.namespace.as_deref() == Some(ns.as_str()))
+        .collect();
+    ensure!(
+        ours.len() == 3,
+        "{} pods of {ns} in the snapshot",
+        ours.len()
+    );
+    ensure!(
+        ours.iter()
+            .all(|p| node_of(&p.object).is_some_and(|n| nodes.contains(&n.to_string()))),
+        "snapshot pods not bound to our nodes"
+    );
+    let (out, err, code) = live.podplace(&dir.0, &["place", "-f", "snap.yaml"]);
+    ensure!(code == 0, "place -f snap.yaml exit {code}: {out}{err}");
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! A child process the harness owns: output to a log file, stopped by its PID
+//! (SIGTERM, then SIGKILL after a deadline) when stopped or dropped, so no
+//! test leaves a control plane running, also when it panics.
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use crate::error::{Context, Result};
+
+/// How long a process gets to exit after SIGTERM before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A running (or stopped, restartable) child process.
+pub struct Process {
+    name: String,
+    program: PathBuf,
+    args: Vec<OsString>,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Process {
+    /// Starts `program args`, appending its stdout and stderr to `log`.
+    pub fn spawn(name: &str, program: &Path, args: Vec<OsString>, log: &Path) -> Result<Process> {
+        let mut p = Process {
+            name: name.to_string(),
+            program: program.to_path_buf(),
+            args,
+            log: log.to_path_buf(),
+            child: None,
+        };
+        p.start()?;
+        Ok(p)
+    }
+
+    /// Starts the process again with the same arguments (after [`Process::stop`]);
+    /// a no-op while it runs.
+    pub fn start(&mut self) -> Result<()> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        let out = open_log(&self.log)?;
+        let err = out
+            .try_clone()
+            .with_context(|| format!("{}: log file", self.name))?;
+        let child = Command::new(&self.program)
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("starting {} ({})", self.name, self.program.display()))?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// The component's name, as in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The log file its output goes to.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Its PID while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// `Some(status)` once it has exited on its own (reaps it).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        let status = self.child.as_mut()?.try_wait().ok().flatten()?;
+        self.child = None;
+        Some(status)
+    }
+
+    /// Stops it: SIGTERM, then SIGKILL if it has not exited within `grace`.
+    /// Returns how long it took. A no-op when it is not running.
+    pub fn stop(&mut self, grace: Duration) -> Duration {
+        let start = Instant::now();
+        let Some(mut child) = self.child.take() else {
+            return Duration::ZERO;
+        };
+        if let Ok(Some(_)) = child.try_wait() {
+            return start.elapsed();
+        }
+        if let Ok(pid) = i32::try_from(child.id()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+        while start.elapsed() < grace {
+            if let Ok(Some(_)) = child.try_wait() {
+                return start.elapsed();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        start.elapsed()
+    }
+
+    /// The last `lines` lines of its log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.log, lines)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop(STOP_GRACE);
+    }
+}
+
+fn open_log(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening log {}", path.display()))
+}
+
+/// The last `lines` lines of the file at `path` (empty when unreadable).
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+impl Process {
+    /// A process that was never started (a placeholder until it is).
+    pub(crate) fn idle(name: &str) -> Process {
+        Process {
+            name: name.to_string(),
+            program: PathBuf::new(),
+            args: Vec::new(),
+            log: PathBuf::new(),
+            child: None,
+        }
+    }
+}
