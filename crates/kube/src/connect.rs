@@ -457,23 +457,68 @@ fn tls_config(config: &Config, origin: &Origin) -> Result<rustls::ClientConfig, 
             .key_provider
             .load_private_key(identity.key)
             .map_err(|e| origin.setting(identity.key_field.clone(), e.to_string()))?;
-        let certified = CertifiedKey::new(identity.chain, key);
-        // webpki reads X.509 v3 certificates only; a v1 certificate's key is
-        // checked by the API server during the handshake.
-        if let Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) =
-            certified.keys_match()
-        {
-            return Err(origin.setting(
-                identity.key_field,
-                format!(
-                    "the key does not belong to the certificate of {}",
-                    identity.cert_field
-                ),
-            ));
+        // As kubectl does, a key that is not the certificate's is refused
+        // here, not by the server in the middle of a handshake. rustls'
+        // own check (CertifiedKey::keys_match) reads the certificate with
+        // webpki, which refuses X.509 v1, so the public keys are compared
+        // here.
+        let cert_spki = identity
+            .chain
+            .first()
+            .and_then(|c| subject_public_key_info(c));
+        if let (Some(cert_spki), Some(key_spki)) = (cert_spki, key.public_key()) {
+            if cert_spki != key_spki.as_ref() {
+                return Err(origin.setting(
+                    identity.key_field,
+                    format!(
+                        "the key does not belong to the certificate of {}",
+                        identity.cert_field
+                    ),
+                ));
+            }
         }
+        let certified = CertifiedKey::new(identity.chain, key);
         tls.client_auth_cert_resolver = Arc::new(SingleCertAndKey::from(certified));
     }
     Ok(tls)
+}
+
+/// The `subjectPublicKeyInfo` (its whole DER element) of a DER X.509
+/// certificate of any version: Certificate → tbsCertificate → after the
+/// optional `[0]` version, the serial number, signature algorithm, issuer,
+/// validity and subject. None when the DER does not have that shape.
+fn subject_public_key_info(cert: &[u8]) -> Option<&[u8]> {
+    let (_, certificate, _) = der_element(cert)?;
+    let (_, mut tbs, _) = der_element(certificate)?;
+    if der_element(tbs)?.0 == 0xa0 {
+        tbs = der_element(tbs)?.2;
+    }
+    for _ in 0..5 {
+        tbs = der_element(tbs)?.2;
+    }
+    let (tag, _, rest) = der_element(tbs)?;
+    (tag == 0x30).then(|| &tbs[..tbs.len() - rest.len()])
+}
+
+/// The first DER element of `der`: its (single-byte) tag, its contents and
+/// the bytes after it.
+fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let (bytes, rest) = rest.split_at(n);
+        let len = bytes
+            .iter()
+            .fold(0usize, |len, &b| (len << 8) | usize::from(b));
+        (len, rest)
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
 }
 
 /// The kubeconfig's client certificate chain and key, with the fields they

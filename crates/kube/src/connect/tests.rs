@@ -460,6 +460,12 @@ async fn unusable_settings_name_their_field_and_exit_3() {
         ),
         (
             vec![server.clone(), ca.clone()],
+            data_identity("client-v1.crt", "other.key"),
+            "users[].user.client-key-data of user \"u\"",
+            "does not belong to the certificate of users[].user.client-certificate-data",
+        ),
+        (
+            vec![server.clone(), ca.clone()],
             vec![
                 "client-certificate-data: not-base64!".into(),
                 format!("client-key-data: {}", b64(&fixture("client-v1.key"))),
@@ -542,5 +548,47 @@ async fn unusable_settings_name_their_field_and_exit_3() {
             message.contains(&k.display().to_string()),
             "names the file: {message}"
         );
+    }
+}
+
+#[test]
+fn subject_public_key_info_is_found_in_v1_and_v3_certificates() {
+    let provider = rustls::crypto::ring::default_provider();
+    for (cert, key) in [
+        ("client-v1.crt", "client-v1.key"),
+        ("client-v3.crt", "client-v3.key"),
+        ("server.crt", "server.key"),
+    ] {
+        let key = provider
+            .key_provider
+            .load_private_key(PrivateKeyDer::from_pem_slice(&fixture(key)).expect("key"))
+            .expect("loads");
+        let spki = key.public_key().expect("the key's public key");
+        assert_eq!(
+            subject_public_key_info(&der(cert)),
+            Some(spki.as_ref()),
+            "{cert}"
+        );
+    }
+    let other = provider
+        .key_provider
+        .load_private_key(PrivateKeyDer::from_pem_slice(&fixture("other.key")).expect("key"))
+        .expect("loads");
+    assert_ne!(
+        subject_public_key_info(&der("client-v3.crt")),
+        other.public_key().as_ref().map(|k| k.as_ref())
+    );
+    // Not a certificate: no answer, no panic.
+    for bad in [
+        &b""[..],
+        b"\x30",
+        b"\x30\x84\xff\xff\xff\xff",
+        b"\x30\x03\x30\x01",
+    ] {
+        assert_eq!(subject_public_key_info(bad), None);
+    }
+    let v1 = der("client-v1.crt");
+    for cut in 0..v1.len() {
+        let _ = subject_public_key_info(&v1[..cut]);
     }
 }
