@@ -57,6 +57,18 @@ pub struct RebalanceArgs {
     /// This replica's identity in the election (default: $POD_NAME or the host name, with a random suffix).
     #[arg(long, value_name = "ID")]
     pub identity: Option<String>,
+    /// How long the Lease is valid without renewal: another replica takes
+    /// it over after this long (client-go's default).
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub lease_duration: String,
+    /// How long the leader keeps acting without a successful renewal;
+    /// shorter than --lease-duration.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub renew_deadline: String,
+    /// Pause between leader election rounds (renewing, or trying to take
+    /// the Lease); shorter than --renew-deadline.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub retry_period: String,
     /// How long to wait for a replacement to be bound, and a wave to be Ready.
     #[arg(long, default_value = "5m", value_name = "DURATION")]
     pub wait_timeout: String,
@@ -176,6 +188,42 @@ fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, Str
     })
 }
 
+/// Leader election timing from the flags.
+struct ElectionTiming {
+    lease_duration: Duration,
+    renew_deadline: Duration,
+    retry_period: Duration,
+}
+
+/// The election flags, checked as client-go checks them: the leader must
+/// stop acting (renew deadline) before anyone may take over (lease
+/// duration), and try to renew more than once within its deadline.
+fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, String> {
+    let t = ElectionTiming {
+        lease_duration: duration("lease-duration", &args.lease_duration)?,
+        renew_deadline: duration("renew-deadline", &args.renew_deadline)?,
+        retry_period: duration("retry-period", &args.retry_period)?,
+    };
+    if t.lease_duration < Duration::from_secs(1) {
+        return Err(
+            "--lease-duration must be at least 1s (the Lease counts whole seconds)".to_string(),
+        );
+    }
+    if t.renew_deadline >= t.lease_duration {
+        return Err(format!(
+            "--renew-deadline ({}) must be shorter than --lease-duration ({})",
+            args.renew_deadline, args.lease_duration
+        ));
+    }
+    if t.retry_period.is_zero() || t.retry_period.mul_f64(1.2) >= t.renew_deadline {
+        return Err(format!(
+            "--retry-period ({}) must be more than 0 and shorter than --renew-deadline ({}) / 1.2",
+            args.retry_period, args.renew_deadline
+        ));
+    }
+    Ok(t)
+}
+
 fn exit_of(e: &podplace_rebalance::Error) -> Exit {
     match e.exit_code() {
         3 => Exit::ClusterError,
@@ -218,6 +266,13 @@ async fn live(
                 return Ok(Exit::BadInput);
             }
         };
+        let timing = match election_timing(&args) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        };
         let lease = if args.lease == "none" {
             None
         } else {
@@ -229,7 +284,10 @@ async fn live(
                 return Ok(Exit::BadInput);
             };
             let identity = args.identity.clone().unwrap_or_else(default_identity);
-            Some(LeaseConfig::new(ns, name, &identity))
+            let mut config = LeaseConfig::new(ns, name, &identity);
+            config.lease_duration = timing.lease_duration;
+            config.renew_deadline = timing.renew_deadline;
+            Some(config)
         };
         let mut daemon = match Daemon::new(client, policy, args.execute, lease, metrics.clone()) {
             Ok(d) => d,
@@ -240,7 +298,7 @@ async fn live(
         };
         daemon.plan_opts = plan_opts;
         daemon.exec_opts = exec_opts;
-        let addr = match serve(&args.listen, metrics).await {
+        let addr = match serve(&args.listen, metrics, daemon.health()).await {
             Ok(a) => a,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -252,7 +310,7 @@ async fn live(
             podplace_rebalance::duration::format_duration(interval),
             if args.execute { "evicting" } else { "dry run" }
         );
-        daemon.start_election(Duration::from_secs(2));
+        daemon.start_election(timing.retry_period);
         let output = args.output;
         let execute = args.execute;
         let stop = async {

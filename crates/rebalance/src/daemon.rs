@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::header::CONTENT_TYPE;
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
@@ -26,8 +27,10 @@ use crate::planner::{plan, PlanOptions};
 use crate::policy::Policy;
 
 /// Serves `/healthz` and `/metrics` on `address` (port 0 picks one) until
-/// the process ends; returns the address it listens on.
-pub async fn serve(address: &str, metrics: Metrics) -> Result<SocketAddr, Error> {
+/// the process ends; returns the address it listens on. `/healthz` answers
+/// 200 `ok` while the process can do its job and 503 with the reason when
+/// it cannot ([`Health::problem`]).
+pub async fn serve(address: &str, metrics: Metrics, health: Health) -> Result<SocketAddr, Error> {
     let err = |e: std::io::Error| Error::Serve {
         address: address.to_string(),
         message: e.to_string(),
@@ -35,7 +38,18 @@ pub async fn serve(address: &str, metrics: Metrics) -> Result<SocketAddr, Error>
     let listener = tokio::net::TcpListener::bind(address).await.map_err(err)?;
     let local = listener.local_addr().map_err(err)?;
     let app = Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/healthz",
+            get(move || {
+                let problem = health.problem();
+                async move {
+                    match problem {
+                        None => (StatusCode::OK, "ok\n".to_string()),
+                        Some(p) => (StatusCode::SERVICE_UNAVAILABLE, format!("unhealthy: {p}\n")),
+                    }
+                }
+            }),
+        )
         .route(
             "/metrics",
             get(move || {
@@ -57,6 +71,60 @@ pub async fn serve(address: &str, metrics: Metrics) -> Result<SocketAddr, Error>
     });
     Ok(local)
 }
+
+/// What the campaign task last found, published to the loop, the leader
+/// checks and `/healthz`.
+#[derive(Debug, Clone)]
+struct Election {
+    /// Rounds done so far (the first run waits for the first).
+    rounds: u64,
+    /// Whether this replica holds the lease.
+    leading: bool,
+    /// Until when the last renewal lets it act (the renew deadline after
+    /// it); `None` without leader election: always.
+    valid_until: Option<Instant>,
+    /// Since when rounds fail, and the last round's error.
+    failing: Option<(Instant, String)>,
+}
+
+/// Whether the process can do its job, for `/healthz`: it cannot when
+/// leader election has failed for longer than the lease duration (the
+/// Lease cannot be read or written: forbidden, unauthorized, unreachable),
+/// or when its last run failed.
+#[derive(Debug, Clone)]
+pub struct Health {
+    election: tokio::sync::watch::Receiver<Election>,
+    last_run: Arc<std::sync::Mutex<Option<String>>>,
+    lease_duration: Option<Duration>,
+}
+
+impl Health {
+    /// Why the process cannot do its job now; `None` when it can.
+    pub fn problem(&self) -> Option<String> {
+        if let (Some(limit), Some((since, error))) =
+            (self.lease_duration, &self.election.borrow().failing)
+        {
+            let failed = since.elapsed();
+            if failed >= limit {
+                return Some(format!(
+                    "leader election has failed for {}s (longer than the lease duration, {}s): {error}",
+                    failed.as_secs(),
+                    limit.as_secs()
+                ));
+            }
+        }
+        let last = self
+            .last_run
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        last.map(|e| format!("the last run failed: {e}"))
+    }
+}
+
+/// A leader election failure is logged again after this long while it
+/// lasts (it is logged at once when it starts or changes).
+pub const FAILURE_REMINDER: Duration = Duration::from_secs(600);
 
 /// What one run of the loop did.
 #[derive(Debug, Clone)]
@@ -85,9 +153,12 @@ pub struct Daemon {
     /// The metrics it updates.
     pub metrics: Metrics,
     elector: Option<Arc<Mutex<LeaderElector>>>,
-    leading: Arc<std::sync::atomic::AtomicBool>,
-    /// `leading`'s changes, for the loop to wake when it takes the lease.
-    lead: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The lease, for messages; `None` without leader election.
+    lease: Option<LeaseConfig>,
+    /// What the campaign found; the loop wakes on its changes.
+    election: Arc<tokio::sync::watch::Sender<Election>>,
+    /// The last run's error, for `/healthz`.
+    last_run: Arc<std::sync::Mutex<Option<String>>>,
     resigned: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -110,9 +181,18 @@ impl Daemon {
         lease: Option<LeaseConfig>,
         metrics: Metrics,
     ) -> Result<Daemon, Error> {
-        let elector = match lease {
-            Some(l) => Some(Arc::new(Mutex::new(LeaderElector::new(client.clone(), l)?))),
+        let elector = match &lease {
+            Some(l) => Some(Arc::new(Mutex::new(LeaderElector::new(
+                client.clone(),
+                l.clone(),
+            )?))),
             None => None,
+        };
+        let election = Election {
+            rounds: 0,
+            leading: elector.is_none(),
+            valid_until: None,
+            failing: None,
         };
         Ok(Daemon {
             client,
@@ -121,68 +201,136 @@ impl Daemon {
             exec_opts: ExecuteOptions::default(),
             execute,
             metrics,
-            leading: Arc::new(std::sync::atomic::AtomicBool::new(elector.is_none())),
-            lead: Arc::new(tokio::sync::watch::Sender::new(elector.is_none())),
+            lease,
+            election: Arc::new(tokio::sync::watch::Sender::new(election)),
+            last_run: Arc::new(std::sync::Mutex::new(None)),
             resigned: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             elector,
         })
     }
 
+    /// What `/healthz` reports for this daemon (pass it to [`serve`]).
+    pub fn health(&self) -> Health {
+        Health {
+            election: self.election.subscribe(),
+            last_run: self.last_run.clone(),
+            lease_duration: self.lease.as_ref().map(|l| l.lease_duration),
+        }
+    }
+
     /// Starts renewing (or trying to take) the lease every `retry` in a task
     /// of its own. Without leader election this does nothing.
+    ///
+    /// It logs what changes, not every round: taking or losing the lease,
+    /// who leads, a failing round (again every [`FAILURE_REMINDER`] while
+    /// the same failure goes on) and the recovery.
     pub fn start_election(&self, retry: Duration) {
-        let Some(elector) = self.elector.clone() else {
+        let (Some(elector), Some(config)) = (self.elector.clone(), self.lease.clone()) else {
             return;
         };
-        let leading = self.leading.clone();
-        let lead = self.lead.clone();
+        let election = self.election.clone();
         let resigned = self.resigned.clone();
         let metrics = self.metrics.clone();
         tokio::spawn(async move {
+            let lease = format!("{}/{}", config.namespace, config.name);
+            let mut logged_failure: Option<(String, Instant)> = None;
+            let mut holder_seen: Option<Option<String>> = None;
             loop {
                 let mut e = elector.lock().await;
                 if resigned.load(std::sync::atomic::Ordering::SeqCst) {
                     return;
                 }
                 let state = e.try_acquire_or_renew().await;
-                let now = matches!(state, Ok(LeaderState::Leader { .. })) && e.is_leader();
+                let now = Instant::now();
+                let leading = matches!(state, Ok(LeaderState::Leader { .. })) && e.is_leader();
                 // Published while the elector is locked, so a release()
                 // waiting for the lock always has the last word.
-                leading.store(now, std::sync::atomic::Ordering::SeqCst);
-                lead.send_if_modified(|l| std::mem::replace(l, now) != now);
-                metrics.set_leader(now);
+                let was_leading = election.borrow().leading;
+                election.send_modify(|el| {
+                    el.rounds += 1;
+                    el.leading = leading;
+                    el.valid_until = leading.then(|| now + config.renew_deadline);
+                    el.failing = match &state {
+                        Ok(_) => None,
+                        Err(err) => Some((
+                            el.failing.as_ref().map_or(now, |(since, _)| *since),
+                            err.to_string(),
+                        )),
+                    };
+                });
+                metrics.set_leader(leading);
                 drop(e);
-                if let Err(err) = &state {
-                    eprintln!("warning: leader election: {err}");
+                match &state {
+                    Err(err) => {
+                        let text = err.to_string();
+                        let repeat = logged_failure.as_ref().is_some_and(|(last, at)| {
+                            *last == text && at.elapsed() < FAILURE_REMINDER
+                        });
+                        if !repeat {
+                            eprintln!("warning: leader election: {text}");
+                            logged_failure = Some((text, Instant::now()));
+                        }
+                    }
+                    Ok(s) => {
+                        if logged_failure.take().is_some() {
+                            eprintln!(
+                                "leader election: lease {lease} can be read and written again"
+                            );
+                        }
+                        let holder = match s {
+                            LeaderState::Leader { .. } => Some(config.identity.clone()),
+                            LeaderState::Follower { holder } => holder.clone(),
+                        };
+                        if !leading && holder_seen.as_ref() != Some(&holder) {
+                            if let Some(h) = &holder {
+                                if *h != config.identity {
+                                    eprintln!("leader election: {h} holds lease {lease}");
+                                }
+                            }
+                            holder_seen = Some(holder);
+                        }
+                    }
+                }
+                if leading != was_leading {
+                    if leading {
+                        eprintln!(
+                            "leader election: leading (lease {lease}, identity {})",
+                            config.identity
+                        );
+                        holder_seen = None;
+                    } else {
+                        eprintln!("leader election: no longer leading (lease {lease})");
+                    }
                 }
                 tokio::time::sleep(retry).await;
             }
         });
     }
 
-    /// Whether this replica may act now.
+    /// Whether this replica may act now: it holds the lease and renewed it
+    /// within the renew deadline (a renewal that hangs does not extend it).
     pub fn is_leader(&self) -> bool {
-        self.leading.load(std::sync::atomic::Ordering::SeqCst)
+        let e = self.election.borrow();
+        e.leading && e.valid_until.is_none_or(|t| Instant::now() < t)
     }
 
     /// Stops campaigning and gives the lease up so another replica can take
-    /// over at once (on shutdown).
+    /// over at once (on shutdown), as client-go's ReleaseOnCancel does.
     pub async fn release(&self) -> Result<(), Error> {
         use std::sync::atomic::Ordering::SeqCst;
+        let step_down = |e: &mut Election| e.leading = false;
         match &self.elector {
             Some(e) => {
                 // Under the elector's lock, so the campaign task cannot
                 // publish leadership after this.
                 let mut e = e.lock().await;
                 self.resigned.store(true, SeqCst);
-                self.leading.store(false, SeqCst);
-                self.lead.send_replace(false);
+                self.election.send_modify(step_down);
                 self.metrics.set_leader(false);
                 e.release().await?;
             }
             None => {
-                self.leading.store(false, SeqCst);
-                self.lead.send_replace(false);
+                self.election.send_modify(step_down);
                 self.metrics.set_leader(false);
             }
         }
@@ -190,9 +338,33 @@ impl Daemon {
     }
 
     /// One run: read the cluster, plan, and execute when asked — if leading.
+    /// Counted in `runs_total` by result; an error (including leader
+    /// election failing, when whether this replica leads is unknown) is
+    /// counted as `error` and shown by `/healthz`.
     pub async fn run_once(&self) -> Result<RunResult, Error> {
+        let result = self.run_leading().await;
+        match &result {
+            Ok(RunResult::NotLeader) => self.metrics.run("not_leader"),
+            Ok(RunResult::Ran { .. }) => {}
+            Err(_) => self.metrics.run("error"),
+        }
+        // A failing election is judged by how long it fails, not per run.
+        let failure = match &result {
+            Err(e) if !matches!(e, Error::LeaderElection { .. }) => Some(e.to_string()),
+            _ => None,
+        };
+        *self.last_run.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+        result
+    }
+
+    async fn run_leading(&self) -> Result<RunResult, Error> {
         if !self.is_leader() {
-            self.metrics.run("not_leader");
+            if let Some((since, message)) = self.election.borrow().failing.clone() {
+                return Err(Error::LeaderElection {
+                    seconds: since.elapsed().as_secs(),
+                    message,
+                });
+            }
             return Ok(RunResult::NotLeader);
         }
         let fetched = fetch_inventory(&self.client, &self.exec_opts.fetch).await?;
@@ -212,8 +384,11 @@ impl Daemon {
                 execution: None,
             });
         }
-        let leading = self.leading.clone();
-        let still = move || leading.load(std::sync::atomic::Ordering::SeqCst);
+        let election = self.election.clone();
+        let still = move || {
+            let e = election.borrow();
+            e.leading && e.valid_until.is_none_or(|t| Instant::now() < t)
+        };
         let report = execute(
             &self.client,
             &self.policy,
@@ -245,7 +420,15 @@ impl Daemon {
         mut on_run: impl FnMut(&Result<RunResult, Error>),
     ) {
         tokio::pin!(stop);
-        let mut lead = self.lead.subscribe();
+        let mut election = self.election.subscribe();
+        if self.elector.is_some() {
+            // The first run waits for the first round of the election
+            // (start_election), so it knows whether it leads.
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = election.wait_for(|e| e.rounds > 0) => {}
+            }
+        }
         let mut next = Instant::now();
         let mut follower = false;
         loop {
@@ -253,16 +436,13 @@ impl Daemon {
             tokio::select! {
                 _ = &mut stop => return,
                 _ = tokio::time::sleep(wait) => {}
-                Ok(_) = lead.wait_for(|&l| l), if follower => {}
+                Ok(_) = election.wait_for(|e| e.leading), if follower => {}
             }
             next = Instant::now() + interval;
             // A run without the lease (another replica leads, or the
             // election fails) is followed by one as soon as it is ours.
             follower = !self.is_leader();
             let result = self.run_once().await;
-            if result.is_err() {
-                self.metrics.run("error");
-            }
             on_run(&result);
         }
     }

@@ -33,6 +33,15 @@ pub enum Error {
     /// The cluster or its API failed.
     #[error("{0}")]
     Kube(#[from] podplace_kube::Error),
+    /// Leader election fails (the Lease cannot be read or written), so
+    /// whether this replica may act is unknown: the run did nothing.
+    #[error("leader election has failed for {seconds}s: {message}")]
+    LeaderElection {
+        /// How long it has failed.
+        seconds: u64,
+        /// The last round's error.
+        message: String,
+    },
     /// Serving `/healthz` and `/metrics` failed.
     #[error("cannot serve metrics on {address}: {message}")]
     Serve {
@@ -48,7 +57,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Kube(e) => e.exit_code(),
-            Error::Serve { .. } => 3,
+            Error::Serve { .. } | Error::LeaderElection { .. } => 3,
             _ => 2,
         }
     }

@@ -76,6 +76,22 @@ impl Running {
         }
     }
 
+    /// The lines written so far that were not read yet.
+    fn drain(&mut self) -> Vec<String> {
+        let fresh: Vec<String> = self.lines.try_iter().collect();
+        self.seen.extend(fresh.iter().cloned());
+        fresh
+    }
+
+    /// Waits for the startup line; the address /healthz and /metrics are on.
+    fn listening(&mut self) -> std::net::SocketAddr {
+        let line = self.wait_for_line("/healthz and /metrics on ");
+        line.rsplit(' ')
+            .next()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+    }
+
     /// Sends `signal` (`TERM`, `INT`) to the process by its PID.
     fn signal(&self, signal: &str) {
         let status = Command::new("kill")
@@ -103,6 +119,36 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// `GET path` on `addr`: the whole HTTP response.
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut out = String::new();
+    stream.read_to_string(&mut out).expect("read");
+    out
+}
+
+/// Polls `GET path` until `done` holds for the response, within [`DEADLINE`].
+fn poll_http(addr: std::net::SocketAddr, path: &str, done: impl Fn(&str) -> bool) -> String {
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let response = http_get(addr, path);
+        if done(&response) {
+            return response;
+        }
+        assert!(
+            Instant::now() < until,
+            "{path} never as expected: {response}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -140,4 +186,88 @@ fn an_idle_execute_run_says_nothing_to_evict_not_dry_run() {
     assert_eq!(line, "nothing to evict");
     p.signal("INT");
     assert_eq!(p.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn a_forbidden_lease_turns_healthz_unhealthy_and_is_logged_once() {
+    let (_server, dir) = live_cluster("lease-forbidden");
+    let mut p = Running::start(
+        &dir.0,
+        &[
+            "rebalance",
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "pod-lister",
+            "--interval",
+            "1h",
+            "--listen",
+            "127.0.0.1:0",
+            "--lease-duration",
+            "1s",
+            "--renew-deadline",
+            "800ms",
+            "--retry-period",
+            "50ms",
+        ],
+    );
+    let addr = p.listening();
+    // Unhealthy once the election has failed for a lease duration (about
+    // 20 rounds), with the reason.
+    let health = poll_http(addr, "/healthz", |r| r.starts_with("HTTP/1.1 503"));
+    assert!(
+        health.contains("unhealthy: leader election has failed for")
+            && health.contains("403 Forbidden"),
+        "{health}"
+    );
+    let metrics = http_get(addr, "/metrics");
+    assert!(
+        metrics.contains("podplace_rebalance_runs_total{result=\"error\"} 1"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("result=\"not_leader\""), "{metrics}");
+    // The same failure, round after round, is logged once.
+    p.drain();
+    let warnings: Vec<&String> = p
+        .seen
+        .iter()
+        .filter(|l| l.starts_with("warning: leader election"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].starts_with("warning: leader election: get lease kube-system/podplace-rebalancer: the API server answered 403 Forbidden"),
+        "{}",
+        warnings[0]
+    );
+    p.signal("INT");
+    assert_eq!(p.wait_exit(DEADLINE), 0);
+}
+
+#[test]
+fn election_flags_are_checked() {
+    let (_server, dir) = live_cluster("lease-flags");
+    for (flags, message) in [
+        (
+            ["--lease-duration", "10s", "--renew-deadline", "10s"],
+            "--renew-deadline (10s) must be shorter than --lease-duration (10s)",
+        ),
+        (
+            ["--renew-deadline", "2s", "--retry-period", "2s"],
+            "--retry-period (2s) must be more than 0 and shorter than --renew-deadline (2s) / 1.2",
+        ),
+    ] {
+        let mut args = vec![
+            "rebalance",
+            "--kubeconfig",
+            "kubeconfig",
+            "--interval",
+            "1h",
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        args.extend(flags);
+        let (_, stderr, code) = podplace_in(&dir.0, &args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
 }

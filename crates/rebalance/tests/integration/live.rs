@@ -483,7 +483,9 @@ async fn healthz_and_metrics_are_served() {
         daemon.run_once().await.unwrap(),
         RunResult::Ran { planned: 3, .. }
     ));
-    let addr = serve("127.0.0.1:0", metrics).await.unwrap();
+    let addr = serve("127.0.0.1:0", metrics, daemon.health())
+        .await
+        .unwrap();
     let (health, body) = tokio::task::spawn_blocking(move || {
         (http_get(addr, "/healthz"), http_get(addr, "/metrics"))
     })
@@ -559,4 +561,166 @@ async fn a_new_leader_runs_as_soon_as_it_holds_the_lease() {
         took < Duration::from_secs(5),
         "first run {took:?} after the hand-over"
     );
+}
+
+/// A client of the test server as `context` (`pod-lister`, `bad-token`).
+async fn client_as(s: &Setup, context: &str) -> Client {
+    connect(&ConnectOptions {
+        kubeconfig: Some(s._dir.0.join("kubeconfig")),
+        context: Some(context.to_string()),
+    })
+    .await
+    .unwrap()
+}
+
+/// A lease config with short durations, so failures show within a test.
+fn short_lease(identity: &str) -> LeaseConfig {
+    let mut l = lease(identity);
+    l.lease_duration = Duration::from_millis(600);
+    l.renew_deadline = Duration::from_millis(400);
+    l
+}
+
+/// Polls `/healthz` until it answers 503 (within 10 s); the response.
+async fn wait_unhealthy(addr: std::net::SocketAddr) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let health = tokio::task::spawn_blocking(move || http_get(addr, "/healthz"))
+            .await
+            .unwrap();
+        if health.starts_with("HTTP/1.1 503") {
+            return health;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/healthz stayed healthy: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One context whose requests for the Lease fail: its /healthz turns 503
+/// naming the failure once it lasts a lease duration, and runs are errors.
+async fn election_failure_is_unhealthy(context: &str, status: &str) {
+    let s = setup(&format!("election-{context}")).await;
+    let metrics = Metrics::new();
+    let daemon = Daemon::new(
+        client_as(&s, context).await,
+        Policy::default_profile(),
+        true,
+        Some(short_lease("replica-a")),
+        metrics.clone(),
+    )
+    .unwrap();
+    let addr = serve("127.0.0.1:0", metrics.clone(), daemon.health())
+        .await
+        .unwrap();
+    let health = tokio::task::spawn_blocking(move || http_get(addr, "/healthz"))
+        .await
+        .unwrap();
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    daemon.start_election(Duration::from_millis(20));
+    let health = wait_unhealthy(addr).await;
+    assert!(
+        health.contains("unhealthy: leader election has failed for")
+            && health.contains("get lease kube-system/podplace-rebalancer")
+            && health.contains(status),
+        "{health}"
+    );
+    let run = daemon.run_once().await;
+    let err = run.expect_err("a run while the election fails is an error");
+    assert!(err.to_string().contains(status), "{err}");
+    assert_eq!(err.exit_code(), 3);
+    let text = metrics.render();
+    assert!(
+        text.contains("podplace_rebalance_runs_total{result=\"error\"} 1"),
+        "{text}"
+    );
+    assert!(!text.contains("result=\"not_leader\""), "{text}");
+    assert!(text.contains("podplace_rebalance_leader 0"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_lease_makes_healthz_unhealthy_and_runs_errors() {
+    election_failure_is_unhealthy("pod-lister", "403 Forbidden").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_token_makes_healthz_unhealthy_and_runs_errors() {
+    election_failure_is_unhealthy("bad-token", "401 Unauthorized").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_makes_healthz_unhealthy_until_a_run_succeeds() {
+    let s = setup("run-fails").await;
+    let metrics = Metrics::new();
+    // Without leader election: the run itself meets the API's refusal.
+    let daemon = Daemon::new(
+        client_as(&s, "bad-token").await,
+        Policy::default_profile(),
+        true,
+        None,
+        metrics.clone(),
+    )
+    .unwrap();
+    let addr = serve("127.0.0.1:0", metrics.clone(), daemon.health())
+        .await
+        .unwrap();
+    let err = daemon.run_once().await.expect_err("401");
+    assert!(err.to_string().contains("401 Unauthorized"), "{err}");
+    let health = wait_unhealthy(addr).await;
+    assert!(
+        health.contains(
+            "unhealthy: the last run failed: list nodes: the API server answered 401 Unauthorized"
+        ),
+        "{health}"
+    );
+    assert!(metrics
+        .render()
+        .contains("podplace_rebalance_runs_total{result=\"error\"} 1"));
+    // The admin's daemon shares nothing with it: a run that succeeds is healthy.
+    let ok = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        Metrics::new(),
+    )
+    .unwrap();
+    ok.run_once().await.unwrap();
+    assert_eq!(ok.health().problem(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_recovers_when_the_lease_can_be_written_again() {
+    let s = setup("election-recovers").await;
+    let path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/podplace-rebalancer";
+    let forbidden = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "leases.coordination.k8s.io \"podplace-rebalancer\" is forbidden", "reason": "Forbidden", "code": 403});
+    // Forbidden for the first 40 rounds (about a second), then allowed.
+    s.server.answer("GET", path, &[], 403, forbidden, Some(40));
+    let daemon = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        Some(short_lease("replica-a")),
+        Metrics::new(),
+    )
+    .unwrap();
+    let addr = serve("127.0.0.1:0", Metrics::new(), daemon.health())
+        .await
+        .unwrap();
+    daemon.start_election(Duration::from_millis(20));
+    wait_unhealthy(addr).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !daemon.is_leader() {
+        assert!(std::time::Instant::now() < deadline, "never led");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(daemon.health().problem(), None);
+    assert!(matches!(
+        daemon.run_once().await.unwrap(),
+        RunResult::Ran { .. }
+    ));
+    daemon.release().await.unwrap();
 }
