@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use podplace_kube::{ConnectOptions, FetchOptions, LeaseConfig};
-use podplace_rebalance::daemon::{serve, Daemon, RunResult};
+use podplace_rebalance::daemon::{serve, stop_signal, Daemon, RunResult};
 use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, StepOutcome};
 use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
@@ -313,8 +313,12 @@ async fn live(
         daemon.start_election(timing.retry_period);
         let output = args.output;
         let execute = args.execute;
-        let stop = async {
-            let _ = tokio::signal::ctrl_c().await;
+        let stop = match stop_signal() {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot handle SIGTERM and SIGINT: {e}");
+                return Ok(Exit::BadInput);
+            }
         };
         daemon
             .run_loop(interval, stop, |r| match r {
@@ -347,7 +351,12 @@ async fn live(
                 Err(e) => eprintln!("error: {e}"),
             })
             .await;
-        let _ = daemon.release().await;
+        // Give the Lease up (client-go's ReleaseOnCancel), so another
+        // replica takes over within its retry period, not a lease duration.
+        match daemon.release().await {
+            Ok(()) => eprintln!("stopped; the lease is released"),
+            Err(e) => eprintln!("warning: stopped, but could not release the lease: {e}"),
+        }
         return Ok(Exit::Ok);
     }
     let fetched = match podplace_kube::fetch_inventory(&client, &exec_opts.fetch).await {

@@ -72,6 +72,31 @@ pub async fn serve(address: &str, metrics: Metrics, health: Health) -> Result<So
     Ok(local)
 }
 
+/// A future that resolves when the process is asked to stop: SIGTERM (how
+/// kubelet stops a pod, and a rolling update of the chart) or SIGINT
+/// (ctrl-c). The handlers are installed now, before the future is first
+/// polled, so a signal that comes early is not lost (nor kills the process).
+pub fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
+
 /// What the campaign task last found, published to the loop, the leader
 /// checks and `/healthz`.
 #[derive(Debug, Clone)]
@@ -408,7 +433,8 @@ impl Daemon {
         })
     }
 
-    /// Runs every `interval` until `stop` resolves; errors of one run are
+    /// Runs every `interval` until `stop` resolves (a run in progress is
+    /// abandoned then: the process is stopping); errors of one run are
     /// reported and counted, and the loop goes on. A replica whose last run
     /// found another one leading runs the moment it takes the lease over,
     /// not at its next tick (with the chart's 5m interval a hand-over would
@@ -442,7 +468,13 @@ impl Daemon {
             // A run without the lease (another replica leads, or the
             // election fails) is followed by one as soon as it is ours.
             follower = !self.is_leader();
-            let result = self.run_once().await;
+            let result = tokio::select! {
+                _ = &mut stop => {
+                    eprintln!("stopping: the run in progress is abandoned");
+                    return;
+                }
+                result = self.run_once() => result,
+            };
             on_run(&result);
         }
     }

@@ -271,3 +271,78 @@ fn election_flags_are_checked() {
         assert!(stderr.contains(message), "{stderr}");
     }
 }
+
+/// The recorded server's Lease as it holds it now.
+fn holder(server: &podplace_kube::testserver::TestServer) -> Option<String> {
+    server
+        .lease("kube-system", "podplace-rebalancer")
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string))
+}
+
+fn replica(dir: &std::path::Path, identity: &str) -> Running {
+    Running::start(
+        dir,
+        &[
+            "rebalance",
+            "--kubeconfig",
+            "kubeconfig",
+            "--interval",
+            "1h",
+            "--listen",
+            "127.0.0.1:0",
+            "--identity",
+            identity,
+        ],
+    )
+}
+
+#[test]
+fn sigterm_releases_the_lease_and_exits_0() {
+    let (server, dir) = live_cluster("sigterm");
+    let mut a = replica(&dir.0, "replica-a");
+    a.wait_for_line("leader election: leading");
+    assert_eq!(holder(&server).as_deref(), Some("replica-a"));
+    server.clear_requests();
+    let sent = Instant::now();
+    a.signal("TERM");
+    assert_eq!(a.wait_exit(Duration::from_secs(10)), 0);
+    let exited = sent.elapsed();
+    assert!(exited < Duration::from_secs(5), "exit took {exited:?}");
+    // The release: a PUT of the Lease without a holder (client-go's
+    // ReleaseOnCancel), so the next replica need not wait for it to expire.
+    let release = server.requests().into_iter().find(|r| {
+        r.method == "PUT"
+            && r.path.ends_with("/leases/podplace-rebalancer")
+            && r.body
+                .as_ref()
+                .is_some_and(|b| b["spec"].get("holderIdentity").is_none())
+    });
+    let release = release.expect("no PUT releasing the Lease");
+    assert_eq!(release.status, 200);
+    assert_eq!(holder(&server), None);
+}
+
+#[test]
+fn sigterm_hands_the_lease_over_within_a_retry_period() {
+    let (server, dir) = live_cluster("handover");
+    let mut a = replica(&dir.0, "replica-a");
+    a.wait_for_line("leader election: leading");
+    let mut b = replica(&dir.0, "replica-b");
+    b.wait_for_line("leader election: replica-a holds lease kube-system/podplace-rebalancer");
+    let sent = Instant::now();
+    a.signal("TERM");
+    b.wait_for_line("leader election: leading");
+    let handover = sent.elapsed();
+    assert_eq!(holder(&server).as_deref(), Some("replica-b"));
+    // b runs at once as the new leader.
+    b.wait_for_line("nothing to evict");
+    assert_eq!(a.wait_exit(DEADLINE), 0);
+    eprintln!("hand-over after SIGTERM: {handover:?}");
+    // Within one retry period (2 s) plus a little, not a lease duration (15 s).
+    assert!(
+        handover < Duration::from_secs(5),
+        "hand-over took {handover:?}"
+    );
+    b.signal("TERM");
+    assert_eq!(b.wait_exit(DEADLINE), 0);
+}
