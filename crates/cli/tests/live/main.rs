@@ -9,6 +9,7 @@
 //! [`all_tests`]; the module has `pub fn tests() -> Vec<LiveTest> {
 //! live_tests![a, b] }` over `async fn a(live: &Live) -> anyhow::Result<()>`.
 
+mod kubeconfigs;
 mod smoke;
 mod support;
 
@@ -20,7 +21,10 @@ use support::{Live, LiveTest};
 
 /// Every live test, in the order they run.
 fn all_tests() -> Vec<LiveTest> {
-    [smoke::tests()].into_iter().flatten().collect()
+    [smoke::tests(), kubeconfigs::tests()]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 fn main() -> std::process::ExitCode {
