@@ -42,6 +42,8 @@ struct Seen {
     client_cert: Option<Vec<u8>>,
     /// The `Authorization` header.
     authorization: Option<String>,
+    /// The `Impersonate-User` header.
+    impersonate: Option<String>,
 }
 
 /// Offers client authentication, accepts any certificate and does not check
@@ -153,14 +155,17 @@ impl TlsServer {
                         }
                     }
                     let head = String::from_utf8_lossy(&head).to_string();
-                    let authorization = head.lines().find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("authorization")
-                            .then(|| value.trim().to_string())
-                    });
+                    let header = |wanted: &str| {
+                        head.lines().find_map(|l| {
+                            let (name, value) = l.split_once(':')?;
+                            name.eq_ignore_ascii_case(wanted)
+                                .then(|| value.trim().to_string())
+                        })
+                    };
                     log.lock().expect("log").push(Seen {
                         client_cert,
-                        authorization,
+                        authorization: header("authorization"),
+                        impersonate: header("impersonate-user"),
                     });
                     let body = r#"{"major":"1","minor":"36","gitVersion":"v1.36.2","gitCommit":"","gitTreeState":"","buildDate":"","goVersion":"","compiler":"gc","platform":"linux/amd64"}"#;
                     let answer = format!(
@@ -294,6 +299,7 @@ async fn x509_v1_client_certificate_is_presented_as_it_is() {
         vec![Seen {
             client_cert: Some(der("client-v1.crt")),
             authorization: None,
+            impersonate: None,
         }]
     );
 }
@@ -323,6 +329,7 @@ async fn files_are_read_relative_to_the_kubeconfig() {
         vec![Seen {
             client_cert: Some(der("client-v3.crt")),
             authorization: Some("Bearer file-token".into()),
+            impersonate: None,
         }]
     );
 }
@@ -338,6 +345,7 @@ async fn an_inline_token_is_sent_as_bearer() {
         vec![Seen {
             client_cert: None,
             authorization: Some("Bearer inline-token".into()),
+            impersonate: None,
         }]
     );
 }
@@ -369,6 +377,34 @@ async fn insecure_skip_tls_verify_accepts_a_server_no_ca_vouches_for() {
     let err = version(&k).await.expect_err("an untrusted server");
     assert!(matches!(err, Error::Transport { .. }), "{err:?}");
     assert_eq!(err.exit_code(), 3);
+}
+
+#[tokio::test]
+async fn tls_server_name_and_impersonation() {
+    let server = TlsServer::start().await;
+    let dir = Dir::new();
+    // The server's certificate names localhost and 127.0.0.1 only.
+    let cluster = |name: &str| {
+        let mut lines = trusted(&server);
+        lines.push(format!("tls-server-name: {name}"));
+        lines
+    };
+    let user = ["token: t".to_string(), "as: bob".to_string()];
+    let k = dir.kubeconfig(&cluster("localhost"), &user);
+    version(&k).await.expect("localhost is in the certificate");
+    assert_eq!(
+        server.seen(),
+        vec![Seen {
+            client_cert: None,
+            authorization: Some("Bearer t".into()),
+            impersonate: Some("bob".into()),
+        }]
+    );
+    let k = dir.kubeconfig(&cluster("api.example.com"), &user);
+    let err = version(&k)
+        .await
+        .expect_err("the certificate does not name it");
+    assert!(err.to_string().contains("api.example.com"), "{err}");
 }
 
 /// Writes an exec plugin printing `credential` (an ExecCredential's
@@ -425,10 +461,12 @@ async fn exec_plugins_give_tokens_and_client_certificates() {
             Seen {
                 client_cert: None,
                 authorization: Some("Bearer exec-token".into()),
+                impersonate: None,
             },
             Seen {
                 client_cert: Some(der("client-v3.crt")),
                 authorization: None,
+                impersonate: None,
             }
         ]
     );
