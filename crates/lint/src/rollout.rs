@@ -3,6 +3,10 @@
 //! the scheduling engine), to tell whether a Deployment's next rollout
 //! completes and to verify strategy fixes. This module only assembles the
 //! world the simulator replays: the snapshot with the manifests applied.
+//! The snapshot's ReplicaSets and pods of a Deployment stay in it (the
+//! manifest's Deployment adopts them as the cluster's did), so the replay
+//! starts from what runs: the manifest is the new revision rolling out
+//! over them.
 
 use k8s_openapi::api::apps::v1::DeploymentStrategy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -52,9 +52,18 @@ pub struct RolloutResult {
 }
 
 /// Replays a rolling update of Deployment `namespace/name` in `world`
-/// (manifests or a snapshot): first lets the world settle as it is, then
-/// applies `change` and follows the controller until the rollout completes
-/// or exceeds its progress deadline.
+/// (manifests or a snapshot) and follows the controller until the rollout
+/// completes or exceeds its progress deadline.
+///
+/// `change.strategy`, when given, is in effect from the start. When the
+/// world already runs the Deployment — its ReplicaSets and pods, adopted by
+/// their owner references as kube-controller-manager adopts them (a
+/// cluster snapshot under the manifests being linted) — and its template is
+/// not what they run, the rollout from what runs to this template is the
+/// one replayed: the manifest is the new revision rolling out over the old
+/// one. Otherwise the world first settles as it is (the Deployment's first
+/// rollout must complete), then `change.template` is applied, or the pods
+/// restarted, and that rollout is replayed.
 pub fn simulate_rollout(
     world: &Inventory,
     namespace: &str,
@@ -70,8 +79,17 @@ pub fn simulate_rollout(
     )?;
     let reference = format!("deployment/{namespace}/{name}");
     let w = sim.find_workload(&reference, None)?;
-    // The Deployment as it is must be available first.
+    if let Some(strategy) = &change.strategy {
+        let patch = serde_json::json!({"spec": {"strategy": strategy}});
+        sim.patch(&reference, None, &patch)?;
+    }
+    let running = sim.has_replica_sets(w);
+    let start = sim.now();
     sim.wait_for_rollout(w)?;
+    if !sim.deployment_complete(w) && running {
+        // The rollout over the running revision did not complete.
+        return finish(&mut sim, w, &reference, start);
+    }
     let before = sim.take_event_findings();
     if let Some(f) = before
         .into_iter()
@@ -94,11 +112,6 @@ pub fn simulate_rollout(
             }),
         });
     }
-    if let Some(strategy) = &change.strategy {
-        let patch = serde_json::json!({"spec": {"strategy": strategy}});
-        sim.patch(&reference, None, &patch)?;
-        sim.settle()?;
-    }
     let start = sim.now();
     match &change.template {
         Some(t) => {
@@ -110,7 +123,17 @@ pub fn simulate_rollout(
         }
     }
     sim.wait_for_rollout(w)?;
-    let l = sim_limits(&sim, &reference)?;
+    finish(&mut sim, w, &reference, start)
+}
+
+/// The answer once the rollout that started at `start` is over.
+fn finish(
+    sim: &mut Simulation,
+    w: crate::sim::WorkloadId,
+    reference: &str,
+    start: crate::time::Time,
+) -> Result<RolloutResult, SimError> {
+    let l = sim_limits(sim, reference)?;
     let completes = sim.deployment_complete(w);
     let stall = sim
         .take_event_findings()

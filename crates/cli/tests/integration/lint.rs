@@ -330,3 +330,67 @@ fn live_api_errors_exit_3() {
     let (_, stderr, code) = podplace_in(&dir.0, &["lint", &vault, "--kubeconfig", "kubeconfig"]);
     assert_eq!(code, 3, "{stderr}");
 }
+
+/// The next revision of the recorded cluster's `shop/web` (3 replicas, one
+/// per worker by required anti-affinity), with the default strategy.
+const WEB_NEXT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: web}}
+            topologyKey: kubernetes.io/hostname
+      containers:
+      - name: web
+        image: nginx:1.28
+        resources: {requests: {cpu: 100m, memory: 128Mi}}
+";
+
+#[test]
+fn a_new_revision_over_the_live_clusters_pods_gets_the_verified_fix() {
+    // The recorded cluster runs web's 3 pods, one on each worker (the
+    // fourth node is tainted): the replay starts from them, so the fix is
+    // found instead of "no strategy change completes the rollout".
+    let (_server, dir) = live_cluster("lint-rollout");
+    let kubeconfig = dir.join("kubeconfig").display().to_string();
+    let snapshot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/fixtures/snapshots/cluster.yaml")
+        .display()
+        .to_string();
+    let fixed = WEB_NEXT.replace(
+        "  replicas: 3\n",
+        "  replicas: 3\n  strategy: {rollingUpdate: {maxUnavailable: 34%}}\n",
+    );
+    for cluster in [["--kubeconfig", &kubeconfig], ["--cluster", &snapshot]] {
+        let mut args = vec!["lint", "-o", "json"];
+        args.extend(cluster);
+        args.push("-");
+        let (stdout, stderr, code) = podplace_with_stdin(&args, WEB_NEXT);
+        assert_eq!(code, 1, "{cluster:?}: {stdout}\n{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        let f = &v["findings"][0];
+        assert_eq!(f["rule"], "PP003", "{cluster:?}: {stdout}");
+        assert_eq!(f["help"], Value::Null, "{cluster:?}: {stdout}");
+        assert_eq!(
+            f["fix"]["patch"],
+            "spec:\n  strategy:\n    rollingUpdate:\n      maxUnavailable: 34%\n",
+            "{cluster:?}"
+        );
+        assert!(
+            f["fix"]["verified"]
+                .as_str()
+                .unwrap()
+                .contains("maxUnavailable: 34% completes"),
+            "{cluster:?}: {stdout}"
+        );
+        let (stdout, stderr, code) = podplace_with_stdin(&args, &fixed);
+        assert_eq!(code, 0, "{cluster:?}: {stdout}\n{stderr}");
+    }
+}

@@ -199,3 +199,87 @@ fn vault_linted_alone_against_a_cluster_running_prometheus() {
     .lint();
     assert!(fixed.findings.is_empty(), "{:#?}", fixed.findings);
 }
+
+/// The PP003 finding of a report, with its verified fix patch.
+fn pp003_fix(report: &podplace_lint::Report) -> (String, String) {
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP003")
+        .unwrap_or_else(|| panic!("no PP003: {:#?}", report.findings));
+    assert_eq!(f.object, "Deployment/default/web");
+    assert_eq!(f.help, None, "{f:#?}");
+    let fix = f.fix.as_ref().unwrap_or_else(|| panic!("no fix: {f:#?}"));
+    (
+        fix.patch.clone(),
+        fix.verified.clone().expect("verified by replay"),
+    )
+}
+
+#[test]
+fn the_story_rollout_over_its_running_pods_gets_the_verified_fix() {
+    // Story 4 as a snapshot shows it while web runs: the replay starts from
+    // web's real ReplicaSet and pods (one per node), and the manifest rolls
+    // out over them.
+    let s = crate::support::stories();
+    let cluster = s.join("rollout-running/cluster.yaml");
+    let report = crate::support::load_paths(
+        &[s.join("rollout/web.yaml")],
+        std::slice::from_ref(&cluster),
+    )
+    .lint();
+    assert_eq!(only(&report).rule.id, "PP003");
+    let (patch, verified) = pp003_fix(&report);
+    assert_eq!(
+        patch,
+        "spec:\n  strategy:\n    rollingUpdate:\n      maxUnavailable: 50%\n"
+    );
+    assert!(
+        verified.contains("maxUnavailable: 50% completes"),
+        "{verified}"
+    );
+    let fixed = crate::support::load_paths(&[s.join("rollout-fixed/web.yaml")], &[cluster]).lint();
+    assert!(fixed.findings.is_empty(), "{:#?}", fixed.findings);
+}
+
+#[test]
+fn a_new_revision_over_three_running_pods_gets_the_verified_fix() {
+    // The live control plane's shape: 3 nodes, the Deployment's 3 pods.
+    let dir = crate::support::fixtures().join("PP003/positive");
+    let loaded = crate::support::load_paths(
+        &[dir.join("new-revision-over-running-pods.yaml")],
+        &[dir.join("new-revision-over-running-pods.cluster.yaml")],
+    );
+    let report = loaded.lint();
+    assert_eq!(only(&report).rule.id, "PP003");
+    let (patch, verified) = pp003_fix(&report);
+    assert_eq!(
+        patch,
+        "spec:\n  strategy:\n    rollingUpdate:\n      maxUnavailable: 34%\n"
+    );
+    assert!(
+        verified.contains("maxUnavailable: 34% completes"),
+        "{verified}"
+    );
+}
+
+#[test]
+fn orphaned_replica_sets_and_pods_are_adopted_by_selector_for_the_replay() {
+    // Without owner references (e.g. the Deployment was deleted with
+    // --cascade=orphan and applied again), the controllers adopt the
+    // ReplicaSet and the pods their selectors match, as in the cluster.
+    let dir = crate::support::fixtures().join("PP003/positive");
+    let mut loaded = crate::support::load_paths(
+        &[dir.join("new-revision-over-running-pods.yaml")],
+        &[dir.join("new-revision-over-running-pods.cluster.yaml")],
+    );
+    let snapshot = loaded.snapshot.as_mut().expect("a snapshot");
+    for rs in &mut snapshot.replica_sets {
+        rs.object.metadata.owner_references = None;
+    }
+    for pod in &mut snapshot.pods {
+        pod.object.metadata.owner_references = None;
+    }
+    let (patch, _) = pp003_fix(&loaded.lint());
+    assert!(patch.contains("maxUnavailable: 34%"), "{patch}");
+}

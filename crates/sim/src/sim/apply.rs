@@ -4,7 +4,7 @@
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use podplace_model::expand::{expand_workloads, pod_template_hash, synthetic_uid};
 use podplace_model::inventory::{Inventory, Sourced};
 use podplace_model::objects::Pod;
@@ -16,6 +16,13 @@ use super::{
     SimError, Simulation, StsCtl, WorkloadId,
 };
 use crate::report::Change;
+
+/// A controller that may adopt orphans (a Deployment or a ReplicaSet).
+struct Owner {
+    namespace: String,
+    selector: LabelSelector,
+    reference: OwnerReference,
+}
 
 const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 const HASH_LABEL: &str = "pod-template-hash";
@@ -83,6 +90,8 @@ fn patched<T: serde::Serialize + serde::de::DeserializeOwned>(
 impl Simulation {
     /// Loads the initial world.
     pub(super) fn load(&mut self, inv: &Inventory) -> Result<(), SimError> {
+        let adopted = self.adopt_orphans(inv);
+        let inv = adopted.as_ref().unwrap_or(inv);
         for p in &inv.pods {
             if let (Some(o), Some(rev)) = (
                 controller_of(&p.object.metadata),
@@ -105,6 +114,97 @@ impl Simulation {
         }
         self.add_objects(inv)?;
         Ok(())
+    }
+
+    /// `inv` with its orphans adopted as kube-controller-manager's
+    /// Deployment and ReplicaSet controllers adopt them: a ReplicaSet
+    /// without a controller becomes the Deployment's whose selector (same
+    /// namespace) matches its labels, and a pod without one (not finished)
+    /// the ReplicaSet's whose selector matches its labels; the first
+    /// match in load order wins. `None` when there is nothing to adopt.
+    fn adopt_orphans(&mut self, inv: &Inventory) -> Option<Inventory> {
+        let orphan =
+            |meta: &ObjectMeta| controller_of(meta).is_none() && meta.deletion_timestamp.is_none();
+        let has_orphans = inv.replica_sets.iter().any(|r| orphan(&r.object.metadata))
+            || inv.pods.iter().any(|p| orphan(&p.object.metadata));
+        if !has_orphans || (inv.deployments.is_empty() && inv.replica_sets.is_empty()) {
+            return None;
+        }
+        let deployments: Vec<Owner> = inv
+            .deployments
+            .iter()
+            .filter_map(|d| {
+                let selector = d.object.spec.as_ref().map(|s| &s.selector);
+                self.owner("Deployment", &d.object.metadata, selector)
+            })
+            .collect();
+        let replica_sets: Vec<Owner> = inv
+            .replica_sets
+            .iter()
+            .filter_map(|r| {
+                let selector = r.object.spec.as_ref().map(|s| &s.selector);
+                self.owner("ReplicaSet", &r.object.metadata, selector)
+            })
+            .collect();
+        let mut out = inv.clone();
+        let mut adopt = |meta: &mut ObjectMeta, candidates: &[Owner]| {
+            if !orphan(meta) {
+                return;
+            }
+            let (ns, _) = ns_name(meta);
+            let labels = podplace_model::labels::Labels::from_map(
+                &mut self.cluster.interner,
+                meta.labels.iter().flatten(),
+            );
+            let owner = candidates
+                .iter()
+                .find(|o| o.namespace == ns && o.selector.matches(&labels, &self.cluster.interner));
+            if let Some(o) = owner {
+                meta.owner_references
+                    .get_or_insert_with(Vec::new)
+                    .push(o.reference.clone());
+            }
+        };
+        for rs in &mut out.replica_sets {
+            adopt(&mut rs.object.metadata, &deployments);
+        }
+        for pod in &mut out.pods {
+            let finished = matches!(
+                pod.object.status.as_ref().and_then(|s| s.phase.as_deref()),
+                Some("Succeeded" | "Failed")
+            );
+            if !finished {
+                adopt(&mut pod.object.metadata, &replica_sets);
+            }
+        }
+        Some(out)
+    }
+
+    /// A controller that may adopt orphans, with its selector compiled.
+    fn owner(
+        &mut self,
+        kind: &str,
+        meta: &ObjectMeta,
+        selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    ) -> Option<Owner> {
+        let selector = LabelSelector::compile(selector, &mut self.cluster.interner).ok()?;
+        let (namespace, name) = ns_name(meta);
+        let uid = meta
+            .uid
+            .clone()
+            .unwrap_or_else(|| synthetic_uid(kind, &namespace, &name));
+        Some(Owner {
+            namespace,
+            selector,
+            reference: OwnerReference {
+                api_version: "apps/v1".to_string(),
+                kind: kind.to_string(),
+                name,
+                uid,
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            },
+        })
     }
 
     /// Adds or updates every object of `inv` except namespaces and nodes.

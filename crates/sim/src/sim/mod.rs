@@ -849,6 +849,12 @@ impl Simulation {
         matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_))
     }
 
+    /// Whether a Deployment has ReplicaSets (those of the world it was
+    /// loaded with, adopted by their owner references, or its own).
+    pub(crate) fn has_replica_sets(&self, w: WorkloadId) -> bool {
+        matches!(&self.workloads[w.index()].ctl, Ctl::Deployment(d) if !d.replica_sets.is_empty())
+    }
+
     /// Whether a Deployment is paused (`spec.paused`).
     pub(crate) fn is_paused(&self, w: WorkloadId) -> bool {
         matches!(&self.workloads[w.index()].ctl,
