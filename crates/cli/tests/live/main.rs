@@ -12,6 +12,7 @@
 mod kubeconfigs;
 mod smoke;
 mod support;
+mod why;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -21,7 +22,7 @@ use support::{Live, LiveTest};
 
 /// Every live test, in the order they run.
 fn all_tests() -> Vec<LiveTest> {
-    [smoke::tests(), kubeconfigs::tests()]
+    [smoke::tests(), kubeconfigs::tests(), why::tests()]
         .into_iter()
         .flatten()
         .collect()

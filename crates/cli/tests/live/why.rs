@@ -1,0 +1,351 @@
+//! Check 2 of the live suite: `podplace why` on the real Pending vault pod
+//! of story 1. Its FailedScheduling line is the real Event's, word for
+//! word; it names prometheus-server's term; and its first fix, applied with
+//! the pinned kubectl, lets the real kube-scheduler bind the pod on the
+//! node `why` said, once the patched StatefulSet's rollout has settled.
+//!
+//! The story's namespace (`stokesnet`) and node names are its own, so this
+//! module creates and removes the namespace itself and waits until it is
+//! gone (tests run one at a time; a namespace still terminating cannot be
+//! created again).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, ensure, Context as _, Result};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::Api;
+use podplace_envtest::wait_until;
+use serde_json::Value;
+
+use crate::support::*;
+
+/// This module's tests.
+pub fn tests() -> Vec<LiveTest> {
+    live_tests![why_vault_matches_the_real_event_and_its_fix_binds]
+}
+
+/// The story's namespace, fixed by its manifests.
+const NS: &str = "stokesnet";
+
+/// `examples/stories/NAME` of the repository.
+pub fn story(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/stories")
+        .join(name)
+}
+
+/// The documents of a story file, as JSON values.
+pub fn story_docs(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
+        .with_context(|| format!("parsing {}", path.display()))?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Creates namespace `name` (a story's fixed one) after any earlier one of
+/// that name is gone, and waits for its `default` ServiceAccount.
+pub async fn create_fixed_namespace(live: &Live, name: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(live.client.clone());
+    wait_gone(live, name).await?;
+    let ns: Namespace = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "labels": {"podplace-live": "true"}}
+    }))?;
+    api.create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("creating namespace {name}"))?;
+    let sa: Api<ServiceAccount> = Api::namespaced(live.client.clone(), name);
+    wait_until(
+        format_args!("namespace {name}'s default ServiceAccount"),
+        Duration::from_secs(30),
+        POLL,
+        || {
+            let sa = sa.clone();
+            async move { sa.get_opt("default").await.map(|o| o.map(|_| ())) }
+        },
+    )
+    .await?;
+    live.note(format!("namespace {name} created"));
+    Ok(())
+}
+
+/// Deletes namespace `name` (its pods at once: there is no kubelet to wait
+/// for) and waits until the namespace object itself is gone, so the next
+/// test can create it again.
+pub async fn delete_fixed_namespace(live: &Live, name: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(live.client.clone());
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+        Err(e) => bail!("deleting namespace {name}: {e}"),
+    }
+    let pods: Api<Pod> = Api::namespaced(live.client.clone(), name);
+    let force = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..DeleteParams::background()
+    };
+    if let Err(e) = pods.delete_collection(&force, &ListParams::default()).await {
+        live.note(format!("deleting the pods of {name}: {e}"));
+    }
+    wait_gone(live, name).await?;
+    live.note(format!("namespace {name} deleted"));
+    Ok(())
+}
+
+async fn wait_gone(live: &Live, name: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(live.client.clone());
+    wait_until(
+        format_args!("namespace {name} to be gone"),
+        Duration::from_secs(120),
+        Duration::from_millis(300),
+        || {
+            let api = api.clone();
+            async move { api.get_opt(name).await.map(|o| o.is_none().then_some(())) }
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// `kubectl cordon|uncordon NODE`; after an uncordon, also waits until
+/// kube-controller-manager has removed the `node.kubernetes.io/unschedulable`
+/// taint (kube-scheduler and podplace both honour it until then).
+pub async fn uncordon(live: &Live, node: &str) -> Result<()> {
+    live.kubectl(&["uncordon", node])?;
+    let api: Api<Node> = Api::all(live.client.clone());
+    wait_until(
+        format_args!("node {node}'s unschedulable taint to go"),
+        SETTLE,
+        POLL,
+        || {
+            let api = api.clone();
+            async move {
+                let n = api.get(node).await?;
+                let spec = n.spec.unwrap_or_default();
+                let tainted = spec
+                    .taints
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|t| t.key == "node.kubernetes.io/unschedulable");
+                Ok::<_, kube::Error>((!tainted && spec.unschedulable != Some(true)).then_some(()))
+            }
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// True when a StatefulSet's rollout has settled: the controller saw its
+/// latest spec, every replica is updated and Ready, and the current
+/// revision is the update revision.
+fn statefulset_settled(s: &StatefulSet) -> bool {
+    let want = s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let Some(st) = s.status.as_ref() else {
+        return false;
+    };
+    st.observed_generation >= s.metadata.generation
+        && st.replicas == want
+        && st.updated_replicas == Some(want)
+        && st.ready_replicas == Some(want)
+        && st.current_revision.is_some()
+        && st.current_revision == st.update_revision
+}
+
+async fn why_vault_matches_the_real_event_and_its_fix_binds(live: &Live) -> Result<()> {
+    create_fixed_namespace(live, NS).await?;
+    let outcome = vault(live).await;
+    let cleanup = delete_fixed_namespace(live, NS).await;
+    outcome.and(cleanup)
+}
+
+async fn vault(live: &Live) -> Result<()> {
+    let dir = story("vault");
+    // The four nodes, hermes, bender and farnsworth cordoned for now, so
+    // the real scheduler puts Prometheus where the story has it: -0 on
+    // leela, -1 on hermes.
+    let mut nodes = podplace_envtest::nodes_from_world(&dir.join("cluster.yaml"))?;
+    for n in &mut nodes {
+        if n.metadata.name.as_deref() != Some("leela") {
+            n.spec.get_or_insert_with(Default::default).unschedulable = Some(true);
+        }
+    }
+    live.add_nodes(nodes).await?;
+
+    // prometheus.yaml's StatefulSet (the story's pods are what it creates;
+    // the uid is the story's, not this cluster's).
+    let mut prometheus = story_docs(&dir.join("prometheus.yaml"))?
+        .into_iter()
+        .find(|d| d["kind"] == "StatefulSet")
+        .context("prometheus.yaml has no StatefulSet")?;
+    if let Some(m) = prometheus["metadata"].as_object_mut() {
+        m.remove("uid");
+    }
+    live.apply_yaml(NS, &prometheus.to_string()).await?;
+    let p0 = live.wait_bound(NS, "prometheus-server-0").await?;
+    ensure!(
+        p0 == "leela",
+        "prometheus-server-0 bound to {p0}, not leela"
+    );
+    uncordon(live, "hermes").await?;
+    let p1 = live.wait_bound(NS, "prometheus-server-1").await?;
+    ensure!(
+        p1 == "hermes",
+        "prometheus-server-1 bound to {p1}, not hermes"
+    );
+    live.wait_pod_ready(NS, "prometheus-server-1").await?;
+    uncordon(live, "bender").await?;
+    uncordon(live, "farnsworth").await?;
+
+    // vault.yaml: two replicas first so vault-0 and vault-1 take bender and
+    // farnsworth (Parallel creates all pods at once, in no fixed order),
+    // then the story's three: vault-2 fits nowhere.
+    let mut vault = story_docs(&dir.join("vault.yaml"))?
+        .into_iter()
+        .find(|d| d["kind"] == "StatefulSet")
+        .context("vault.yaml has no StatefulSet")?;
+    ensure!(
+        vault["spec"]["replicas"] == 3,
+        "vault.yaml's replicas changed"
+    );
+    vault["spec"]["replicas"] = 2.into();
+    live.apply_yaml(NS, &vault.to_string()).await?;
+    let v0 = live.wait_bound(NS, "vault-0").await?;
+    let v1 = live.wait_bound(NS, "vault-1").await?;
+    ensure!(
+        [v0.as_str(), v1.as_str()] == ["bender", "farnsworth"]
+            || [v0.as_str(), v1.as_str()] == ["farnsworth", "bender"],
+        "vault-0 on {v0}, vault-1 on {v1}"
+    );
+    live.kubectl(&["scale", "statefulset", "vault", "-n", NS, "--replicas=3"])?;
+    let event = live.wait_failed_scheduling(NS, "vault-2").await?;
+
+    // why, as text: the Event's line word for word, and prometheus-server's
+    // term named.
+    let scratch = Scratch::new("why")?;
+    let kc = live.kubeconfig().display().to_string();
+    let pod = format!("{NS}/vault-2");
+    let (out, err, code) = live.podplace(&scratch.0, &["why", &pod, "--kubeconfig", &kc]);
+    ensure!(code == 1, "why exit {code} (want 1, Pending): {out}{err}");
+    let line = out
+        .lines()
+        .skip_while(|l| l.trim() != "kube-scheduler's FailedScheduling event:")
+        .nth(1)
+        .map(str::trim)
+        .with_context(|| format!("why printed no FailedScheduling line:\n{out}"))?;
+    ensure!(
+        line == event,
+        "why's FailedScheduling line differs from the real Event:\n  why:   {line}\n  event: {event}"
+    );
+    for want in [
+        "blocked by stokesnet/prometheus-server-0 on leela (StatefulSet/stokesnet/prometheus-server)",
+        "a rule of ANOTHER workload, StatefulSet/stokesnet/prometheus-server",
+        "- key: component",
+        "operator: In",
+        "values: [server]",
+    ] {
+        ensure!(out.contains(want), "why does not say {want:?}:\n{out}");
+    }
+
+    // why -o json: the same message, the term, and the first fix.
+    let (json, err, code) = live.podplace(
+        &scratch.0,
+        &["why", &pod, "--kubeconfig", &kc, "-o", "json"],
+    );
+    ensure!(code == 1, "why -o json exit {code}: {json}{err}");
+    let why: Value = serde_json::from_str(&json).context("why -o json is not JSON")?;
+    ensure!(
+        why["message"] == event.as_str(),
+        "JSON message {}",
+        why["message"]
+    );
+    ensure!(
+        why["unreadable"].as_array().is_some_and(|u| u.is_empty()),
+        "why could not read everything: {}",
+        why["unreadable"]
+    );
+    let term = why["terms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["owner_workload"] == "StatefulSet/stokesnet/prometheus-server")
+        .with_context(|| format!("no term of prometheus-server in {}", why["terms"]))?;
+    ensure!(
+        term["kind"] == "podAntiAffinity"
+            && term["required"] == true
+            && term["topology_key"] == "kubernetes.io/hostname"
+            && term["selector"]
+                .as_str()
+                .is_some_and(|s| s.contains("component")),
+        "prometheus-server's term: {term}"
+    );
+    let fix = why["fixes"]
+        .get(0)
+        .with_context(|| format!("why proposes no fix: {json}"))?;
+    ensure!(
+        fix["target"] == "StatefulSet/stokesnet/prometheus-server",
+        "the first fix targets {}",
+        fix["target"]
+    );
+    let lands_on = fix["lands_on"]
+        .as_str()
+        .with_context(|| format!("the first fix says no node: {fix}"))?
+        .to_string();
+    let patch = fix["patch"]
+        .as_str()
+        .with_context(|| format!("the first fix has no patch: {fix}"))?;
+
+    // Apply it with the pinned kubectl, as its strategic merge patch.
+    let patch_file = scratch.join("fix.yaml");
+    std::fs::write(&patch_file, patch)?;
+    live.kubectl(&[
+        "patch",
+        "statefulset",
+        "prometheus-server",
+        "-n",
+        NS,
+        "--type=strategic",
+        "--patch-file",
+        &patch_file.display().to_string(),
+    ])?;
+
+    // Once the rollout has settled, vault-2 is bound where why said.
+    let sts: Api<StatefulSet> = Api::namespaced(live.client.clone(), NS);
+    wait_until(
+        "prometheus-server's rollout to settle",
+        Duration::from_secs(120),
+        POLL,
+        || {
+            let sts = sts.clone();
+            async move {
+                let s = sts.get("prometheus-server").await?;
+                Ok::<_, kube::Error>(statefulset_settled(&s).then_some(()))
+            }
+        },
+    )
+    .await?;
+    live.note("prometheus-server's rollout settled");
+    let landed = live.wait_bound(NS, "vault-2").await?;
+    let pods = live.pods(NS).await?;
+    let placement: Vec<String> = pods
+        .iter()
+        .map(|p| {
+            format!(
+                "{} on {}",
+                p.metadata.name.as_deref().unwrap_or("?"),
+                node_of(p).unwrap_or("-")
+            )
+        })
+        .collect();
+    live.note(format!("after the fix: {}", placement.join(", ")));
+    if landed != lands_on {
+        return Err(anyhow!(
+            "vault-2 was bound to {landed}, why's first fix said {lands_on} (pods: {})",
+            placement.join(", ")
+        ));
+    }
+    live.wait_pod_ready(NS, "vault-2").await?;
+    Ok(())
+}
