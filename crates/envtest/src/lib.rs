@@ -21,7 +21,10 @@ pub mod wait;
 pub use assets::{assets_dir, Binaries, ASSETS_ENV};
 pub use error::{Context, Error, Result};
 pub use pki::{CertPair, Pki};
-pub use plane::{config_from, write_kubeconfig, Component, ControlPlane, Options};
+pub use plane::{
+    config_from, write_kubeconfig, write_token_kubeconfig, Component, ControlPlane, Options,
+};
+pub use process::stop_all_on_signal;
 pub use sim::{node, node_ready, nodes_from_world, NodeSimulator, SimConfig};
 pub use tools::{descheduler, helm, kubectl};
 pub use wait::{wait_until, Timeline};

@@ -115,14 +115,37 @@ impl ControlPlane {
     }
 
     /// Like [`ControlPlane::start`], with binaries found elsewhere.
+    ///
+    /// Ports are picked free and released just before each process binds
+    /// them, so another program may take one in between: a start that fails
+    /// with "address already in use" is retried with new ports (3 tries).
     pub async fn start_with(binaries: Binaries, options: Options) -> Result<ControlPlane> {
-        let t0 = Instant::now();
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "podplace-envtest-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let dir = std::env::temp_dir().join(format!(
+                "podplace-envtest-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            match ControlPlane::start_once(&dir, binaries.clone(), &options).await {
+                Ok(cp) => return Ok(cp),
+                Err(e) => {
+                    if !keep_dir() {
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
+                    if tries >= 3 || !e.0.contains("address already in use") {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn start_once(dir: &Path, binaries: Binaries, options: &Options) -> Result<ControlPlane> {
+        let t0 = Instant::now();
+        let dir = dir.to_path_buf();
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("logs"))
             .with_context(|| format!("creating {}", dir.display()))?;
@@ -328,6 +351,12 @@ impl ControlPlane {
         write_kubeconfig(path, &self.server(), &self.pki.ca.cert_pem, user, cert)
     }
 
+    /// Writes a kubeconfig for this API server that authenticates with a
+    /// bearer `token` (e.g. a ServiceAccount's, from a TokenRequest).
+    pub fn write_token_kubeconfig(&self, path: &Path, user: &str, token: &str) -> Result<()> {
+        write_token_kubeconfig(path, &self.server(), &self.pki.ca.cert_pem, user, token)
+    }
+
     fn process(&self, c: Component) -> &Process {
         match c {
             Component::Etcd => &self.etcd,
@@ -366,10 +395,17 @@ impl ControlPlane {
         out
     }
 
-    /// Stops kube-apiserver alone (SIGTERM, SIGKILL after a deadline), as
-    /// an outage in the middle of a run; returns how long it took.
+    /// Stops kube-apiserver alone (SIGTERM, SIGKILL after 5 s: it often
+    /// takes longer to drain its watches), as an outage in the middle of a
+    /// run; returns how long it took. Clients see connection errors until
+    /// [`ControlPlane::start_apiserver`].
     pub fn stop_apiserver(&mut self) -> Duration {
         self.apiserver.stop(STOP_GRACE)
+    }
+
+    /// Kills kube-apiserver at once (SIGKILL), as a crash.
+    pub fn kill_apiserver(&mut self) -> Duration {
+        self.apiserver.stop(Duration::ZERO)
     }
 
     /// Starts kube-apiserver again on the same port and waits for `/readyz`.
@@ -387,17 +423,22 @@ impl ControlPlane {
         .await
     }
 
-    /// Stops every process now (the scheduler and controller manager first,
-    /// etcd last); dropping does the same.
+    /// Stops every process now: SIGTERM to all, SIGKILL to those still
+    /// running after 3 s (nothing of a throwaway cluster needs a graceful
+    /// end); dropping does the same.
     pub fn stop(&mut self) {
-        let procs = [
+        let mut procs = [
             &mut self.scheduler,
             &mut self.controller_manager,
             &mut self.apiserver,
             &mut self.etcd,
         ];
+        for p in procs.iter_mut() {
+            p.terminate();
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
         for p in procs {
-            p.stop(STOP_GRACE);
+            p.stop(deadline.saturating_duration_since(Instant::now()));
         }
     }
 }
@@ -405,10 +446,16 @@ impl ControlPlane {
 impl Drop for ControlPlane {
     fn drop(&mut self) {
         self.stop();
-        if std::env::var_os("PODPLACE_ENVTEST_KEEP").is_none_or(|v| v != "1") {
+        if !keep_dir() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// `PODPLACE_ENVTEST_KEEP=1` keeps each run's directory (logs, PKI) for a
+/// look after the tests.
+fn keep_dir() -> bool {
+    std::env::var_os("PODPLACE_ENVTEST_KEEP").is_some_and(|v| v == "1")
 }
 
 /// Waits until `check` is true, failing when `p` exits or `deadline` passes
@@ -501,6 +548,22 @@ pub fn write_kubeconfig(
         ca = b64(ca_pem),
         crt = b64(&cert.cert_pem),
         key = b64(&cert.key_pem),
+    );
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes a kubeconfig with one cluster, user and context whose user
+/// authenticates with a bearer `token`; the CA is embedded.
+pub fn write_token_kubeconfig(
+    path: &Path,
+    server: &str,
+    ca_pem: &str,
+    user: &str,
+    token: &str,
+) -> Result<()> {
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\nusers:\n- name: {user:?}\n  user:\n    token: {token:?}\ncontexts:\n- name: envtest\n  context:\n    cluster: envtest\n    user: {user:?}\ncurrent-context: envtest\n"
     );
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

@@ -2,10 +2,12 @@
 //! (SIGTERM, then SIGKILL after a deadline) when stopped or dropped, so no
 //! test leaves a control plane running, also when it panics.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
@@ -56,6 +58,7 @@ impl Process {
             .stderr(err)
             .spawn()
             .with_context(|| format!("starting {} ({})", self.name, self.program.display()))?;
+        register(child.id(), true);
         self.child = Some(child);
         Ok(())
     }
@@ -78,8 +81,17 @@ impl Process {
     /// `Some(status)` once it has exited on its own (reaps it).
     pub fn exited(&mut self) -> Option<ExitStatus> {
         let status = self.child.as_mut()?.try_wait().ok().flatten()?;
-        self.child = None;
+        if let Some(c) = self.child.take() {
+            register(c.id(), false);
+        }
         Some(status)
+    }
+
+    /// Sends SIGTERM without waiting (see [`Process::stop`]).
+    pub fn terminate(&self) {
+        if let Some(pid) = self.child.as_ref().and_then(|c| i32::try_from(c.id()).ok()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
     }
 
     /// Stops it: SIGTERM, then SIGKILL if it has not exited within `grace`.
@@ -89,6 +101,7 @@ impl Process {
         let Some(mut child) = self.child.take() else {
             return Duration::ZERO;
         };
+        register(child.id(), false);
         if let Ok(Some(_)) = child.try_wait() {
             return start.elapsed();
         }
@@ -145,4 +158,67 @@ impl Process {
             child: None,
         }
     }
+}
+
+/// PIDs of every process the harness started that still runs, for
+/// [`stop_all_on_signal`].
+static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+fn register(pid: u32, running: bool) {
+    let mut set = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if running {
+        set.insert(pid);
+    } else {
+        set.remove(&pid);
+    }
+}
+
+/// On SIGINT or SIGTERM (Ctrl-C, a CI timeout), stops every process the
+/// harness started (SIGTERM, SIGKILL after a short deadline) and exits with
+/// 128+signal, as the test binary would have died without running drops.
+/// Spawned on the current tokio runtime; call once per test binary.
+pub fn stop_all_on_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    tokio::spawn(async {
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        let code = tokio::select! {
+            _ = int.recv() => 130,
+            _ = term.recv() => 143,
+        };
+        let pids: Vec<u32> = RUNNING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .copied()
+            .collect();
+        let send = |s: Signal| {
+            for pid in &pids {
+                if let Ok(pid) = i32::try_from(*pid) {
+                    let _ = kill(Pid::from_raw(pid), s);
+                }
+            }
+        };
+        send(Signal::SIGTERM);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            let alive = pids
+                .iter()
+                .any(|p| i32::try_from(*p).is_ok_and(|p| kill(Pid::from_raw(p), None).is_ok()));
+            if !alive {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        send(Signal::SIGKILL);
+        eprintln!(
+            "envtest: stopped {} control-plane processes on a signal",
+            pids.len()
+        );
+        std::process::exit(code);
+    });
 }

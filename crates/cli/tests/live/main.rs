@@ -5,6 +5,9 @@
 //! nodes (removed after it). Without `PODPLACE_E2E_ASSETS` it prints how to
 //! enable it and passes; with `PODPLACE_E2E_REQUIRED=1` that is a failure.
 //!
+//! `PODPLACE_LIVE_TIMELINE=1` prints the whole run's timeline (each test's
+//! time, the simulator's actions) at the end.
+//!
 //! Adding a module of tests: `mod topic;` below and `topic::tests(),` in
 //! [`all_tests`]; the module has `pub fn tests() -> Vec<LiveTest> {
 //! live_tests![a, b] }` over `async fn a(live: &Live) -> anyhow::Result<()>`.
@@ -60,6 +63,11 @@ fn main() -> std::process::ExitCode {
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
+    if std::env::var_os("PODPLACE_LIVE_TIMELINE").is_some_and(|v| v == "1") {
+        if let Some(Ok(live)) = shared.get() {
+            eprintln!("--- live timeline ---\n{}", live.timeline.render());
+        }
+    }
     // Every trial is consumed: this drops the control plane, stopping its
     // processes, before the exit code is returned.
     drop(shared);
@@ -75,8 +83,16 @@ fn run(shared: &OnceLock<Result<Live, String>>, test: &LiveTest) -> Result<(), F
         .map_err(|e| Failed::from(format!("the control plane did not start: {e}")))?;
     let mark = live.timeline.mark();
     live.note(format!("=== {} starts", test.name));
+    let start = std::time::Instant::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| live.rt.block_on((test.run)(live))));
+    let ran = start.elapsed();
     let cleanup = live.rt.block_on(live.cleanup());
+    live.note(format!(
+        "=== {} ran {:.1}s, cleanup {:.1}s",
+        test.name,
+        ran.as_secs_f64(),
+        (start.elapsed() - ran).as_secs_f64()
+    ));
     let failure = match (outcome, cleanup) {
         (Ok(Ok(())), Ok(())) => return Ok(()),
         (Ok(Ok(())), Err(e)) => format!("cleanup after the test failed: {e:#}"),

@@ -12,6 +12,7 @@ use kube::Api;
 use podplace_envtest::wait_until;
 
 use crate::support::*;
+use podplace_envtest::Component;
 
 /// This module's tests.
 pub fn tests() -> Vec<LiveTest> {
@@ -21,6 +22,8 @@ pub fn tests() -> Vec<LiveTest> {
         deployment_scheduled_and_available,
         kubectl_drain_moves_pods,
         snapshot_loads_back,
+        service_account_token_authenticates,
+        fresh_control_plane_restarts_apiserver_and_takes_scheduler_config,
     ]
 }
 
@@ -149,18 +152,21 @@ async fn kubectl_drain_moves_pods(live: &Live) -> Result<()> {
     let ns = live.namespace("smoke-drain").await?;
     live.apply_yaml(&ns, WEB).await?;
     live.wait_deployment_available(&ns, "web").await?;
-    let victim = &nodes[0];
-    let before: Vec<String> = live
-        .pods(&ns)
-        .await?
+    // Drain the node with the most replicas; the others must move to the
+    // remaining node.
+    let pods = live.pods(&ns).await?;
+    let on = |n: &str| pods.iter().filter(|p| node_of(p) == Some(n)).count();
+    let (victim, other) = if on(&nodes[0]) >= on(&nodes[1]) {
+        (&nodes[0], &nodes[1])
+    } else {
+        (&nodes[1], &nodes[0])
+    };
+    let before: Vec<String> = pods
         .iter()
         .filter(|p| node_of(p) == Some(victim.as_str()))
         .filter_map(|p| p.metadata.name.clone())
         .collect();
-    if before.is_empty() {
-        // The scheduler spread them as it saw fit: drain the other node.
-        anyhow::bail!("no pod landed on {victim}: the scheduler put all 3 on one node");
-    }
+    ensure!(!before.is_empty(), "no pod on either node: {pods:?}");
     live.kubectl(&[
         "drain",
         victim,
@@ -177,7 +183,7 @@ async fn kubectl_drain_moves_pods(live: &Live) -> Result<()> {
             "drained pod {name} still exists"
         );
         ensure!(
-            node_of(p) == Some(nodes[1].as_str()),
+            node_of(p) == Some(other.as_str()),
             "pod {name} on {:?} after the drain",
             node_of(p)
         );
@@ -235,5 +241,95 @@ async fn snapshot_loads_back(live: &Live) -> Result<()> {
     );
     let (out, err, code) = live.podplace(&dir.0, &["place", "-f", "snap.yaml"]);
     ensure!(code == 0, "place -f snap.yaml exit {code}: {out}{err}");
+    Ok(())
+}
+
+async fn service_account_token_authenticates(live: &Live) -> Result<()> {
+    // Tokens are signed with the harness's ECDSA service-account key: the
+    // API server must accept them.
+    let ns = live.namespace("smoke-sa").await?;
+    let dir = Scratch::new("sa")?;
+    let kc = live
+        .service_account_kubeconfig(&ns, "default", &dir.0)
+        .await?;
+    let config = podplace_envtest::config_from(&kc).await?;
+    let client = kube::Client::try_from(config)?;
+    let review: k8s_openapi::api::authentication::v1::SelfSubjectReview = serde_json::from_value(
+        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+    )?;
+    let api: Api<k8s_openapi::api::authentication::v1::SelfSubjectReview> = Api::all(client);
+    let out = api
+        .create(&kube::api::PostParams::default(), &review)
+        .await?;
+    let user = out
+        .status
+        .and_then(|s| s.user_info)
+        .and_then(|u| u.username);
+    ensure!(
+        user.as_deref() == Some(format!("system:serviceaccount:{ns}:default").as_str()),
+        "authenticated as {user:?}"
+    );
+    Ok(())
+}
+
+const SCHEDULER_CONFIG: &str = r#"
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: podplace-live-scheduler
+"#;
+
+async fn fresh_control_plane_restarts_apiserver_and_takes_scheduler_config(
+    live: &Live,
+) -> Result<()> {
+    let mut fresh = live
+        .fresh(podplace_envtest::Options {
+            scheduler_config: Some(SCHEDULER_CONFIG.to_string()),
+            ..Default::default()
+        })
+        .await?;
+    let names = fresh
+        .sim
+        .add_nodes(vec![node("fresh-0", "2", "4Gi", &[])])
+        .await?;
+    fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
+    let client = fresh.cp.client();
+
+    // The API server goes away and comes back on the same port.
+    let took = fresh.cp.stop_apiserver();
+    live.note(format!("fresh kube-apiserver stopped in {took:?}"));
+    ensure!(
+        fresh.cp.pid(Component::ApiServer).is_none(),
+        "kube-apiserver still has a PID"
+    );
+    ensure!(
+        client.apiserver_version().await.is_err(),
+        "the stopped API server answered"
+    );
+    fresh.cp.start_apiserver().await?;
+    live.note("fresh kube-apiserver restarted");
+    ensure!(
+        client.apiserver_version().await?.minor == "36",
+        "restarted server's version"
+    );
+    fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
+
+    // A pod for the configured profile is bound by that scheduler.
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), "default");
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "custom"},
+        "spec": {"schedulerName": "podplace-live-scheduler",
+                 "containers": [{"name": "c", "image": "registry.example/c:1"}]},
+    }))?;
+    pods.create(&kube::api::PostParams::default(), &pod).await?;
+    let node = wait_until("the custom-profile pod to be bound", SETTLE, POLL, || {
+        let pods = pods.clone();
+        async move {
+            let p = pods.get("custom").await?;
+            Ok::<_, kube::Error>(node_of(&p).map(str::to_string))
+        }
+    })
+    .await?;
+    ensure!(node == "fresh-0", "bound to {node}");
     Ok(())
 }

@@ -85,6 +85,13 @@ pub struct Live {
     pub rt: tokio::runtime::Runtime,
 }
 
+/// Whether [`Live::namespace_workloads`] counts or deletes.
+#[derive(Clone, Copy)]
+enum Wipe {
+    Count,
+    Delete,
+}
+
 /// What the running test created, removed after it.
 #[derive(Default)]
 struct Scope {
@@ -104,6 +111,7 @@ impl Live {
             .context("building the tokio runtime")?;
         let timeline = Timeline::new();
         let (cp, sim) = rt.block_on(async {
+            podplace_envtest::stop_all_on_signal();
             let cp = ControlPlane::start(Options::default()).await?;
             let sim = NodeSimulator::start(
                 cp.client(),
@@ -209,9 +217,12 @@ impl Live {
         self.scope.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// After each test: deletes its namespaces, removes its nodes, and
-    /// waits until the namespaces are gone, so the next test starts from a
-    /// cluster without them.
+    /// After each test: deletes its namespaces, and at once their workloads
+    /// and pods (with no grace period: there is no kubelet to wait for;
+    /// kube-controller-manager's namespace controller only starts after
+    /// 5 s), removes its nodes, and waits until no pod or workload of those
+    /// namespaces is left, so the next test sees none of them (the
+    /// namespace object itself may linger a few seconds).
     pub async fn cleanup(&self) -> Result<()> {
         let scope = std::mem::take(&mut *self.scope());
         let api: Api<Namespace> = Api::all(self.client.clone());
@@ -221,17 +232,21 @@ impl Live {
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => bail!("deleting namespace {ns}: {e}"),
             }
+            // Terminating now: nothing new can be created in it.
+            if let Err(e) = self.wipe_namespace(ns).await {
+                self.note(format!("cleanup: emptying {ns}: {e}"));
+            }
         }
         self.sim.remove_nodes(&scope.nodes).await?;
         for ns in &scope.namespaces {
-            let api = api.clone();
             wait_until(
-                format_args!("namespace {ns} to be deleted"),
+                format_args!("namespace {ns} to have no pods or workloads left"),
                 Duration::from_secs(120),
-                Duration::from_millis(500),
-                || {
-                    let api = api.clone();
-                    async move { api.get_opt(ns).await.map(|o| o.is_none().then_some(())) }
+                POLL,
+                || async move {
+                    self.namespace_workloads(ns, Wipe::Count)
+                        .await
+                        .map(|n| (n == 0).then_some(()))
                 },
             )
             .await?;
@@ -244,6 +259,51 @@ impl Live {
             ));
         }
         Ok(())
+    }
+
+    async fn wipe_namespace(&self, ns: &str) -> Result<usize, kube::Error> {
+        self.namespace_workloads(ns, Wipe::Delete).await
+    }
+
+    /// Counts (or deletes) the pods and workloads of `ns`: the objects a
+    /// snapshot or `place` would act on.
+    async fn namespace_workloads(&self, ns: &str, what: Wipe) -> Result<usize, kube::Error> {
+        use k8s_openapi::api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
+        use k8s_openapi::api::batch::v1::Job;
+        use k8s_openapi::api::core::v1::ReplicationController;
+        async fn one<K>(c: &Client, ns: &str, what: Wipe) -> Result<usize, kube::Error>
+        where
+            K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+                + Clone
+                + serde::de::DeserializeOwned
+                + std::fmt::Debug,
+            K::DynamicType: Default,
+        {
+            let api: Api<K> = Api::namespaced(c.clone(), ns);
+            match what {
+                Wipe::Count => Ok(api
+                    .list_metadata(&ListParams::default().limit(1))
+                    .await?
+                    .items
+                    .len()),
+                Wipe::Delete => {
+                    let dp = DeleteParams {
+                        grace_period_seconds: Some(0),
+                        ..DeleteParams::background()
+                    };
+                    api.delete_collection(&dp, &ListParams::default()).await?;
+                    Ok(0)
+                }
+            }
+        }
+        let c = &self.client;
+        Ok(one::<Deployment>(c, ns, what).await?
+            + one::<StatefulSet>(c, ns, what).await?
+            + one::<DaemonSet>(c, ns, what).await?
+            + one::<Job>(c, ns, what).await?
+            + one::<ReplicaSet>(c, ns, what).await?
+            + one::<ReplicationController>(c, ns, what).await?
+            + one::<Pod>(c, ns, what).await?)
     }
 
     /// Server-side applies every object of `yaml` (multi-document) through
@@ -425,6 +485,38 @@ impl Live {
     pub async fn pods(&self, ns: &str) -> Result<Vec<Pod>> {
         let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
         Ok(api.list(&ListParams::default()).await?.items)
+    }
+
+    /// A kubeconfig (written into `dir`) that authenticates as ServiceAccount
+    /// `ns/sa` with a bound token from the TokenRequest API (1 h), for
+    /// least-privilege runs of `podplace`.
+    pub async fn service_account_kubeconfig(
+        &self,
+        ns: &str,
+        sa: &str,
+        dir: &Path,
+    ) -> Result<PathBuf> {
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), ns);
+        let req = serde_json::json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        });
+        let tr: k8s_openapi::api::authentication::v1::TokenRequest = api
+            .create_subresource("token", sa, &PostParams::default(), &req)
+            .await
+            .with_context(|| format!("requesting a token for {ns}/{sa}"))?;
+        let token = tr
+            .status
+            .and_then(|s| s.token)
+            .context("the TokenRequest has no token")?;
+        let path = dir.join(format!("{ns}-{sa}.kubeconfig"));
+        self.cp.write_token_kubeconfig(
+            &path,
+            &format!("system:serviceaccount:{ns}:{sa}"),
+            &token,
+        )?;
+        Ok(path)
     }
 
     /// Starts a separate control plane and node simulator for a test that
