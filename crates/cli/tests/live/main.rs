@@ -13,6 +13,8 @@
 //! live_tests![a, b] }` over `async fn a(live: &Live) -> anyhow::Result<()>`.
 
 mod kubeconfigs;
+mod lint;
+mod rbac;
 mod smoke;
 mod support;
 mod why;
@@ -25,10 +27,16 @@ use support::{Live, LiveTest};
 
 /// Every live test, in the order they run.
 fn all_tests() -> Vec<LiveTest> {
-    [smoke::tests(), kubeconfigs::tests(), why::tests()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        smoke::tests(),
+        kubeconfigs::tests(),
+        why::tests(),
+        lint::tests(),
+        rbac::tests(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn main() -> std::process::ExitCode {
