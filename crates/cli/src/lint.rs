@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use podplace_lint::render;
 use podplace_lint::{lint, LintOptions, Severity};
-use podplace_model::load::{load, load_with_source_map, LoadOptions, Source};
+use podplace_model::load::{load, load_with_source_map, LoadOptions, Source, SourceMap};
 
 use crate::snapshot::{fetch_live, report_gaps, ClusterArgs};
 use crate::Exit;
@@ -49,6 +49,7 @@ impl From<FailOn> for Severity {
 #[derive(Debug, Args)]
 pub struct LintArgs {
     /// Manifests: files, directories (recursive) or `-` for stdin (e.g. `helm template . | podplace lint -`).
+    /// None, with --cluster, --kubeconfig or --context: the workloads running in that cluster.
     #[arg(value_name = "FILE")]
     files: Vec<String>,
     /// More manifests, as kubectl's -f; repeatable.
@@ -82,12 +83,18 @@ pub struct LintArgs {
 /// Runs `lint`.
 pub fn run(args: LintArgs) -> Result<Exit> {
     let inputs: Vec<&String> = args.files.iter().chain(&args.filenames).collect();
-    if inputs.is_empty() {
-        eprintln!("error: no manifests given: pass files, directories or `-` for stdin");
+    let live = args.kubeconfig.is_some() || args.context.is_some();
+    // A cluster and no manifests: lint the workloads that run there.
+    let cluster_only = inputs.is_empty();
+    if cluster_only && !live && args.cluster.is_empty() {
+        eprintln!(
+            "error: no manifests given: pass files, directories or `-` for stdin, \
+             or a cluster (--cluster FILE, --kubeconfig, --context) to lint the workloads running there"
+        );
         return Ok(Exit::BadInput);
     }
     // The snapshot first: pods of the manifests may run on its nodes.
-    let live = args.kubeconfig.is_some() || args.context.is_some();
+    let mut cluster_map = SourceMap::default();
     let snapshot = if live {
         let cluster = ClusterArgs {
             kubeconfig: args.kubeconfig.clone(),
@@ -118,6 +125,22 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         }
     } else if args.cluster.is_empty() {
         None
+    } else if cluster_only {
+        // Its workloads are the manifests: keep where each is written.
+        let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();
+        match load_with_source_map(&sources, &LoadOptions::default()) {
+            Ok((inv, map)) => {
+                for w in &inv.warnings {
+                    eprintln!("warning: {w}");
+                }
+                cluster_map = map;
+                Some(inv)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Exit::BadInput);
+            }
+        }
     } else {
         let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();
         match load(&sources) {
@@ -133,28 +156,64 @@ pub fn run(args: LintArgs) -> Result<Exit> {
             }
         }
     };
-    let load_options = LoadOptions {
-        external_nodes: snapshot
-            .iter()
-            .flat_map(|s| &s.nodes)
-            .filter_map(|n| n.object.metadata.name.clone())
-            .collect(),
-        ..LoadOptions::default()
-    };
-    let sources: Vec<Source> = inputs.iter().map(|f| Source::from_arg(f)).collect();
-    let (manifests, source_map) = match load_with_source_map(&sources, &load_options) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(Exit::BadInput);
+    let (manifests, source_map, snapshot) = match snapshot {
+        Some(cluster) if cluster_only => {
+            let (workloads, rest) = podplace_lint::running_workloads(&cluster);
+            if !live {
+                (workloads, cluster_map, Some(rest))
+            } else {
+                // Findings point into each live object as `kubectl get -o
+                // yaml` prints it: load them again from that text.
+                let sources: Vec<Source> = podplace_kube::snapshot::objects_yaml(&workloads)
+                    .into_iter()
+                    .map(|(id, yaml)| Source::Bytes {
+                        name: format!("live:{id}"),
+                        data: yaml.into_bytes(),
+                    })
+                    .collect();
+                let options = LoadOptions {
+                    external_nodes: rest
+                        .nodes
+                        .iter()
+                        .filter_map(|n| n.object.metadata.name.clone())
+                        .collect(),
+                    ..LoadOptions::default()
+                };
+                match load_with_source_map(&sources, &options) {
+                    Ok((workloads, map)) => (workloads, map, Some(rest)),
+                    Err(e) => {
+                        eprintln!("error: cannot read the live cluster's workloads back: {e}");
+                        return Ok(Exit::ClusterError);
+                    }
+                }
+            }
+        }
+        snapshot => {
+            let load_options = LoadOptions {
+                external_nodes: snapshot
+                    .iter()
+                    .flat_map(|s| &s.nodes)
+                    .filter_map(|n| n.object.metadata.name.clone())
+                    .collect(),
+                ..LoadOptions::default()
+            };
+            let sources: Vec<Source> = inputs.iter().map(|f| Source::from_arg(f)).collect();
+            let (manifests, source_map) = match load_with_source_map(&sources, &load_options) {
+                Ok(loaded) => loaded,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(Exit::BadInput);
+                }
+            };
+            for w in &manifests.warnings {
+                // Manifests alone need no nodes; say nothing about their absence.
+                if w != "no nodes were loaded" {
+                    eprintln!("warning: {w}");
+                }
+            }
+            (manifests, source_map, snapshot)
         }
     };
-    for w in &manifests.warnings {
-        // Manifests alone need no nodes; say nothing about their absence.
-        if w != "no nodes were loaded" {
-            eprintln!("warning: {w}");
-        }
-    }
     let options = LintOptions {
         disabled: args
             .disable

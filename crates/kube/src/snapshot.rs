@@ -73,6 +73,29 @@ pub fn render(inv: &Inventory, format: Format) -> Result<String, String> {
     Ok(text)
 }
 
+/// Each object of `inv` on its own as YAML, the way `kubectl get KIND NAME
+/// -o yaml` prints it (managedFields dropped), with its
+/// `Kind/namespace/name` (`Kind/name` when cluster-scoped), in [`to_list`]'s
+/// order: what diagnostics about a live object can point into.
+pub fn objects_yaml(inv: &Inventory) -> Vec<(String, String)> {
+    let list = to_list(inv);
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let text = |key: &str| item["metadata"][key].as_str().map(str::to_string);
+            let kind = item["kind"].as_str().unwrap_or("Object").to_string();
+            let name = text("name").unwrap_or_default();
+            let id = match text("namespace") {
+                Some(ns) => format!("{kind}/{ns}/{name}"),
+                None => format!("{kind}/{name}"),
+            };
+            let yaml = serde_saphyr::to_string(&item).ok()?;
+            Some((id, yaml))
+        })
+        .collect()
+}
+
 fn push<K>(items: &mut Vec<Value>, objects: &[Sourced<K>])
 where
     K: Serialize + k8s_openapi::Metadata<Ty = ObjectMeta> + Clone,

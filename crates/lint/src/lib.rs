@@ -20,6 +20,7 @@ pub mod rules;
 pub mod span;
 pub mod world;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use podplace_model::inventory::Inventory;
 use podplace_model::load::SourceMap;
 use podplace_model::objects::CompileError;
@@ -110,6 +111,59 @@ impl Sink {
             self.findings.push(finding);
         }
     }
+}
+
+/// What `podplace lint` checks when given a cluster and no manifests: the
+/// workloads that run there, split from the rest of the cluster as
+/// (manifests, snapshot). The manifests are what someone applied:
+/// Deployments, StatefulSets, DaemonSets, CronJobs, ReplicationControllers,
+/// PodDisruptionBudgets, ReplicaSets and Jobs no Deployment or CronJob
+/// controls, and pods no controller owns; the snapshot keeps the rest
+/// (nodes, namespaces, services, priority classes, the ReplicaSets, Jobs
+/// and pods controllers made), so each running pod counts once and a
+/// Deployment's rollout is replayed from its real ReplicaSets and pods.
+pub fn running_workloads(cluster: &Inventory) -> (Inventory, Inventory) {
+    fn controlled_by(meta: &ObjectMeta, kinds: &[&str]) -> bool {
+        meta.owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.controller == Some(true) && kinds.contains(&o.kind.as_str()))
+    }
+    fn controlled(meta: &ObjectMeta) -> bool {
+        meta.owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.controller == Some(true))
+    }
+    let mut rest = cluster.clone();
+    rest.warnings.clear();
+    rest.notices.clear();
+    let manifests = Inventory {
+        deployments: std::mem::take(&mut rest.deployments),
+        stateful_sets: std::mem::take(&mut rest.stateful_sets),
+        daemon_sets: std::mem::take(&mut rest.daemon_sets),
+        cron_jobs: std::mem::take(&mut rest.cron_jobs),
+        replication_controllers: std::mem::take(&mut rest.replication_controllers),
+        pod_disruption_budgets: std::mem::take(&mut rest.pod_disruption_budgets),
+        ..Inventory::default()
+    };
+    let mut manifests = manifests;
+    let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.replica_sets)
+        .into_iter()
+        .partition(|r| !controlled_by(&r.object.metadata, &["Deployment"]));
+    manifests.replica_sets = own;
+    rest.replica_sets = made;
+    let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.jobs)
+        .into_iter()
+        .partition(|j| !controlled_by(&j.object.metadata, &["CronJob"]));
+    manifests.jobs = own;
+    rest.jobs = made;
+    let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.pods)
+        .into_iter()
+        .partition(|p| !controlled(&p.object.metadata));
+    manifests.pods = own;
+    rest.pods = made;
+    (manifests, rest)
 }
 
 /// Lints `manifests` (with their [`SourceMap`], from

@@ -394,3 +394,55 @@ fn a_new_revision_over_the_live_clusters_pods_gets_the_verified_fix() {
         assert_eq!(code, 0, "{cluster:?}: {stdout}\n{stderr}");
     }
 }
+
+#[test]
+fn a_cluster_and_no_files_lints_the_workloads_running_there() {
+    let (_server, dir) = live_cluster("lint-cluster-only");
+    let snapshot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/fixtures/snapshots/cluster.yaml")
+        .display()
+        .to_string();
+    for cluster in [
+        vec!["--kubeconfig", "kubeconfig"],
+        vec!["--kubeconfig", "kubeconfig", "--context", "admin"],
+        vec!["--cluster", &snapshot],
+    ] {
+        let mut args = vec!["lint", "-o", "json"];
+        args.extend(&cluster);
+        let (stdout, stderr, code) = podplace_in(&dir.0, &args);
+        assert_eq!(code, 1, "{cluster:?}: {stdout}\n{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        // shop/web's next rollout deadlocks (with its verified fix), and
+        // data/db-pdb allows no disruption; the Deployment, StatefulSet,
+        // DaemonSet, bare pod and budget were checked, each once.
+        assert_eq!(rules(&v), ["PP003", "PP009"], "{cluster:?}: {stdout}");
+        assert_eq!(v["findings"][0]["object"], "Deployment/shop/web");
+        assert_eq!(
+            v["findings"][0]["fix"]["patch"],
+            "spec:\n  strategy:\n    rollingUpdate:\n      maxUnavailable: 34%\n"
+        );
+        assert_eq!(
+            v["findings"][1]["object"],
+            "PodDisruptionBudget/data/db-pdb"
+        );
+        assert_eq!(v["summary"]["objects"], 5, "{cluster:?}: {stdout}");
+    }
+    // A snapshot file's findings point at its lines; a live object's at
+    // its lines as `kubectl get -o yaml` prints it.
+    let (stdout, _, _) = podplace_in(&dir.0, &["lint", "--cluster", &snapshot]);
+    assert!(stdout.contains("cluster.yaml:1816:25"), "{stdout}");
+    let (stdout, _, _) = podplace_in(&dir.0, &["lint", "--kubeconfig", "kubeconfig"]);
+    assert!(
+        stdout.contains("--> live:Deployment/shop/web:26:23\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("maxUnavailable: 25%"), "{stdout}");
+    assert!(
+        stdout.contains("in Deployment/shop/web at spec.strategy.rollingUpdate.maxUnavailable"),
+        "{stdout}"
+    );
+    // Neither manifests nor a cluster: nothing to lint.
+    let (_, stderr, code) = podplace_in(&dir.0, &["lint"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("error: no manifests given"), "{stderr}");
+}

@@ -283,3 +283,31 @@ fn orphaned_replica_sets_and_pods_are_adopted_by_selector_for_the_replay() {
     let (patch, _) = pp003_fix(&loaded.lint());
     assert!(patch.contains("maxUnavailable: 34%"), "{patch}");
 }
+
+#[test]
+fn a_snapshot_alone_is_linted_as_the_workloads_running_there() {
+    // `podplace lint --cluster FILE` with no manifests: the Deployment of
+    // the snapshot is the subject, its ReplicaSet and pods stay running.
+    let s = crate::support::stories();
+    let cluster = crate::support::load_paths(&[s.join("rollout-running/cluster.yaml")], &[]);
+    let (workloads, rest) = podplace_lint::running_workloads(&cluster.manifests);
+    assert_eq!(workloads.deployments.len(), 1);
+    assert!(workloads.pods.is_empty() && workloads.replica_sets.is_empty());
+    assert_eq!(
+        (rest.pods.len(), rest.replica_sets.len(), rest.nodes.len()),
+        (2, 1, 2)
+    );
+    let report = podplace_lint::lint(
+        &workloads,
+        &cluster.map,
+        Some(&rest),
+        &podplace_lint::LintOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        only(&report).location.field,
+        "spec.strategy.rollingUpdate.maxUnavailable"
+    );
+    let (patch, _) = pp003_fix(&report);
+    assert!(patch.contains("maxUnavailable: 50%"), "{patch}");
+}
