@@ -353,9 +353,14 @@ async fn live(
             .await;
         // Give the Lease up (client-go's ReleaseOnCancel), so another
         // replica takes over within its retry period, not a lease duration.
-        match daemon.release().await {
-            Ok(()) => eprintln!("stopped; the lease is released"),
-            Err(e) => eprintln!("warning: stopped, but could not release the lease: {e}"),
+        // Bounded: kubelet kills the pod 30 s after SIGTERM, and an API
+        // server that does not answer would only make the wait longer.
+        match tokio::time::timeout(Duration::from_secs(5), daemon.release()).await {
+            Ok(Ok(())) => eprintln!("stopped; the lease is released"),
+            Ok(Err(e)) => eprintln!("warning: stopped, but could not release the lease: {e}"),
+            Err(_) => eprintln!(
+                "warning: stopped, but releasing the lease took over 5s: it expires instead"
+            ),
         }
         return Ok(Exit::Ok);
     }
