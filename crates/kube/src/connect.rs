@@ -2,16 +2,17 @@
 //! `KUBECONFIG`, then `~/.kube/config`, then the in-cluster service account.
 //!
 //! kube-rs reads the kubeconfig and provides the request layers (server URL,
-//! bearer tokens, token files re-read as they rotate, exec credential
-//! plugins, impersonation headers) and the server side of TLS
-//! (`certificate-authority`, `insecure-skip-tls-verify`, `tls-server-name`,
-//! the in-cluster CA's rotation). The kubeconfig's client certificate is
-//! installed here instead, through a certificate resolver: rustls' own
-//! loader parses the certificate with webpki to check it belongs to its key,
-//! and webpki refuses X.509 v1 certificates, which kubectl and the API server
-//! accept. Sent as it is, the certificate is judged by the API server, as
-//! with kubectl. Settings that cannot be used are errors naming the
-//! kubeconfig field ([`Error::Setting`]).
+//! bearer tokens, exec credential plugins, impersonation headers) and the
+//! server side of TLS (`certificate-authority`, `insecure-skip-tls-verify`,
+//! `tls-server-name`, the in-cluster CA's rotation). Two things are done
+//! here instead. The kubeconfig's client certificate is installed through a
+//! certificate resolver: rustls' own loader reads the certificate with
+//! webpki to check it belongs to its key, and webpki refuses X.509 v1
+//! certificates, which kubectl and the API server accept; the keys are
+//! compared here and the certificate is sent as it is. And `tokenFile` is
+//! read here, trimmed as client-go does (kube-rs sends a trailing newline).
+//! Settings that cannot be used are errors naming the kubeconfig field
+//! ([`Error::Setting`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
