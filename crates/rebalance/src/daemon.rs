@@ -265,6 +265,7 @@ impl Daemon {
                 if resigned.load(std::sync::atomic::Ordering::SeqCst) {
                     return;
                 }
+                let asked = Instant::now();
                 let state = e.try_acquire_or_renew().await;
                 let now = Instant::now();
                 let leading = matches!(state, Ok(LeaderState::Leader { .. })) && e.is_leader();
@@ -274,7 +275,8 @@ impl Daemon {
                 election.send_modify(|el| {
                     el.rounds += 1;
                     el.leading = leading;
-                    el.valid_until = leading.then(|| now + config.renew_deadline);
+                    // Counted from the request, as the renewal is no later.
+                    el.valid_until = leading.then(|| asked + config.renew_deadline);
                     el.failing = match &state {
                         Ok(_) => None,
                         Err(err) => Some((
