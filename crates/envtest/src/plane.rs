@@ -594,3 +594,49 @@ fn write_scheduler_config(path: &Path, text: &str, kubeconfig: &Path) -> Result<
     let json = serde_json::to_string_pretty(&v).context("writing the scheduler configuration")?;
     std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_config_gets_the_kubeconfig_and_no_leader_election() {
+        let dir = std::env::temp_dir().join(format!("envtest-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("config.json");
+        let yaml = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: true\nprofiles:\n- schedulerName: custom\n";
+        write_scheduler_config(&file, yaml, Path::new("/x/admin.kubeconfig")).expect("written");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
+        assert_eq!(v["clientConnection"]["kubeconfig"], "/x/admin.kubeconfig");
+        assert_eq!(v["leaderElection"]["leaderElect"], false);
+        assert_eq!(v["profiles"][0]["schedulerName"], "custom");
+        assert!(write_scheduler_config(&file, "- a list", Path::new("k")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn kubeconfigs_embed_the_ca_and_credentials() {
+        let dir = std::env::temp_dir().join(format!("envtest-unit-kc-{}", std::process::id()));
+        let pki = Pki::create(&dir.join("pki")).expect("pki");
+        let path = dir.join("k");
+        write_kubeconfig(
+            &path,
+            "https://127.0.0.1:1",
+            &pki.ca.cert_pem,
+            "admin",
+            &pki.admin,
+        )
+        .expect("written");
+        let kc = Kubeconfig::read_from(&path).expect("kube-rs reads it");
+        assert_eq!(kc.current_context.as_deref(), Some("envtest"));
+        let user = kc.auth_infos[0].auth_info.as_ref().expect("user");
+        assert!(user.client_certificate_data.is_some() && user.client_key_data.is_some());
+        write_token_kubeconfig(&path, "https://127.0.0.1:1", &pki.ca.cert_pem, "sa", "tok")
+            .expect("written");
+        let kc = Kubeconfig::read_from(&path).expect("kube-rs reads it");
+        let user = kc.auth_infos[0].auth_info.as_ref().expect("user");
+        assert!(user.token.is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

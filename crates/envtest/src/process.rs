@@ -222,3 +222,42 @@ pub fn stop_all_on_signal() {
         std::process::exit(code);
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_stopped_by_pid_and_can_start_again() {
+        let dir = std::env::temp_dir().join(format!("envtest-unit-proc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let log = dir.join("sleep.log");
+        let mut p = Process::spawn("sleep", Path::new("sleep"), vec!["30".into()], &log)
+            .expect("sleep starts");
+        let pid = p.pid().expect("running");
+        assert!(RUNNING.lock().expect("lock").contains(&pid));
+        let took = p.stop(Duration::from_secs(5));
+        assert!(
+            took < Duration::from_secs(5),
+            "SIGTERM ends sleep: {took:?}"
+        );
+        assert!(p.pid().is_none());
+        assert!(!RUNNING.lock().expect("lock").contains(&pid));
+        p.start().expect("starts again");
+        assert!(p.pid().is_some_and(|p2| p2 != pid));
+        drop(p);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let dir = std::env::temp_dir().join(format!("envtest-unit-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let f = dir.join("log");
+        std::fs::write(&f, "a\nb\nc\n").expect("write");
+        assert_eq!(tail(&f, 2), "b\nc");
+        assert_eq!(tail(&f, 10), "a\nb\nc");
+        assert_eq!(tail(&dir.join("missing"), 3), "");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

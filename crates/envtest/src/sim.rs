@@ -685,3 +685,77 @@ pub fn node(name: &str, cpu: &str, memory: &str, labels: &[(&str, &str)]) -> Nod
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_reports_its_resources_or_defaults() {
+        let n = node("n1", "4", "8Gi", &[("zone", "a")]);
+        let s = base_status(&n, "n1", "172.18.0.2");
+        assert_eq!(s["capacity"]["cpu"], "4");
+        assert_eq!(s["allocatable"]["memory"], "8Gi");
+        assert_eq!(s["addresses"][0]["address"], "172.18.0.2");
+        let bare = Node {
+            metadata: ObjectMeta {
+                name: Some("n2".into()),
+                ..ObjectMeta::default()
+            },
+            ..Node::default()
+        };
+        let s = base_status(&bare, "n2", "172.18.0.3");
+        assert_eq!(s["allocatable"]["pods"], "110");
+        assert_eq!(s["nodeInfo"]["kubeletVersion"], "v1.36.2");
+    }
+
+    #[test]
+    fn a_started_pod_is_running_ready_with_every_container_started() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "uid": "u1"},
+            "spec": {
+                "initContainers": [
+                    {"name": "init", "image": "i"},
+                    {"name": "sidecar", "image": "s", "restartPolicy": "Always"},
+                ],
+                "containers": [{"name": "main", "image": "m"}],
+            },
+        }))
+        .expect("pod");
+        let v = running_status(&pod, "172.18.0.2", "10.244.0.1");
+        let s = &v["status"];
+        assert_eq!(s["phase"], "Running");
+        let types: Vec<&str> = s["conditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .filter(|c| c["status"] == "True")
+            .filter_map(|c| c["type"].as_str())
+            .collect();
+        for t in ["Ready", "ContainersReady", "Initialized", "PodScheduled"] {
+            assert!(types.contains(&t), "{t} in {types:?}");
+        }
+        assert_eq!(s["podIP"], "10.244.0.1");
+        assert_eq!(s["containerStatuses"][0]["ready"], true);
+        assert!(s["initContainerStatuses"][0]["state"]["terminated"].is_object());
+        assert!(s["initContainerStatuses"][1]["state"]["running"].is_object());
+        // It deserializes as a PodStatus: the API server will accept it.
+        let _: k8s_openapi::api::core::v1::PodStatus =
+            serde_json::from_value(s.clone()).expect("a PodStatus");
+    }
+
+    #[test]
+    fn readiness_needs_ready_true_and_no_not_ready_taint() {
+        let mut n: Node = serde_json::from_value(json!({
+            "metadata": {"name": "n"},
+            "spec": {"taints": [{"key": NOT_READY_TAINT, "effect": "NoSchedule"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .expect("node");
+        assert!(!node_ready(&n));
+        n.spec = None;
+        assert!(node_ready(&n));
+        n.status = None;
+        assert!(!node_ready(&n));
+    }
+}

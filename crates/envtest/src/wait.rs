@@ -95,3 +95,58 @@ impl Timeline {
         self.render_since(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn wait_until_returns_the_value_once_ready() {
+        let mut calls = 0;
+        let v = wait_until(
+            "three calls",
+            Duration::from_secs(5),
+            Duration::from_millis(1),
+            || {
+                calls += 1;
+                let n = calls;
+                async move { Ok::<_, String>((n == 3).then_some(n)) }
+            },
+        )
+        .await
+        .expect("ready");
+        assert_eq!(v, 3);
+    }
+
+    #[tokio::test]
+    async fn wait_until_names_what_it_waited_for_and_the_last_error() {
+        let err = wait_until(
+            "the moon",
+            Duration::from_millis(30),
+            Duration::from_millis(5),
+            || async { Err::<Option<()>, _>("connection refused") },
+        )
+        .await
+        .expect_err("times out");
+        assert!(
+            err.0
+                .starts_with("timed out after 30ms waiting for the moon"),
+            "{err}"
+        );
+        assert!(err.0.ends_with("(last error: connection refused)"), "{err}");
+    }
+
+    #[test]
+    fn timeline_renders_notes_since_a_mark() {
+        let t = Timeline::new();
+        t.note("first");
+        let mark = t.mark();
+        t.note("second");
+        let text = t.render_since(mark);
+        assert!(
+            text.ends_with("s] second\n") && !text.contains("first"),
+            "{text}"
+        );
+        assert_eq!(t.render().lines().count(), 2);
+    }
+}
