@@ -4,7 +4,11 @@
 //! that cluster, live (`--kubeconfig`) and through a `podplace snapshot` of
 //! it (`--cluster`), reports PP003 with the verified `maxUnavailable: 50%`
 //! fix, replayed from web's real ReplicaSet and pods; and
-//! `rollout-fixed/web.yaml` lints clean against the same cluster.
+//! `rollout-fixed/web.yaml` lints clean against the same cluster; with no
+//! files, lint finds the same on the running `web` itself. Then the real
+//! controllers agree: a new revision stalls with the surge pod Pending, and
+//! the fix completes it. On 3 nodes with web's 3 pods running (the issue's
+//! localized case) a 3-replica manifest gets its own verified fix.
 //!
 //! The story's Deployment has no namespace (`default`, which cannot be
 //! deleted), so the test removes it itself and waits until its pods and
@@ -114,6 +118,28 @@ async fn rollout(live: &Live) -> Result<()> {
         );
     }
 
+    // With no files, lint lints what runs: web itself, with the story's
+    // strategy, live and from the snapshot.
+    for cluster in [["--kubeconfig", kc.as_str()], ["--cluster", "snap.yaml"]] {
+        let mut args = vec!["lint", "-o", "json"];
+        args.extend(cluster);
+        let (out, err, code) = live.podplace(&scratch.0, &args);
+        ensure!(
+            code == 1,
+            "{cluster:?}, no files: lint exit {code}: {out}{err}"
+        );
+        let v: Value = serde_json::from_str(&out)
+            .with_context(|| format!("{cluster:?}, no files: lint -o json printed {out}{err}"))?;
+        let findings = v["findings"].as_array().cloned().unwrap_or_default();
+        ensure!(
+            findings.len() == 1
+                && findings[0]["rule"] == "PP003"
+                && findings[0]["object"] == "Deployment/default/web"
+                && findings[0]["fix"]["patch"] == FIX_50,
+            "{cluster:?}, no files: want PP003 on the running web with the 50% fix: {out}"
+        );
+    }
+
     // What lint predicts is what the real controllers and scheduler do: a
     // new revision with the story's strategy stalls (its surge pod fits
     // nowhere), and the fix lint verified completes it.
@@ -153,6 +179,11 @@ async fn rollout(live: &Live) -> Result<()> {
         &patch,
     ])?;
     live.wait_deployment_available("default", "web").await?;
+    let (out, err, code) = live.podplace(&scratch.0, &["lint", "--kubeconfig", &kc]);
+    ensure!(
+        code == 0 && out.contains("no findings"),
+        "no files, web fixed: lint exit {code}: {out}{err}"
+    );
 
     // On 3 nodes with web's 3 pods running, one per node (the issue's
     // localized case): the manifest at 3 replicas gets its own verified fix.
