@@ -124,24 +124,29 @@ async fn deployment_scheduled_and_available(live: &Live) -> Result<()> {
             p.metadata.name.as_deref().unwrap_or("")
         );
     }
-    // The real kube-scheduler bound them: its Scheduled events say so.
+    // The real kube-scheduler bound them: its Scheduled events say so (they
+    // are recorded asynchronously, so wait for them).
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(live.client.clone(), &ns);
-    let scheduled = events
-        .list(&kube::api::ListParams::default().fields("reason=Scheduled"))
-        .await?
-        .items;
-    ensure!(
-        scheduled
-            .iter()
-            .filter(|e| e.reporting_component.as_deref() == Some("default-scheduler"))
-            .count()
-            == 3,
-        "Scheduled events: {:?}",
-        scheduled
-            .iter()
-            .map(|e| (&e.reporting_component, &e.message))
-            .collect::<Vec<_>>()
-    );
+    let lp = kube::api::ListParams::default().fields("reason=Scheduled");
+    wait_until(
+        "3 Scheduled events from default-scheduler",
+        SETTLE,
+        POLL,
+        || {
+            let (events, lp) = (events.clone(), lp.clone());
+            async move {
+                let n = events
+                    .list(&lp)
+                    .await?
+                    .items
+                    .iter()
+                    .filter(|e| e.reporting_component.as_deref() == Some("default-scheduler"))
+                    .count();
+                Ok::<_, kube::Error>((n == 3).then_some(()))
+            }
+        },
+    )
+    .await?;
     Ok(())
 }
 
@@ -295,9 +300,10 @@ async fn fresh_control_plane_restarts_apiserver_and_takes_scheduler_config(
     fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
     let client = fresh.cp.client();
 
-    // The API server goes away and comes back on the same port.
-    let took = fresh.cp.stop_apiserver();
-    live.note(format!("fresh kube-apiserver stopped in {took:?}"));
+    // The API server goes away (killed, as a crash: a SIGTERM'd one takes
+    // the full 5 s of stop_apiserver's grace) and comes back on the same port.
+    let took = fresh.cp.kill_apiserver();
+    live.note(format!("fresh kube-apiserver killed in {took:?}"));
     ensure!(
         fresh.cp.pid(Component::ApiServer).is_none(),
         "kube-apiserver still has a PID"
