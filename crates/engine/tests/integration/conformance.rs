@@ -53,7 +53,11 @@ fn run_corpus(dir: &Path, must_have_cases: bool) -> (usize, Vec<String>) {
 fn assert_corpus_passes(dir: &Path, must_have_cases: bool) {
     let (total, failures) = run_corpus(dir, must_have_cases);
     let passed = total - failures.len();
-    println!("{}: {passed} passed, {} failed", dir.display(), failures.len());
+    println!(
+        "{}: {passed} passed, {} failed",
+        dir.display(),
+        failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{}: {passed} passed, {} failed\n{}",
