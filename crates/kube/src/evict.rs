@@ -41,17 +41,45 @@ pub async fn evict(
     name: &str,
     dry_run: bool,
 ) -> Result<EvictionOutcome, Error> {
+    evict_pod(client, namespace, name, None, dry_run).await
+}
+
+/// Like [`evict`], but only the pod with this `uid`: the eviction carries a
+/// UID precondition, so a pod created since under the same name (a
+/// StatefulSet's replacement) is never evicted in its place. When the name
+/// now belongs to another pod the server answers 409 Conflict, which is
+/// [`EvictionOutcome::Gone`]: the pod that was planned no longer exists.
+pub async fn evict_uid(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+    dry_run: bool,
+) -> Result<EvictionOutcome, Error> {
+    evict_pod(client, namespace, name, Some(uid), dry_run).await
+}
+
+async fn evict_pod(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    uid: Option<&str>,
+    dry_run: bool,
+) -> Result<EvictionOutcome, Error> {
     check_name("namespace", namespace)?;
     check_name("pod name", name)?;
     let mut uri = format!("/api/v1/namespaces/{namespace}/pods/{name}/eviction");
     if dry_run {
         uri.push_str("?dryRun=All");
     }
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "apiVersion": "policy/v1",
         "kind": "Eviction",
         "metadata": {"name": name, "namespace": namespace},
     });
+    if let Some(uid) = uid {
+        body["deleteOptions"] = serde_json::json!({"preconditions": {"uid": uid}});
+    }
     let action = format!(
         "evict pod {namespace}/{name}{}",
         if dry_run { " (dry run)" } else { "" }
@@ -72,6 +100,8 @@ pub async fn evict(
                     .unwrap_or_default(),
             }),
             404 => Ok(EvictionOutcome::Gone),
+            // The UID precondition failed: the name is another pod's now.
+            409 if uid.is_some() => Ok(EvictionOutcome::Gone),
             403 => Ok(EvictionOutcome::Forbidden {
                 message: status.message.clone(),
             }),

@@ -22,7 +22,7 @@ pub mod testserver;
 
 pub use connect::{connect, ConnectOptions};
 pub use error::Error;
-pub use evict::{evict, EvictionOutcome};
+pub use evict::{evict, evict_uid, EvictionOutcome};
 pub use fetch::{fetch_inventory, list_pods, FetchOptions, Fetched, Unreadable};
 pub use lease::{LeaderElector, LeaderState, LeaseConfig};
 

@@ -375,12 +375,19 @@ impl Daemon {
             Ok(RunResult::Ran { .. }) => {}
             Err(_) => self.metrics.run("error"),
         }
-        // A failing election is judged by how long it fails, not per run.
-        let failure = match &result {
-            Err(e) if !matches!(e, Error::LeaderElection { .. }) => Some(e.to_string()),
-            _ => None,
-        };
-        *self.last_run.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+        // A failing election is judged by how long it fails, not per run;
+        // it does not wipe out a failure of the last run that could reach
+        // the cluster (an API server that went away fails the run in
+        // progress first, the election a moment later: /healthz must not
+        // turn healthy in between). A run that succeeds, or finds another
+        // replica leading, clears it.
+        let mut last = self.last_run.lock().unwrap_or_else(|e| e.into_inner());
+        match &result {
+            Err(Error::LeaderElection { .. }) => {}
+            Err(e) => *last = Some(e.to_string()),
+            Ok(_) => *last = None,
+        }
+        drop(last);
         result
     }
 

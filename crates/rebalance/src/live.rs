@@ -14,7 +14,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
-use podplace_kube::{evict, fetch_inventory, list_pods, Client, EvictionOutcome, FetchOptions};
+use podplace_kube::{
+    evict, evict_uid, fetch_inventory, list_pods, Client, EvictionOutcome, FetchOptions,
+};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -259,11 +261,19 @@ pub async fn execute(
                 .filter(|p| p.metadata.namespace.as_deref().unwrap_or("default") == ns)
                 .map(uid)
                 .collect();
-            // Evict, retrying 429s within the budget.
+            // Evict the pod that was seen (a UID precondition: never one
+            // created since under its name), retrying 429s within the
+            // budget, and only while this replica still leads.
             let answer = loop {
                 step.attempts += 1;
-                match evict(client, ns, name, false).await? {
+                let outcome = match old.metadata.uid.as_deref() {
+                    Some(u) => evict_uid(client, ns, name, u, false).await?,
+                    None => evict(client, ns, name, false).await?,
+                };
+                match outcome {
                     EvictionOutcome::Blocked { message, causes } => {
+                        // Counted per request; the give-up below is not
+                        // another one.
                         metrics.eviction(&ev.strategy, "blocked");
                         let text = if causes.is_empty() {
                             message
@@ -275,6 +285,12 @@ pub async fn execute(
                         }
                         step.message = Some(text);
                         tokio::time::sleep(opts.retry_backoff).await;
+                        if !still_leader() {
+                            step.outcome = StepOutcome::Blocked;
+                            report.steps.push(step);
+                            report.stopped = Some("this replica lost the leader lease".to_string());
+                            return Ok(report);
+                        }
                     }
                     EvictionOutcome::Evicted => break Ok(()),
                     EvictionOutcome::Gone => {
@@ -286,7 +302,9 @@ pub async fn execute(
                 }
             };
             if let Err((outcome, message)) = answer {
-                metrics.eviction(&ev.strategy, outcome.metric());
+                if outcome != StepOutcome::Blocked {
+                    metrics.eviction(&ev.strategy, outcome.metric());
+                }
                 step.outcome = outcome;
                 step.message = Some(message.clone());
                 report.steps.push(step);

@@ -327,6 +327,104 @@ async fn a_429_beyond_the_retry_budget_stops_and_is_reported() {
         "{report:#?}"
     );
     assert_eq!(evictions_posted(&s.server), vec![first.clone(); 3]);
+    // Three requests refused: three counted, not a fourth for giving up.
+    let text = metrics.render();
+    assert!(text.contains("result=\"blocked\"} 3"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evictions_carry_the_seen_pods_uid_as_a_precondition() {
+    let s = setup("uid").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let pod = planned.plan.evictions[0].pod.clone();
+    let first = eviction_path(&pod);
+    // The name belongs to another pod now: the server refuses the
+    // precondition with 409 Conflict (a real v1.36 server's answer, from the
+    // live suite's rebalance::eviction_of_a_pod_replaced_under_its_name_is_refused).
+    s.server.answer(
+        "POST",
+        &first,
+        &[],
+        409,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "Operation cannot be fulfilled on Pod \"same\": the UID in the precondition (bfd3f64e-b5a5-462a-a986-949e255e2a67) does not match the UID in record (7f1ff65b-cdca-4356-a44e-add9461ff34d). The object might have been deleted and then recreated",
+               "reason": "Conflict", "details": {"name": "same", "kind": "Pod"}, "code": 409}),
+        None,
+    );
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(3),
+        &Metrics::new(),
+        &|| true,
+    )
+    .await
+    .unwrap();
+    let uid = s
+        .inv
+        .pods
+        .iter()
+        .find(|p| {
+            format!(
+                "{}/{}",
+                p.object.metadata.namespace.as_deref().unwrap_or(""),
+                p.object.metadata.name.as_deref().unwrap_or("")
+            ) == pod
+        })
+        .and_then(|p| p.object.metadata.uid.clone())
+        .unwrap();
+    let posted: Vec<Value> = s
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path == first)
+        .filter_map(|r| r.body)
+        .collect();
+    assert_eq!(posted.len(), 1, "{posted:?}");
+    assert_eq!(posted[0]["deleteOptions"]["preconditions"]["uid"], uid);
+    // The planned pod is gone (its name is another pod's): a deviation, not
+    // an eviction of the newcomer.
+    assert_eq!(report.steps[0].outcome, StepOutcome::Gone, "{report:#?}");
+    assert_eq!(report.evicted(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_loses_the_lease_during_a_429_backoff_sends_no_more_evictions() {
+    let s = setup("lost-lease").await;
+    let policy = Policy::default_profile();
+    let planned = plan(&s.inv, &policy, &plan_opts()).unwrap();
+    let first = eviction_path(&planned.plan.evictions[0].pod);
+    s.server
+        .answer_fixture("POST", &first, &[], "evictions/db-pdb-429.json", Some(1))
+        .unwrap();
+    allow_evictions(&s.server, &planned);
+    // Leading when the step starts; no longer after the first refusal.
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let still_leader = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+    let report = execute(
+        &s.client,
+        &policy,
+        &plan_opts(),
+        planned,
+        &s.inv,
+        &exec_opts(3),
+        &Metrics::new(),
+        &still_leader,
+    )
+    .await
+    .unwrap();
+    assert_eq!(evictions_posted(&s.server), vec![first]);
+    assert_eq!(
+        report.stopped.as_deref(),
+        Some("this replica lost the leader lease")
+    );
+    assert_eq!(report.steps.len(), 1);
+    assert_eq!(report.steps[0].outcome, StepOutcome::Blocked);
+    assert_eq!(report.evicted(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -723,4 +821,72 @@ async fn healthz_recovers_when_the_lease_can_be_written_again() {
         RunResult::Ran { .. }
     ));
     daemon.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_that_goes_away_keeps_healthz_unhealthy_from_the_first_failed_run() {
+    let Setup {
+        server,
+        client,
+        _dir,
+        ..
+    } = setup("goes-away").await;
+    let metrics = Metrics::new();
+    // Leading stops 2 s after the last renewal; /healthz counts the
+    // election's failure only after 5 s.
+    let mut lease = lease("replica-a");
+    lease.renew_deadline = Duration::from_secs(2);
+    lease.lease_duration = Duration::from_secs(5);
+    let daemon = Daemon::new(
+        client,
+        Policy::default_profile(),
+        true,
+        Some(lease),
+        metrics.clone(),
+    )
+    .unwrap();
+    let addr = serve("127.0.0.1:0", metrics.clone(), daemon.health())
+        .await
+        .unwrap();
+    daemon.start_election(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !daemon.is_leader() {
+        assert!(std::time::Instant::now() < deadline, "never led");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(server);
+    let gone = std::time::Instant::now();
+    // Still within its renew deadline: the run meets the unreachable server.
+    let err = daemon.run_once().await.expect_err("the server is gone");
+    assert!(
+        !matches!(err, podplace_rebalance::Error::LeaderElection { .. }),
+        "{err}"
+    );
+    let health = wait_unhealthy(addr).await;
+    assert!(
+        health.contains("unhealthy: the last run failed"),
+        "{health}"
+    );
+    // Past the renew deadline the next run meets the failing election; the
+    // server is still gone, so /healthz stays unhealthy.
+    while daemon.is_leader() {
+        assert!(gone.elapsed() < Duration::from_secs(4), "still leading");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let err = daemon.run_once().await.expect_err("the election fails");
+    assert!(
+        matches!(err, podplace_rebalance::Error::LeaderElection { .. }),
+        "{err}"
+    );
+    assert!(
+        gone.elapsed() < Duration::from_secs(5),
+        "too slow to tell the two failures apart"
+    );
+    let health = tokio::task::spawn_blocking(move || http_get(addr, "/healthz"))
+        .await
+        .unwrap();
+    assert!(
+        health.starts_with("HTTP/1.1 503") && health.contains("the last run failed"),
+        "{health}"
+    );
 }
