@@ -117,6 +117,12 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     for warning in &fetched.inventory.warnings {
         eprintln!("warning: {warning}");
     }
+    // The pod's own namespace is read by now: when even its pods may not
+    // be listed there is no pod to explain (it is not "not found").
+    if let Some(u) = fetched.unreadable.iter().find(|u| u.resource == "pods") {
+        eprintln!("error: cannot explain pod {}: could not read {u}", args.pod);
+        return Ok(Exit::ClusterError);
+    }
     unreadable.extend(fetched.unreadable.iter().map(|u| u.to_string()));
     for u in &unreadable {
         eprintln!("warning: could not read {u}");

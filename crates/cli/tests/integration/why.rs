@@ -436,6 +436,33 @@ fn live_cluster_says_what_it_could_not_read() {
 }
 
 #[test]
+fn live_cluster_pods_of_the_namespace_forbidden_exit_3() {
+    // pod-lister may list pods in shop only: data/db-0 exists but cannot be
+    // read, which is the cluster refusing (3), not a wrong name (2).
+    let (_server, dir) = live_cluster("forbidden-namespace");
+    let (stdout, stderr, code) = podplace_in(
+        &dir.0,
+        &[
+            "why",
+            "data/db-0",
+            "--kubeconfig",
+            "kubeconfig",
+            "--context",
+            "pod-lister",
+        ],
+    );
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "error: cannot explain pod data/db-0: could not read pods in namespace data: pods is forbidden"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not found"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+}
+
+#[test]
 fn live_cluster_errors_exit_3() {
     let (server, dir) = live_cluster("down");
     drop(server);
