@@ -12,8 +12,11 @@
 //! [`all_tests`]; the module has `pub fn tests() -> Vec<LiveTest> {
 //! live_tests![a, b] }` over `async fn a(live: &Live) -> anyhow::Result<()>`.
 
+mod exit_codes;
+mod health;
 mod kubeconfigs;
 mod lint;
+mod lint_cluster;
 mod rbac;
 mod smoke;
 mod support;
@@ -32,6 +35,9 @@ fn all_tests() -> Vec<LiveTest> {
         kubeconfigs::tests(),
         why::tests(),
         lint::tests(),
+        lint_cluster::tests(),
+        exit_codes::tests(),
+        health::tests(),
         rbac::tests(),
     ]
     .into_iter()
