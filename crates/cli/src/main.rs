@@ -64,7 +64,7 @@ enum Command {
         verbose: bool,
     },
     /// Write the live cluster (nodes, pods, namespaces, workloads,
-    /// PodDisruptionBudgets, services, priority classes) to one file that
+    /// PodDisruptionBudgets, services, priority and runtime classes) to one file that
     /// every command loads with -f.
     Snapshot(snapshot::SnapshotArgs),
     /// Explain why a pod is Pending (or placed where it is): every reason

@@ -8,6 +8,7 @@ use std::fmt::Debug;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -24,7 +25,7 @@ use crate::error::Error;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchOptions {
     /// Namespaces to read namespaced kinds from (kubectl's `-n`); empty means
-    /// all namespaces (`-A`). Nodes, namespaces and priority classes are
+    /// all namespaces (`-A`). Nodes, namespaces, priority and runtime classes are
     /// cluster-scoped and always read whole.
     pub namespaces: Vec<String>,
     /// Objects per page (`limit`); the API server hands out a continue token
@@ -78,9 +79,14 @@ pub struct Fetched {
     pub unreadable: Vec<Unreadable>,
 }
 
-/// Reads the cluster: nodes, namespaces, priority classes, pods, services,
-/// PodDisruptionBudgets, Deployments, ReplicaSets, StatefulSets, DaemonSets,
-/// Jobs, CronJobs and ReplicationControllers.
+/// Reads the cluster: nodes, namespaces, priority classes, runtime classes,
+/// pods, services, PodDisruptionBudgets, Deployments, ReplicaSets,
+/// StatefulSets, DaemonSets, Jobs, CronJobs and ReplicationControllers.
+///
+/// RuntimeClasses are read because a pod that names one gets its overhead,
+/// node selector and tolerations from it at admission: without them, a pod
+/// placed on a snapshot (`place -f snap.json -f pod.yaml`) would be
+/// scheduled without them.
 ///
 /// A 403 or 404 on a list is recorded in [`Fetched::unreadable`] and the
 /// other lists are still read; a 410 on a continue token restarts that list
@@ -104,6 +110,13 @@ pub async fn fetch_inventory(client: &Client, opts: &FetchOptions) -> Result<Fet
                 "priorityclasses",
                 cluster::<PriorityClass>(client),
                 no_checks,
+            )
+            .await?,
+        runtime_classes: f
+            .fetch(
+                "runtimeclasses",
+                cluster::<RuntimeClass>(client),
+                validate::validate_runtime_class,
             )
             .await?,
         pods: f

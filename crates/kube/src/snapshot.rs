@@ -32,10 +32,10 @@ impl Format {
 
 /// Every object of `inv` as items of one `{"apiVersion": "v1", "kind":
 /// "List"}`, each with its own apiVersion and kind, in dependency order:
-/// namespaces, priority classes, nodes, services, PodDisruptionBudgets,
-/// workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
-/// CronJobs, ReplicationControllers), then pods. `metadata.managedFields`
-/// is dropped, as `kubectl get` drops it.
+/// namespaces, priority classes, runtime classes, nodes, services,
+/// PodDisruptionBudgets, workloads (Deployments, ReplicaSets, StatefulSets,
+/// DaemonSets, Jobs, CronJobs, ReplicationControllers), then pods.
+/// `metadata.managedFields` is dropped, as `kubectl get` drops it.
 pub fn to_list(inv: &Inventory) -> Value {
     let mut items: Vec<Value> = Vec::new();
     push(&mut items, &inv.namespaces);

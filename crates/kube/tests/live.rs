@@ -131,6 +131,7 @@ async fn whole_cluster_is_read_with_every_kind() {
     );
     assert!(names(&inv.namespaces).contains(&"shop".to_string()));
     assert!(inv.jobs.is_empty() && inv.replication_controllers.is_empty());
+    assert!(inv.runtime_classes.is_empty());
     assert_eq!(inv.pods[0].origin.file, "api:pods");
     assert_eq!(inv.nodes[0].origin.file, "api:nodes");
     // Every list was asked for in pages of the default size.
@@ -139,7 +140,7 @@ async fn whole_cluster_is_read_with_every_kind() {
         .into_iter()
         .filter(|r| r.method == "GET")
         .collect();
-    assert_eq!(lists.len(), 13, "{lists:#?}");
+    assert_eq!(lists.len(), 14, "{lists:#?}");
     assert!(lists.iter().all(|r| r.query_value("limit") == Some("500")));
     assert!(inv.warnings.is_empty(), "{:?}", inv.warnings);
 }
@@ -306,6 +307,7 @@ async fn a_user_who_may_only_list_shop_pods_gets_those_and_a_list_of_what_was_re
             "nodes",
             "namespaces",
             "priorityclasses",
+            "runtimeclasses",
             "services",
             "poddisruptionbudgets",
             "deployments",
@@ -317,7 +319,7 @@ async fn a_user_who_may_only_list_shop_pods_gets_those_and_a_list_of_what_was_re
             "replicationcontrollers"
         ]
     );
-    let deployments = &fetched.unreadable[5];
+    let deployments = &fetched.unreadable[6];
     assert_eq!(deployments.namespace.as_deref(), Some("shop"));
     assert_eq!(
         deployments.reason,

@@ -136,6 +136,66 @@ fn snapshot_json_with_small_pages_equals_the_yaml_one() {
     }
 }
 
+/// A pod that names a RuntimeClass gets its overhead, node selector and
+/// tolerations at admission; placed on a snapshot, it needs the snapshot to
+/// carry the cluster's RuntimeClasses (found on a real control plane: the
+/// live read skipped them, and such a pod was scheduled without them).
+#[test]
+fn snapshot_keeps_runtime_classes_for_new_pods_admission() {
+    let (server, dir) = live_cluster("runtimeclass");
+    server.answer(
+        "GET",
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        &[],
+        200,
+        serde_json::json!({
+            "kind": "RuntimeClassList",
+            "apiVersion": "node.k8s.io/v1",
+            "metadata": {"resourceVersion": "413"},
+            "items": [{
+                "metadata": {
+                    "name": "sandboxed",
+                    "uid": "6d2f9a4e-1c3b-4e5f-8a7b-9c0d1e2f3a4b",
+                    "resourceVersion": "300",
+                    "creationTimestamp": "2026-11-22T03:40:08Z"
+                },
+                "handler": "runsc",
+                "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+                "scheduling": {
+                    "nodeSelector": {"node-role.kubernetes.io/infra": ""},
+                    "tolerations": [{"key": "dedicated", "operator": "Equal",
+                                     "value": "infra", "effect": "NoSchedule"}]
+                }
+            }]
+        }),
+        None,
+    );
+    let (_, stderr, code) = podplace_in(
+        &dir.0,
+        &["snapshot", "-o", "snap.json", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let snap = load(&[Source::Path(dir.join("snap.json"))]).expect("snapshot loads");
+    assert_eq!(names(&snap.runtime_classes), ["sandboxed"]);
+    std::fs::write(
+        dir.join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: gvisor, namespace: shop}\n\
+         spec:\n  runtimeClassName: sandboxed\n  containers: [{name: c, image: busybox}]\n",
+    )
+    .expect("pod written");
+    // Without the RuntimeClass the pod would go to a worker (infra-1 is
+    // tainted) and podplace would warn that its overhead is not counted.
+    let (stdout, stderr, code) = podplace_in(
+        &dir.0,
+        &["place", "-f", "snap.json", "-f", "pod.yaml", "-o", "json"],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    assert!(!stderr.contains("RuntimeClass"), "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(out["placements"][0]["pod"], "shop/gvisor");
+    assert_eq!(out["placements"][0]["node"], "infra-1", "{stdout}");
+}
+
 #[test]
 fn snapshot_says_what_it_could_not_read() {
     let (_server, dir) = live_cluster("forbidden");
@@ -165,7 +225,7 @@ fn snapshot_says_what_it_could_not_read() {
     assert_eq!(
         *lines.last().expect("summary"),
         "wrote shop.yaml: 0 nodes, 4 pods, 0 namespaces, 0 workloads, 0 PodDisruptionBudgets, \
-         0 services, 0 priority classes (12 list(s) could not be read)"
+         0 services, 0 priority classes (13 list(s) could not be read)"
     );
     let inv = load(&[Source::Path(dir.join("shop.yaml"))]);
     // The pods are bound to nodes that could not be read: the loader says so.
