@@ -324,24 +324,7 @@ async fn live(
             .run_loop(interval, stop, |r| match r {
                 Ok(RunResult::NotLeader) => {}
                 Ok(RunResult::Ran { planned, execution }) => {
-                    let summary = match execution {
-                        Some(rep) => format!(
-                            "planned {planned}, evicted {}, {} mismatch(es){}",
-                            rep.evicted(),
-                            rep.mismatches(),
-                            rep.stopped
-                                .as_ref()
-                                .map(|s| format!("; stopped: {s}"))
-                                .unwrap_or_default()
-                        ),
-                        // An --execute run gets no execution report when
-                        // the plan is empty: there was nothing to do.
-                        None if *planned == 0 => format!(
-                            "nothing to evict{}",
-                            if execute { "" } else { " (dry run)" }
-                        ),
-                        None => format!("planned {planned} eviction(s) (dry run)"),
-                    };
+                    let summary = run_summary(*planned, execution.as_ref(), execute);
                     if output == OutputFormat::Json {
                         println!("{}", serde_json::json!({"run": summary}));
                     } else {
@@ -422,6 +405,45 @@ async fn live(
     } else {
         Exit::Findings
     })
+}
+
+/// One line per `--interval` run: what was planned and what happened —
+/// tied landings, pods already gone and plans made again included, so a
+/// run that stopped early or replanned never reads like a clean one.
+fn run_summary(planned: usize, execution: Option<&ExecutionReport>, execute: bool) -> String {
+    let Some(rep) = execution else {
+        // An --execute run gets no execution report when the plan is
+        // empty: there was nothing to do.
+        return if planned == 0 {
+            format!(
+                "nothing to evict{}",
+                if execute { "" } else { " (dry run)" }
+            )
+        } else {
+            format!("planned {planned} eviction(s) (dry run)")
+        };
+    };
+    let count = |o: StepOutcome| rep.steps.iter().filter(|s| s.outcome == o).count();
+    let mut s = format!(
+        "planned {planned}, evicted {}, {} mismatch(es)",
+        rep.evicted(),
+        rep.mismatches()
+    );
+    let tied = count(StepOutcome::Tied);
+    if tied > 0 {
+        let _ = write!(s, ", {tied} landed on a node scored equal");
+    }
+    let gone = count(StepOutcome::Gone);
+    if gone > 0 {
+        let _ = write!(s, ", {gone} already gone");
+    }
+    if rep.replans > 0 {
+        let _ = write!(s, ", {} replan(s)", rep.replans);
+    }
+    if let Some(stop) = &rep.stopped {
+        let _ = write!(s, "; stopped: {stop}");
+    }
+    s
 }
 
 fn default_identity() -> String {
@@ -629,7 +651,54 @@ fn render_text(
 
 #[cfg(test)]
 mod tests {
-    use super::tied_text;
+    use super::{run_summary, tied_text};
+    use podplace_rebalance::live::{ExecutionReport, Step, StepOutcome};
+
+    fn step(outcome: StepOutcome) -> Step {
+        Step {
+            pod: "shop/web-1".to_string(),
+            strategy: "SoftRules".to_string(),
+            predicted: "n2".to_string(),
+            landed: Some("n3".to_string()),
+            replacement: None,
+            outcome,
+            attempts: 1,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn run_summaries_say_what_deviated() {
+        assert_eq!(run_summary(0, None, true), "nothing to evict");
+        assert_eq!(run_summary(0, None, false), "nothing to evict (dry run)");
+        assert_eq!(
+            run_summary(2, None, false),
+            "planned 2 eviction(s) (dry run)"
+        );
+        let clean = ExecutionReport {
+            steps: vec![step(StepOutcome::AsPredicted); 2],
+            ..Default::default()
+        };
+        assert_eq!(
+            run_summary(2, Some(&clean), true),
+            "planned 2, evicted 2, 0 mismatch(es)"
+        );
+        // Live, story 2: a tie made it plan again; a newer plan found the
+        // next pod gone and a PodDisruptionBudget stopped it.
+        let rough = ExecutionReport {
+            steps: vec![
+                step(StepOutcome::Tied),
+                step(StepOutcome::Gone),
+                step(StepOutcome::Blocked),
+            ],
+            replans: 2,
+            stopped: Some("shop/web-3 could not be evicted after 3 attempts".to_string()),
+        };
+        assert_eq!(
+            run_summary(3, Some(&rough), true),
+            "planned 3, evicted 1, 0 mismatch(es), 1 landed on a node scored equal, 1 already gone, 2 replan(s); stopped: shop/web-3 could not be evicted after 3 attempts"
+        );
+    }
 
     #[test]
     fn long_tie_lists_are_shortened_in_text() {
