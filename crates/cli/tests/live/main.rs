@@ -18,6 +18,7 @@ mod kubeconfigs;
 mod lint;
 mod lint_cluster;
 mod rbac;
+mod rebalance;
 mod smoke;
 mod support;
 mod why;
@@ -39,6 +40,7 @@ fn all_tests() -> Vec<LiveTest> {
         exit_codes::tests(),
         health::tests(),
         rbac::tests(),
+        rebalance::tests(),
     ]
     .into_iter()
     .flatten()
