@@ -811,13 +811,25 @@ fn pod_spec(spec: &PodSpec, path: &At<'_>, errs: &mut Vec<FieldError>) {
     if let Some(aff) = spec.affinity.as_ref() {
         validate_affinity(aff, &path.child("affinity"), errs);
     }
-    for (i, c) in spec
+    let constraints = spec
         .topology_spread_constraints
-        .iter()
-        .flatten()
-        .enumerate()
-    {
-        validate_spread_constraint(c, &path.child("topologySpreadConstraints").index(i), errs);
+        .as_deref()
+        .unwrap_or_default();
+    let list = path.child("topologySpreadConstraints");
+    for (i, c) in constraints.iter().enumerate() {
+        let at = list.index(i);
+        validate_spread_constraint(c, &at, errs);
+        // {topologyKey, whenUnsatisfiable} names one kind of constraint: the
+        // API server refuses a second of a kind, at the first one's index.
+        if constraints[i + 1..].iter().any(|o| {
+            o.topology_key == c.topology_key && o.when_unsatisfiable == c.when_unsatisfiable
+        }) {
+            let value = format!("{{{}, {}}}", c.topology_key, c.when_unsatisfiable);
+            errs.push(FieldError {
+                path: at.child("{topologyKey, whenUnsatisfiable}").into(),
+                message: format!("Duplicate value: {value:?}"),
+            });
+        }
     }
     for (i, t) in spec.tolerations.iter().flatten().enumerate() {
         validate_toleration(t, &path.child("tolerations").index(i), errs);

@@ -172,6 +172,14 @@ fn cases() -> Vec<Case> {
             &["when.yaml:13:24: Pod/shop/web: spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Sometimes\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""],
         ),
         case(
+            "two spread constraints of one kind",
+            "dup.yaml",
+            &pod("  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}\n  - {maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}\n"),
+            Invalid,
+            // The real kube-apiserver's words (found creating such a pod on it).
+            &["dup.yaml:11:5: Pod/shop/web: spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{kubernetes.io/hostname, ScheduleAnyway}\""],
+        ),
+        case(
             "weight 0 in preferred pod anti-affinity",
             "weight.yaml",
             &pod("  affinity:\n    podAntiAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 0\n        podAffinityTerm:\n          labelSelector: {matchLabels: {app: web}}\n          topologyKey: kubernetes.io/hostname\n"),
