@@ -1080,6 +1080,21 @@ impl Admission {
         {
             default_container(c);
         }
+        // With host networking every container port is a host port: the
+        // API server defaults hostPort to containerPort (SetDefaults_Pod).
+        if spec.host_network == Some(true) {
+            for c in spec
+                .containers
+                .iter_mut()
+                .chain(spec.init_containers.iter_mut().flatten())
+            {
+                for port in c.ports.iter_mut().flatten() {
+                    if port.host_port.unwrap_or(0) == 0 {
+                        port.host_port = Some(port.container_port);
+                    }
+                }
+            }
+        }
         if let Some(r) = spec.resources.as_mut() {
             if let Some(limits) = r.limits.as_ref() {
                 let requests = r.requests.get_or_insert_with(Default::default);

@@ -516,6 +516,27 @@ overhead: {podFixed: {cpu: 250m, memory: 120Mi}}
     assert_eq!(overhead["memory"].0, "120Mi");
 }
 
+/// Found on a real control plane: a hostNetwork pod's container port is a
+/// host port (the API server defaults it), so such a pod does not fit where
+/// another pod holds that port.
+#[test]
+fn host_network_ports_default_to_host_ports() {
+    let tail = "    ports: [{containerPort: 9100}, {containerPort: 9101, hostPort: 19101}]\n  initContainers: [{name: i, image: x, ports: [{containerPort: 9102}]}]\n  hostNetwork: true\n";
+    let p = admitted(&bare_pod(tail));
+    let spec = p.spec.as_ref().unwrap();
+    let host_ports = |c: &k8s_openapi::api::core::v1::Container| -> Vec<Option<i32>> {
+        c.ports.iter().flatten().map(|p| p.host_port).collect()
+    };
+    assert_eq!(host_ports(&spec.containers[0]), [Some(9100), Some(19101)]);
+    assert_eq!(
+        host_ports(&spec.init_containers.as_ref().unwrap()[0]),
+        [Some(9102)]
+    );
+    // Without host networking a container port is only a container port.
+    let p = admitted(&bare_pod("    ports: [{containerPort: 9100}]\n"));
+    assert_eq!(host_ports(&p.spec.as_ref().unwrap().containers[0]), [None]);
+}
+
 #[test]
 fn a_replica_typo_cannot_exhaust_memory() {
     let mut inv = world(&DEPLOY.replace("replicas: 3", "replicas: 1000000000"));
