@@ -323,8 +323,12 @@ async fn live(
         daemon
             .run_loop(interval, stop, |r| match r {
                 Ok(RunResult::NotLeader) => {}
-                Ok(RunResult::Ran { planned, execution }) => {
-                    let summary = run_summary(*planned, execution.as_ref(), execute);
+                Ok(RunResult::Ran {
+                    planned,
+                    kept,
+                    execution,
+                }) => {
+                    let summary = run_summary(*planned, *kept, execution.as_ref(), execute);
                     if output == OutputFormat::Json {
                         println!("{}", serde_json::json!({"run": summary}));
                     } else {
@@ -409,18 +413,31 @@ async fn live(
 
 /// One line per `--interval` run: what was planned and what happened —
 /// tied landings, pods already gone and plans made again included, so a
-/// run that stopped early or replanned never reads like a clean one.
-fn run_summary(planned: usize, execution: Option<&ExecutionReport>, execute: bool) -> String {
+/// run that stopped early or replanned never reads like a clean one; and
+/// the nominated pods a plan leaves in place (a budget allows no
+/// disruption), so an idle run that could not act does not read as if
+/// nothing were wrong.
+fn run_summary(
+    planned: usize,
+    kept: usize,
+    execution: Option<&ExecutionReport>,
+    execute: bool,
+) -> String {
+    let kept_text = if kept > 0 {
+        format!("; {kept} nominated pod(s) left in place (a dry run with -v lists them and why)")
+    } else {
+        String::new()
+    };
     let Some(rep) = execution else {
         // An --execute run gets no execution report when the plan is
         // empty: there was nothing to do.
         return if planned == 0 {
             format!(
-                "nothing to evict{}",
+                "nothing to evict{}{kept_text}",
                 if execute { "" } else { " (dry run)" }
             )
         } else {
-            format!("planned {planned} eviction(s) (dry run)")
+            format!("planned {planned} eviction(s) (dry run){kept_text}")
         };
     };
     let count = |o: StepOutcome| rep.steps.iter().filter(|s| s.outcome == o).count();
@@ -443,6 +460,7 @@ fn run_summary(planned: usize, execution: Option<&ExecutionReport>, execute: boo
     if let Some(stop) = &rep.stopped {
         let _ = write!(s, "; stopped: {stop}");
     }
+    s.push_str(&kept_text);
     s
 }
 
@@ -669,18 +687,23 @@ mod tests {
 
     #[test]
     fn run_summaries_say_what_deviated() {
-        assert_eq!(run_summary(0, None, true), "nothing to evict");
-        assert_eq!(run_summary(0, None, false), "nothing to evict (dry run)");
+        assert_eq!(run_summary(0, 0, None, true), "nothing to evict");
+        assert_eq!(run_summary(0, 0, None, false), "nothing to evict (dry run)");
         assert_eq!(
-            run_summary(2, None, false),
+            run_summary(2, 0, None, false),
             "planned 2 eviction(s) (dry run)"
+        );
+        // Live, check 8: a PodDisruptionBudget allows no disruption of web.
+        assert_eq!(
+            run_summary(0, 2, None, true),
+            "nothing to evict; 2 nominated pod(s) left in place (a dry run with -v lists them and why)"
         );
         let clean = ExecutionReport {
             steps: vec![step(StepOutcome::AsPredicted); 2],
             ..Default::default()
         };
         assert_eq!(
-            run_summary(2, Some(&clean), true),
+            run_summary(2, 0, Some(&clean), true),
             "planned 2, evicted 2, 0 mismatch(es)"
         );
         // Live, story 2: a tie made it plan again; a newer plan found the
@@ -695,7 +718,7 @@ mod tests {
             stopped: Some("shop/web-3 could not be evicted after 3 attempts".to_string()),
         };
         assert_eq!(
-            run_summary(3, Some(&rough), true),
+            run_summary(3, 0, Some(&rough), true),
             "planned 3, evicted 1, 0 mismatch(es), 1 landed on a node scored equal, 1 already gone, 2 replan(s); stopped: shop/web-3 could not be evicted after 3 attempts"
         );
     }

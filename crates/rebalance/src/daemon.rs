@@ -160,6 +160,10 @@ pub enum RunResult {
     Ran {
         /// Evictions planned.
         planned: usize,
+        /// Nominated pods the plan leaves in place (a PodDisruptionBudget or
+        /// rollout budget allows no disruption, no better node, a limit):
+        /// "nothing to evict" is not "nothing wrong".
+        kept: usize,
         /// What execution did (`None` in dry-run mode).
         execution: Option<ExecutionReport>,
     },
@@ -411,10 +415,12 @@ impl Daemon {
         self.metrics
             .planned(planned.plan.plan_seconds, planned.plan.evictions.len());
         let count = planned.plan.evictions.len();
+        let kept = planned.plan.kept.len();
         if !self.execute || count == 0 {
             self.metrics.run("ok");
             return Ok(RunResult::Ran {
                 planned: count,
+                kept,
                 execution: None,
             });
         }
@@ -438,6 +444,7 @@ impl Daemon {
             .run(if report.clean() { "ok" } else { "deviated" });
         Ok(RunResult::Ran {
             planned: count,
+            kept,
             execution: Some(report),
         })
     }

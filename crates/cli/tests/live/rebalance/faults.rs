@@ -288,6 +288,17 @@ pub async fn apiserver_outage_and_pdb_429_on_a_fresh_control_plane(live: &Live) 
         Duration::from_secs(30),
     )
     .await?;
+    let kept = r
+        .lines()
+        .into_iter()
+        .rev()
+        .find(|l| l.starts_with("nothing to evict"))
+        .unwrap_or_default();
+    ensure!(
+        kept.contains("nominated pod(s) left in place"),
+        "a run after the refusal does not say web's pods are left in place: {kept:?}\n{}",
+        r.output()
+    );
     let audit = read_audit(&audit_log)?;
     let tries: Vec<&AuditEvent> = audit
         .iter()
@@ -308,7 +319,7 @@ pub async fn apiserver_outage_and_pdb_429_on_a_fresh_control_plane(live: &Live) 
         gone_web.len()
     );
     let msg = format!(
-        "PDB: {} eviction requests refused with 429 after it appeared, {blocked} counted as blocked; reported: {}",
+        "PDB: {} eviction requests refused with 429 after it appeared, {blocked} counted as blocked; reported: {}; later runs: {kept}",
         tries.len(),
         report.trim()
     );
