@@ -676,11 +676,14 @@ fn render_text(out: &mut impl Write, e: &Explanation, unreadable: &[String]) -> 
     }
     if !e.message.is_empty() {
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}",
-            paint!("kube-scheduler's FailedScheduling event:", bold)
-        )?;
+        // With parts of the cluster unread, the message is computed from
+        // what was read: it must not pass for the real scheduler's Event.
+        let heading = if unreadable.is_empty() {
+            "kube-scheduler's FailedScheduling event:"
+        } else {
+            "FailedScheduling message computed from what podplace could read (kube-scheduler's own may differ):"
+        };
+        writeln!(out, "{}", paint!(heading, bold))?;
         writeln!(out, "  {}", e.message)?;
     }
     let mut printed = Printed { terms: Vec::new() };

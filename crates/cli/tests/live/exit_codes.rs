@@ -108,6 +108,13 @@ async fn why_and_lint_exit_3_on_403_and_401_from_the_real_api_server(live: &Live
         code == 1 && gaps.iter().all(|g| out.contains(g.as_str())),
         "why with pods of its namespace only: exit {code}, not 1 (Pending) with the gaps {gaps:#?} in the answer:\n{out}{err}"
     );
+    // Computed without the nodes, the message must not pass for the
+    // scheduler's own Event.
+    ensure!(
+        !out.contains("kube-scheduler's FailedScheduling event:")
+            && out.contains("FailedScheduling message computed from what podplace could read"),
+        "why with gaps presents its computed message as kube-scheduler's Event:\n{out}"
+    );
     lint_refused(live, &scratch, &reader, "exitc-reader")?;
 
     // A token the server does not know: 401.
