@@ -471,11 +471,48 @@ async fn heartbeat_loop(inner: Arc<Inner>) {
     }
 }
 
+/// The pod watch's retry delays: 100 ms doubling up to 1 s. A kubelet-like
+/// simulator must resume within a second of an API server restart; the
+/// runtime's default backoff (up to 30 s, for controllers sparing a
+/// struggling server) left pods unstarted and undeleted for 15–25 s after
+/// one, which tests of outages then waited out.
+#[derive(Debug, Clone, Copy)]
+struct QuickBackoff {
+    next: Duration,
+}
+
+impl QuickBackoff {
+    const FIRST: Duration = Duration::from_millis(100);
+    const MAX: Duration = Duration::from_secs(1);
+}
+
+impl Default for QuickBackoff {
+    fn default() -> Self {
+        QuickBackoff { next: Self::FIRST }
+    }
+}
+
+impl Iterator for QuickBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let now = self.next;
+        self.next = (now * 2).min(Self::MAX);
+        Some(now)
+    }
+}
+
+impl kube::runtime::utils::Backoff for QuickBackoff {
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
+
 /// Watches every pod and acts on those bound to simulated nodes.
 async fn watch_pods(inner: Arc<Inner>) {
     let api: Api<Pod> = Api::all(inner.client.clone());
     let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(QuickBackoff::default())
         .applied_objects();
     futures::pin_mut!(stream);
     let mut failing = false;
@@ -689,6 +726,16 @@ pub fn node(name: &str, cpu: &str, memory: &str, labels: &[(&str, &str)]) -> Nod
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pod_watch_retries_within_a_second() {
+        use kube::runtime::utils::Backoff as _;
+        let mut b = QuickBackoff::default();
+        let delays: Vec<u128> = b.by_ref().take(6).map(|d| d.as_millis()).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+        b.reset();
+        assert_eq!(b.next(), Some(Duration::from_millis(100)));
+    }
 
     #[test]
     fn a_node_reports_its_resources_or_defaults() {
