@@ -17,6 +17,7 @@ mod health;
 mod kubeconfigs;
 mod lint;
 mod lint_cluster;
+mod predictions;
 mod rbac;
 mod rebalance;
 mod smoke;
@@ -41,6 +42,7 @@ fn all_tests() -> Vec<LiveTest> {
         health::tests(),
         rbac::tests(),
         rebalance::tests(),
+        predictions::tests(),
     ]
     .into_iter()
     .flatten()
