@@ -15,11 +15,7 @@
 //! Each process is killed by its PID when the test ends, also on failure;
 //! `/healthz` and `/metrics` are polled with deadlines.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure, Context as _, Result};
@@ -28,9 +24,9 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{DeleteParams, PostParams};
 use kube::Api;
-use podplace_envtest::{wait_until, Timeline};
 use serde_json::json;
 
+use crate::rebalance::daemon::{holder, Rebalancer};
 use crate::support::*;
 
 /// This module's tests.
@@ -74,15 +70,10 @@ async fn forbidden_lease_namespace_turns_healthz_503_and_counts_errors(live: &Li
     let creds = Creds::create(live, &scratch, false).await?;
     let outcome = async {
         let lease = format!("{}/{LEASE}", creds.lease_ns);
-        let p = Rebalancer::spawn(
-            live,
-            &creds.kubeconfig,
-            "health-403",
-            &[&["--execute", "--interval", "2s", "--lease", &lease, "-n", &creds.ns], &TIMING[..]].concat(),
-        )
+        let p = Rebalancer::spawn(&creds.kubeconfig, "health-403", &[&["--execute", "--interval", "2s", "--lease", &lease, "-n", &creds.ns], &TIMING[..]].concat(), &live.timeline)
         .await?;
         let body = p.wait_healthz(503, "", LEASE_DURATION + SLACK).await?;
-        let after = p.started.elapsed();
+        let after = p.started().elapsed();
         ensure!(
             after >= LEASE_DURATION,
             "/healthz turned 503 {:.1}s after start, before the election had failed for a lease duration",
@@ -105,7 +96,7 @@ async fn forbidden_lease_namespace_turns_healthz_503_and_counts_errors(live: &Li
         // Several runs, every one an error (whether it leads is unknown).
         p.wait_metric(RUNS, &[("result", "error")], 3.0, Duration::from_secs(30))
             .await?;
-        p.ensure_no_runs_but_errors().await?;
+        ensure_no_runs_but_errors(&p).await?;
         ensure!(
             p.metric("podplace_rebalance_leader", &[]).await? == 0.0,
             "it says it leads:\n{}",
@@ -116,7 +107,7 @@ async fn forbidden_lease_namespace_turns_healthz_503_and_counts_errors(live: &Li
         ensure!(
             warnings == 1,
             "the election's 403 was logged {warnings} times over {:.1}s, not once:\n{}",
-            p.started.elapsed().as_secs_f64(),
+            p.started().elapsed().as_secs_f64(),
             p.output()
         );
         Ok(())
@@ -130,22 +121,17 @@ async fn revoked_token_turns_healthz_503_and_counts_errors(live: &Live) -> Resul
     let creds = Creds::create(live, &scratch, true).await?;
     let outcome = async {
         let lease = format!("{}/{LEASE}", creds.lease_ns);
-        let mut p = Rebalancer::spawn(
-            live,
-            &creds.kubeconfig,
-            "health-401",
-            &[
+        let mut p = Rebalancer::spawn(&creds.kubeconfig, "health-401", &[
                 &["--execute", "--interval", "2s", "--lease", &lease, "-n", &creds.ns],
                 &TIMING[..],
             ]
-            .concat(),
-        )
+            .concat(), &live.timeline)
         .await?;
         // It works with the token: it leads, runs, and is healthy.
         p.wait_metric(RUNS, &[("result", "ok")], 1.0, Duration::from_secs(30))
             .await?;
         ensure!(
-            holder(live, &creds.lease_ns).await?.as_deref() == Some("health-401"),
+            holder(&live.client, &creds.lease_ns, LEASE).await?.as_deref() == Some("health-401"),
             "health-401 does not hold the Lease:\n{}",
             p.output()
         );
@@ -168,7 +154,7 @@ async fn revoked_token_turns_healthz_503_and_counts_errors(live: &Live) -> Resul
         let body = p.wait_healthz(503, "", LEASE_DURATION + SLACK).await?;
         live.note(format!(
             "health-401: the token refused {:.1}s after the ServiceAccount was deleted, /healthz 503 {:.1}s after that: {}",
-            (p.started + refused_at).saturating_duration_since(revoked).as_secs_f64(),
+            (p.started() + refused_at).saturating_duration_since(revoked).as_secs_f64(),
             refused.elapsed().as_secs_f64(),
             body.trim()
         ));
@@ -253,16 +239,11 @@ async fn new_leader_runs_at_once_and_an_idle_execute_run_says_nothing_to_evict(
             .context("creating the gone replica's Lease")?;
 
         let lease = format!("{}/{LEASE}", creds.lease_ns);
-        let mut p = Rebalancer::spawn(
-            live,
-            &creds.kubeconfig,
-            "health-new",
-            &[
+        let mut p = Rebalancer::spawn(&creds.kubeconfig, "health-new", &[
                 &["--execute", "--interval", "5m", "--lease", &lease, "-n", &creds.ns],
                 &TIMING[..],
             ]
-            .concat(),
-        )
+            .concat(), &live.timeline)
         .await?;
         // Its first run finds the Lease held: nothing done.
         p.wait_metric(RUNS, &[("result", "not_leader")], 1.0, Duration::from_secs(30))
@@ -295,7 +276,7 @@ async fn new_leader_runs_at_once_and_an_idle_execute_run_says_nothing_to_evict(
             p.output()
         );
         ensure!(
-            holder(live, &creds.lease_ns).await?.as_deref() == Some("health-new"),
+            holder(&live.client, &creds.lease_ns, LEASE).await?.as_deref() == Some("health-new"),
             "health-new does not hold the Lease:\n{}",
             p.output()
         );
@@ -334,18 +315,6 @@ spec:
         resources:
           requests: {cpu: 100m, memory: 64Mi}
 "#;
-
-/// The Lease's holder, `None` when released or absent.
-async fn holder(live: &Live, ns: &str) -> Result<Option<String>> {
-    let api: Api<Lease> = Api::namespaced(live.client.clone(), ns);
-    Ok(api
-        .get_opt(LEASE)
-        .await
-        .with_context(|| format!("reading lease {ns}/{LEASE}"))?
-        .and_then(|l| l.spec)
-        .and_then(|s| s.holder_identity)
-        .filter(|h| !h.is_empty()))
-}
 
 /// ServiceAccount `NS/rebalancer` with what a run needs — the chart's
 /// ClusterRole rules, bound cluster-wide — and, when granted, a Role for
@@ -473,259 +442,16 @@ impl Creds {
     }
 }
 
-/// A `podplace rebalance --interval` process of a test: its output lines
-/// collected with the time each arrived, `/healthz` and `/metrics` read
-/// over plain HTTP/1.1, killed by its PID when dropped (also when the test
-/// fails or panics), its output then put in the test's timeline.
-struct Rebalancer {
-    name: String,
-    addr: SocketAddr,
-    child: Child,
-    lines: Arc<Mutex<Vec<(Duration, String)>>>,
-    started: Instant,
-    timeline: Timeline,
-}
-
-impl Rebalancer {
-    /// Starts `podplace rebalance ARGS --identity NAME --listen 127.0.0.1:0
-    /// --kubeconfig KUBECONFIG` and waits until it says where it listens.
-    async fn spawn(
-        live: &Live,
-        kubeconfig: &Path,
-        name: &str,
-        args: &[&str],
-    ) -> Result<Rebalancer> {
-        live.note(format!("podplace[{name}] rebalance {}", args.join(" ")));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_podplace"))
-            .arg("rebalance")
-            .args(args)
-            .args([
-                "--identity",
-                name,
-                "--listen",
-                "127.0.0.1:0",
-                "--kubeconfig",
-            ])
-            .arg(kubeconfig)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("starting podplace rebalance")?;
-        let started = Instant::now();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let pipes: [Box<dyn std::io::Read + Send>; 2] = [
-            Box::new(child.stdout.take().context("podplace's stdout")?),
-            Box::new(child.stderr.take().context("podplace's stderr")?),
-        ];
-        let mut p = Rebalancer {
-            name: name.to_string(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            child,
-            lines: lines.clone(),
-            started,
-            timeline: live.timeline.clone(),
-        };
-        for pipe in pipes {
-            let lines = lines.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    lines
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((started.elapsed(), line));
-                }
-            });
-        }
-        let (_, line) = p
-            .wait_line("/healthz and /metrics on ", Duration::from_secs(30))
-            .await?;
-        let addr = line
-            .rsplit_once(" on ")
-            .map(|(_, a)| a.trim())
-            .unwrap_or_default();
-        p.addr = addr
-            .parse()
-            .with_context(|| format!("podplace[{name}] listens on {addr:?}?"))?;
-        Ok(p)
-    }
-
-    /// Its output so far, each line with the seconds since it started.
-    fn output(&self) -> String {
-        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        lines
-            .iter()
-            .map(|(t, l)| format!("  {:7.2}s {l}\n", t.as_secs_f64()))
-            .collect()
-    }
-
-    /// How many of its lines contain `text`.
-    fn count(&self, text: &str) -> usize {
-        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        lines.iter().filter(|(_, l)| l.contains(text)).count()
-    }
-
-    /// Waits for its first line containing `text`: (when it came, the line).
-    async fn wait_line(&mut self, text: &str, deadline: Duration) -> Result<(Duration, String)> {
-        let found = wait_until(
-            format_args!("podplace[{}] to print {text:?}", self.name),
-            deadline,
-            Duration::from_millis(50),
-            || {
-                let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-                let hit = lines.iter().find(|(_, l)| l.contains(text)).cloned();
-                drop(lines);
-                let exited = self.child.try_wait().ok().flatten();
-                async move {
-                    match (hit, exited) {
-                        (Some(hit), _) => Ok(Some(hit)),
-                        (None, Some(status)) => Err(anyhow!("it exited: {status}")),
-                        (None, None) => Ok(None),
-                    }
-                }
-            },
-        )
-        .await;
-        found.with_context(|| format!("podplace[{}] output:\n{}", self.name, self.output()))
-    }
-
-    /// GET `path` on its `--listen` address: (status code, body).
-    async fn get(&self, path: &str) -> Result<(u16, String)> {
-        let (addr, path) = (self.addr, path.to_string());
-        tokio::task::spawn_blocking(move || http_get(addr, &path))
-            .await
-            .context("the HTTP GET task")?
-    }
-
-    /// Waits until `/healthz` answers `code` with a body that contains
-    /// `text`; returns the body.
-    async fn wait_healthz(&self, code: u16, text: &str, deadline: Duration) -> Result<String> {
-        let found = wait_until(
-            format_args!(
-                "podplace[{}]'s /healthz to answer {code} {text:?}",
-                self.name
-            ),
-            deadline,
-            POLL,
-            || async move {
-                let (c, body) = self.get("/healthz").await?;
-                Ok::<_, anyhow::Error>((c == code && body.contains(text)).then_some(body))
-            },
-        )
-        .await;
-        found.with_context(|| format!("podplace[{}] output:\n{}", self.name, self.output()))
-    }
-
-    /// The sum of metric `name`'s samples whose labels include `labels`.
-    async fn metric(&self, name: &str, labels: &[(&str, &str)]) -> Result<f64> {
-        let (code, body) = self.get("/metrics").await?;
+/// Fails unless every run of `p` so far counted as an error.
+async fn ensure_no_runs_but_errors(p: &Rebalancer) -> Result<()> {
+    for result in ["ok", "deviated", "not_leader"] {
+        let n = p.metric(RUNS, &[("result", result)]).await?;
         ensure!(
-            code == 200,
-            "GET /metrics of podplace[{}]: {code}: {body}",
-            self.name
+            n == 0.0,
+            "podplace[{}] counted {n} run(s) as {result}:\n{}",
+            p.identity,
+            p.output()
         );
-        Ok(metric_sum(&body, name, labels))
     }
-
-    /// Waits until metric `name{labels}` reaches `at_least`.
-    async fn wait_metric(
-        &self,
-        name: &str,
-        labels: &[(&str, &str)],
-        at_least: f64,
-        deadline: Duration,
-    ) -> Result<f64> {
-        let found = wait_until(
-            format_args!(
-                "podplace[{}]'s {name}{labels:?} to reach {at_least}",
-                self.name
-            ),
-            deadline,
-            POLL,
-            || async move {
-                let v = self.metric(name, labels).await?;
-                Ok::<_, anyhow::Error>((v >= at_least).then_some(v))
-            },
-        )
-        .await;
-        found.with_context(|| format!("podplace[{}] output:\n{}", self.name, self.output()))
-    }
-
-    /// Fails unless every run so far counted as an error.
-    async fn ensure_no_runs_but_errors(&self) -> Result<()> {
-        for result in ["ok", "deviated", "not_leader"] {
-            let n = self.metric(RUNS, &[("result", result)]).await?;
-            ensure!(
-                n == 0.0,
-                "podplace[{}] counted {n} run(s) as {result}:\n{}",
-                self.name,
-                self.output()
-            );
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Rebalancer {
-    fn drop(&mut self) {
-        // Child::kill sends SIGKILL to its PID.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-        self.timeline.note(format!(
-            "podplace[{}] (pid {}) output over {:.1}s:\n{}",
-            self.name,
-            self.child.id(),
-            self.started.elapsed().as_secs_f64(),
-            self.output()
-        ));
-    }
-}
-
-/// A plain HTTP/1.1 GET on a local address (`Connection: close`).
-fn http_get(addr: SocketAddr, path: &str) -> Result<(u16, String)> {
-    let what = || format!("GET http://{addr}{path}");
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).with_context(what)?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .with_context(what)?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .with_context(what)?;
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).with_context(what)?;
-    let (head, body) = raw
-        .split_once("\r\n\r\n")
-        .with_context(|| format!("{}: no end of headers in {raw:?}", what()))?;
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .with_context(|| format!("{}: no status in {head:?}", what()))?;
-    Ok((code, body.to_string()))
-}
-
-/// The sum of the samples of `name` (OpenMetrics text) whose labels
-/// include every pair of `labels`.
-fn metric_sum(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let (metric, set) = match series.split_once('{') {
-                Some((m, rest)) => (m, rest.strip_suffix('}')?),
-                None => (series, ""),
-            };
-            let has = |(k, v): &(&str, &str)| {
-                set.split(',')
-                    .any(|kv| kv.split_once('=') == Some((k, &format!("\"{v}\""))))
-            };
-            (metric == name && labels.iter().all(has))
-                .then(|| value.parse::<f64>().ok())
-                .flatten()
-        })
-        .sum()
+    Ok(())
 }

@@ -9,7 +9,7 @@
 //! What the modules share lives here: the story's Deployment, collapsing it
 //! onto one node, counting the spread, cordoning.
 
-mod daemon;
+pub(crate) mod daemon;
 mod descheduler;
 mod election;
 mod faults;

@@ -218,19 +218,59 @@ impl Rebalancer {
         .with_context(|| format!("podplace[{}] output:\n{}", self.identity, self.output()))
     }
 
-    /// Waits until `/healthz` answers `code`; returns the body.
-    pub async fn wait_healthz(&self, code: u16, deadline: Duration) -> Result<String> {
+    /// Waits until `/healthz` answers `code` with a body containing `text`
+    /// (`""`: any body); returns the body.
+    pub async fn wait_healthz(&self, code: u16, text: &str, deadline: Duration) -> Result<String> {
         wait_until(
-            format_args!("podplace[{}]'s /healthz to answer {code}", self.identity),
+            format_args!(
+                "podplace[{}]'s /healthz to answer {code} {text:?}",
+                self.identity
+            ),
             deadline,
             POLL,
             || async move {
                 let (c, body) = self.get("/healthz").await?;
-                Ok::<_, anyhow::Error>((c == code).then_some(body))
+                Ok::<_, anyhow::Error>((c == code && body.contains(text)).then_some(body))
             },
         )
         .await
         .with_context(|| format!("podplace[{}] output:\n{}", self.identity, self.output()))
+    }
+
+    /// When it was started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// How many of its output lines so far contain `text`.
+    pub fn count(&self, text: &str) -> usize {
+        let out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        out.iter().filter(|(_, l)| l.contains(text)).count()
+    }
+
+    /// Waits for its first output line containing `text`: (when it came
+    /// after the start, the line). Fails early when the process exits.
+    pub async fn wait_line(
+        &mut self,
+        text: &str,
+        deadline: Duration,
+    ) -> Result<(Duration, String)> {
+        let what = format!("podplace[{}] to print {text:?}", self.identity);
+        let found = wait_until(what, deadline, Duration::from_millis(50), || {
+            let out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+            let hit = out.iter().find(|(_, l)| l.contains(text)).cloned();
+            drop(out);
+            let exited = self.exited();
+            async move {
+                match (hit, exited) {
+                    (Some(hit), _) => Ok(Some(hit)),
+                    (None, Some(status)) => Err(anyhow!("it exited: {status}")),
+                    (None, None) => Ok(None),
+                }
+            }
+        })
+        .await;
+        found.with_context(|| format!("podplace[{}] output:\n{}", self.identity, self.output()))
     }
 }
 

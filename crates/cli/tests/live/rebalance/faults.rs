@@ -193,7 +193,7 @@ pub async fn apiserver_outage_and_pdb_429_on_a_fresh_control_plane(live: &Live) 
     }
     sim.wait_nodes_ready(&nodes, NODES_READY).await?;
     let t_back = Instant::now();
-    r.wait_healthz(200, Duration::from_secs(60)).await?;
+    r.wait_healthz(200, "", Duration::from_secs(60)).await?;
     let healthy_after = t_back.elapsed();
     let ok_before = r
         .metric("podplace_rebalance_runs_total", &[("result", "ok")])
