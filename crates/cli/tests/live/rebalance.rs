@@ -181,6 +181,88 @@ pub async fn cordon(client: &Client, nodes: &[String], on: bool) -> Result<()> {
     Ok(())
 }
 
+/// Waits until kube-scheduler itself treats `nodes` as cordoned: a probe
+/// pod that may go only to them is found unschedulable (its PodScheduled
+/// condition False). The scheduler learns of a cordon through its node
+/// watch, which lags right after an API server restart: a probe bound
+/// there means it has not seen the cordon yet, so it is deleted and the
+/// next one tried.
+pub async fn wait_scheduler_sees_cordon(client: &Client, ns: &str, nodes: &[String]) -> Result<()> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let gone = kube::api::DeleteParams {
+        grace_period_seconds: Some(0),
+        ..kube::api::DeleteParams::default()
+    };
+    // matchFields takes one node name per term; terms are ORed.
+    let terms: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [n]}
+            ]})
+        })
+        .collect();
+    for attempt in 0..20 {
+        let name = format!("cordon-probe-{attempt}");
+        let probe: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"podplace-live": "cordon-probe"}},
+            "spec": {
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": terms
+                }}},
+                "containers": [{"name": "probe", "image": "probe"}],
+                "terminationGracePeriodSeconds": 0,
+            },
+        }))?;
+        api.create(&PostParams::default(), &probe)
+            .await
+            .with_context(|| format!("creating {name}"))?;
+        let api2 = api.clone();
+        let unschedulable = wait_until(
+            format_args!("kube-scheduler's verdict on {name}"),
+            SETTLE,
+            POLL,
+            || {
+                let api = api2.clone();
+                let name = name.clone();
+                async move {
+                    let pod = api.get(&name).await?;
+                    let bound = pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.clone())
+                        .is_some();
+                    let refused = pod
+                        .status
+                        .iter()
+                        .flat_map(|s| s.conditions.iter().flatten())
+                        .any(|c| c.type_ == "PodScheduled" && c.status == "False");
+                    Ok::<_, kube::Error>(match (bound, refused) {
+                        (true, _) => Some(false),
+                        (false, true) => Some(true),
+                        (false, false) => None,
+                    })
+                }
+            },
+        )
+        .await?;
+        api.delete(&name, &gone)
+            .await
+            .with_context(|| format!("deleting {name}"))?;
+        let api2 = api.clone();
+        wait_until(format_args!("{name} to be gone"), SETTLE, POLL, || {
+            let api = api2.clone();
+            let name = name.clone();
+            async move { api.get_opt(&name).await.map(|p| p.is_none().then_some(())) }
+        })
+        .await?;
+        if unschedulable {
+            return Ok(());
+        }
+    }
+    anyhow::bail!("kube-scheduler kept binding probes to the cordoned nodes {nodes:?}")
+}
+
 /// Waits until none of `nodes` is cordoned: `spec.unschedulable` unset and
 /// the `node.kubernetes.io/unschedulable` taint, which the node lifecycle
 /// controller removes a moment after an uncordon, gone (until then the real
@@ -226,6 +308,7 @@ pub async fn collapse_quickly(
     replicas: u32,
 ) -> Result<BTreeMap<String, (String, String)>> {
     cordon(client, &nodes[1..], true).await?;
+    wait_scheduler_sees_cordon(client, ns, &nodes[1..]).await?;
     create_available(client, ns, &demo_app(replicas, app)?).await?;
     // Read before the uncordon: a running rebalancer may act at once.
     let pods = app_pods(client, ns, app).await?;
