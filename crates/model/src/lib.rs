@@ -12,5 +12,6 @@ pub mod objects;
 pub mod pdb;
 pub mod quantity;
 pub mod selector;
+pub mod spread_selectors;
 pub mod validate;
 pub mod workloads;
