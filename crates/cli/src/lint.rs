@@ -2,7 +2,6 @@
 //! rule ids, file:line:column spans, fixes, and CI exit codes.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -10,6 +9,7 @@ use podplace_lint::render;
 use podplace_lint::{lint, LintOptions, Severity};
 use podplace_model::load::{load, load_with_source_map, LoadOptions, Source, SourceMap};
 
+use crate::args::{FileArgs, KubeArgs, OutputArgs, PageArgs, SeedArgs};
 use crate::snapshot::{fetch_live, report_gaps, ClusterArgs};
 use crate::Exit;
 
@@ -52,38 +52,39 @@ pub struct LintArgs {
     /// None, with --cluster, --kubeconfig or --context: the workloads running in that cluster.
     #[arg(value_name = "FILE")]
     files: Vec<String>,
-    /// More manifests, as kubectl's -f; repeatable.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    filenames: Vec<String>,
+    /// `-f`: more manifests.
+    #[command(flatten)]
+    more_files: FileArgs,
     /// A cluster snapshot (e.g. `kubectl get nodes,pods,namespaces -A -o yaml`) to lint against:
     /// its nodes decide eligible domains, its pods are the other workloads; repeatable.
-    #[arg(long = "cluster", value_name = "FILE")]
+    #[arg(long = "cluster", value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
     cluster: Vec<String>,
-    /// Lint against the live cluster of this kubeconfig (read as `podplace snapshot` reads it)
-    /// instead of --cluster files.
-    #[arg(long, value_name = "FILE", conflicts_with = "cluster")]
-    kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context of the live cluster to lint against (default: its current context).
-    #[arg(long, value_name = "NAME", conflicts_with = "cluster")]
-    context: Option<String>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-    output: LintFormat,
+    /// `--kubeconfig`, `--context`: lint against that live cluster (read as
+    /// `podplace snapshot` reads it) instead of --cluster files.
+    #[command(flatten)]
+    kube: KubeArgs,
+    /// `-o`.
+    #[command(flatten)]
+    output: OutputArgs<LintFormat>,
     /// Exit with 1 when a finding at or above this severity is reported.
     #[arg(long = "fail-on", value_enum, default_value = "warning")]
     fail_on: FailOn,
     /// Rules not to run, comma-separated (`--disable PP004,PP006`).
     #[arg(long, value_delimiter = ',', value_name = "RULES")]
     disable: Vec<String>,
-    /// Seed for choosing among equally scored nodes when a rollout is replayed.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// `--seed`, when a rollout is replayed.
+    #[command(flatten)]
+    seed: SeedArgs,
 }
 
 /// Runs `lint`.
 pub fn run(args: LintArgs) -> Result<Exit> {
-    let inputs: Vec<&String> = args.files.iter().chain(&args.filenames).collect();
-    let live = args.kubeconfig.is_some() || args.context.is_some();
+    let inputs: Vec<&String> = args
+        .files
+        .iter()
+        .chain(&args.more_files.filenames)
+        .collect();
+    let live = args.kube.given();
     // A cluster and no manifests: lint the workloads that run there.
     let cluster_only = inputs.is_empty();
     if cluster_only && !live && args.cluster.is_empty() {
@@ -97,11 +98,10 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     let mut cluster_map = SourceMap::default();
     let snapshot = if live {
         let cluster = ClusterArgs {
-            kubeconfig: args.kubeconfig.clone(),
-            context: args.context.clone(),
+            kube: args.kube.clone(),
             namespaces: Vec::new(),
             all_namespaces: true,
-            page_size: 500,
+            page: PageArgs::default(),
         };
         match fetch_live(&cluster) {
             Ok(fetched) => {
@@ -221,7 +221,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
             .map(|d| d.trim().to_string())
             .filter(|d| !d.is_empty())
             .collect(),
-        seed: args.seed,
+        seed: args.seed.seed(),
     };
     let report = match lint(&manifests, &source_map, snapshot.as_ref(), &options) {
         Ok(r) => r,
@@ -230,7 +230,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
-    let rendered = match args.output {
+    let rendered = match args.output.output {
         LintFormat::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             render::text::render(&report, &source_map, color)

@@ -2,6 +2,7 @@
 //! engine crates. Also works as a kubectl plugin (`kubectl podplace ...`)
 //! when installed as `kubectl-podplace`.
 
+mod args;
 mod lint;
 mod place;
 mod rebalance;
@@ -49,20 +50,7 @@ pub enum Exit {
 enum Command {
     /// Schedule every waiting pod (pods without nodeName, and the pods
     /// workloads would create) and print where each lands.
-    Place {
-        /// Files, directories (recursive) or `-` for stdin; repeatable, as kubectl's -f.
-        #[arg(short = 'f', long = "filename", required = true)]
-        filenames: Vec<String>,
-        /// Output format.
-        #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-        output: OutputFormat,
-        /// Seed for choosing among equally scored nodes (results are reproducible).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Say what was done on the user's behalf (defaults added, kinds skipped).
-        #[arg(short = 'v', long)]
-        verbose: bool,
-    },
+    Place(place::PlaceArgs),
     /// Write the live cluster (nodes, pods, namespaces, workloads,
     /// PodDisruptionBudgets, services, priority and runtime classes) to one file that
     /// every command loads with -f.
@@ -71,47 +59,26 @@ enum Command {
     /// per node, the pods, workloads and terms that block it, and fixes
     /// verified by re-running the scheduler. Exit 0 placed, 1 Pending, 3
     /// when the live cluster cannot be read.
-    Why {
-        /// The pod: `name` or `namespace/name`.
-        pod: String,
-        /// Files, directories (recursive) or `-` for stdin; repeatable. The
-        /// world's waiting pods are placed first, in queue order.
-        #[arg(short = 'f', long = "filename")]
-        filenames: Vec<String>,
-        /// The pod's namespace (default: `default`, or the only namespace
-        /// holding a pod of that name).
-        #[arg(short = 'n', long = "namespace")]
-        namespace: Option<String>,
-        /// Output format.
-        #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-        output: OutputFormat,
-        /// Seed for choosing among equally scored nodes.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Say what was done on the user's behalf (defaults added, kinds skipped).
-        #[arg(short = 'v', long)]
-        verbose: bool,
-        /// Without -f: the kubeconfig file (default: KUBECONFIG, then
-        /// ~/.kube/config, then the in-cluster service account).
-        #[arg(long, value_name = "FILE", conflicts_with = "filenames")]
-        kubeconfig: Option<PathBuf>,
-        /// Without -f: the kubeconfig context (default: its current context).
-        #[arg(long, value_name = "NAME", conflicts_with = "filenames")]
-        context: Option<String>,
-        /// Without -f: objects per list request.
-        #[arg(long, default_value_t = 500, value_name = "N")]
-        page_size: u32,
-    },
+    ///
+    /// With -f, the files' waiting pods are placed first, in queue order;
+    /// without, the live cluster (--kubeconfig, --context) is read.
+    Why(why::WhyArgs),
     /// Replay a scenario (apply, scale, drain, node failure, rollout, wait)
     /// and show the placement after each step and what went wrong.
     Simulate(simulate::SimulateArgs),
     /// Check manifests (and optionally a cluster snapshot) for affinity
     /// pitfalls: rule ids, file:line spans, fixes; exit 1 on findings, 3
     /// when the live cluster cannot be read.
+    ///
+    /// With --kubeconfig or --context, lints against that live cluster (read
+    /// as `podplace snapshot` reads it) instead of --cluster files.
     Lint(lint::LintArgs),
     /// Plan the fewest evictions that restore the intended spread, prove by
     /// scheduling where every replacement lands, and (with --execute) evict
     /// through the Eviction API; reads descheduler v1alpha2 policies.
+    ///
+    /// With -f, plans against files (a snapshot, manifests) instead of a
+    /// live cluster.
     Rebalance(Box<rebalance::RebalanceArgs>),
     /// Run kube-scheduler conformance cases and compare every answer.
     Conformance {
@@ -143,34 +110,9 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let result = match cli.command {
-        Command::Place {
-            filenames,
-            output,
-            seed,
-            verbose,
-        } => place::run(&filenames, output, seed, verbose),
+        Command::Place(args) => place::run(&args),
         Command::Snapshot(args) => snapshot::run(args),
-        Command::Why {
-            pod,
-            filenames,
-            namespace,
-            output,
-            seed,
-            verbose,
-            kubeconfig,
-            context,
-            page_size,
-        } => why::run(&why::WhyArgs {
-            pod,
-            filenames,
-            namespace,
-            output,
-            seed,
-            verbose,
-            kubeconfig,
-            context,
-            page_size,
-        }),
+        Command::Why(args) => why::run(&args),
         Command::Simulate(args) => simulate::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Rebalance(args) => rebalance::run(*args),

@@ -10,8 +10,27 @@ use serde::Serialize;
 
 use podplace_model::workloads::Workloads;
 
+use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
 use crate::world::load_world;
 use crate::{Exit, OutputFormat};
+
+/// Arguments of `podplace place`.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("filenames", |a| a.required(true)))]
+pub struct PlaceArgs {
+    /// `-f`: the world to place (required).
+    #[command(flatten)]
+    pub files: FileArgs,
+    /// `-o`.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// `--seed`.
+    #[command(flatten)]
+    pub seed: SeedArgs,
+    /// `-v`.
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
+}
 
 /// One pod's placement, as `-o json` prints it.
 #[derive(Debug, Serialize)]
@@ -47,7 +66,9 @@ fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
 }
 
 /// Runs `place`.
-pub fn run(filenames: &[String], output: OutputFormat, seed: u64, verbose: bool) -> Result<Exit> {
+pub fn run(args: &PlaceArgs) -> Result<Exit> {
+    let (filenames, output) = (&args.files.filenames, args.output.output);
+    let (seed, verbose) = (args.seed.seed(), args.verbose.verbose);
     let inventory = match load_world(filenames, verbose) {
         Ok(i) => i,
         Err(e) => {

@@ -18,23 +18,23 @@ use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, StepOut
 use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
 
+use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
 use crate::snapshot::ClusterArgs;
 use crate::{Exit, OutputFormat};
 
 /// `podplace rebalance` arguments.
 #[derive(Debug, clap::Args)]
 pub struct RebalanceArgs {
-    /// Plan against files instead of a cluster: a snapshot (`podplace
-    /// snapshot`, `kubectl get -o yaml`), manifests, directories or `-`.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub filenames: Vec<String>,
+    /// `-f`: plan against files instead of a cluster.
+    #[command(flatten)]
+    pub files: FileArgs,
     /// A descheduler `descheduler/v1alpha2` DeschedulerPolicy file (default:
     /// podplace's default profile, see the README).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-    pub output: OutputFormat,
+    /// `-o`.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Evict for real (live clusters only; the default is a dry run that
     /// prints the plan).
     #[arg(long)]
@@ -81,15 +81,15 @@ pub struct RebalanceArgs {
     /// Pause between polls of the pods while waiting.
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub poll_interval: String,
-    /// Seed for choosing among equally scored nodes.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// `--seed`.
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// The time lifecycle strategies measure ages against (RFC 3339; default now).
     #[arg(long, value_name = "TIME")]
     pub now: Option<String>,
-    /// Also list the nominated pods the plan leaves in place, and why.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
+    /// `-v`: also list the nominated pods the plan leaves in place, and why.
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     /// Cluster and namespaces (live mode).
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -125,16 +125,16 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
         None => k8s_openapi::jiff::Timestamp::now(),
     };
     let plan_opts = PlanOptions {
-        seed: args.seed,
+        seed: args.seed.seed(),
         now,
         max_rounds: 100,
     };
-    if !args.filenames.is_empty() {
+    if !args.files.filenames.is_empty() {
         if args.execute || args.interval.is_some() {
             eprintln!("error: --execute and --interval act on a live cluster; they cannot be used with -f");
             return Ok(Exit::BadInput);
         }
-        let inv = match crate::world::load_world(&args.filenames, args.verbose) {
+        let inv = match crate::world::load_world(&args.files.filenames, args.verbose.verbose) {
             Ok(inv) => inv,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -148,7 +148,13 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
                 return Ok(exit_of(&e));
             }
         };
-        print_plan(&planned.plan, None, args.output, args.verbose, true)?;
+        print_plan(
+            &planned.plan,
+            None,
+            args.output.output,
+            args.verbose.verbose,
+            true,
+        )?;
         return Ok(if planned.plan.is_empty() {
             Exit::Ok
         } else {
@@ -182,7 +188,7 @@ fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, Str
             } else {
                 args.cluster.namespaces.clone()
             },
-            page_size: args.cluster.page_size,
+            page_size: args.cluster.page.page_size,
             ..FetchOptions::default()
         },
     })
@@ -238,8 +244,8 @@ async fn live(
     exec_opts: ExecuteOptions,
 ) -> Result<Exit> {
     let client = match podplace_kube::connect(&ConnectOptions {
-        kubeconfig: args.cluster.kubeconfig.clone(),
-        context: args.cluster.context.clone(),
+        kubeconfig: args.cluster.kube.kubeconfig.clone(),
+        context: args.cluster.kube.context.clone(),
     })
     .await
     {
@@ -311,7 +317,7 @@ async fn live(
             if args.execute { "evicting" } else { "dry run" }
         );
         daemon.start_election(timing.retry_period);
-        let output = args.output;
+        let output = args.output.output;
         let execute = args.execute;
         let stop = match stop_signal() {
             Ok(s) => s,
@@ -376,7 +382,13 @@ async fn live(
     };
     metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
     if !args.execute {
-        print_plan(&planned.plan, None, args.output, args.verbose, true)?;
+        print_plan(
+            &planned.plan,
+            None,
+            args.output.output,
+            args.verbose.verbose,
+            true,
+        )?;
         return Ok(if planned.plan.is_empty() {
             Exit::Ok
         } else {
@@ -403,7 +415,13 @@ async fn live(
             return Ok(exit_of(&e));
         }
     };
-    print_plan(&plan_copy, Some(&report), args.output, args.verbose, false)?;
+    print_plan(
+        &plan_copy,
+        Some(&report),
+        args.output.output,
+        args.verbose.verbose,
+        false,
+    )?;
     Ok(if report.clean() {
         Exit::Ok
     } else {

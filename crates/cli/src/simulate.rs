@@ -14,6 +14,7 @@ use podplace_sim::report::{Change, StepReport};
 use podplace_sim::{Run, Scenario};
 use serde::Serialize;
 
+use crate::args::{OutputArgs, SeedArgs};
 use crate::{Exit, OutputFormat};
 
 /// Arguments of `podplace simulate`.
@@ -21,12 +22,12 @@ use crate::{Exit, OutputFormat};
 pub struct SimulateArgs {
     /// The scenario file (YAML): `cluster:` and `steps:` (see the README).
     pub scenario: PathBuf,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
-    pub output: OutputFormat,
-    /// Seed for choosing among equally scored nodes (overrides the scenario's `seed`).
-    #[arg(long)]
-    pub seed: Option<u64>,
+    /// `-o`.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// `--seed`: overrides the scenario's `seed`.
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Exit 1 on any finding, not only on failed `expect` steps.
     #[arg(long)]
     pub strict: bool,
@@ -72,7 +73,7 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
-    if let Some(seed) = args.seed {
+    if let Some(seed) = args.seed.given() {
         scenario.seed = seed;
     }
     // `rebalance` steps plan and evict as `podplace rebalance` would.
@@ -92,7 +93,7 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match args.output {
+    match args.output.output {
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &json(&run))?;
             writeln!(out)?;

@@ -5,24 +5,21 @@
 //! and [`fetch_live`], which other live commands (`why`, `rebalance`) reuse.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use podplace_kube::snapshot::{render, Format};
 use podplace_kube::{ConnectOptions, FetchOptions, Fetched};
 
+use crate::args::{KubeArgs, PageArgs};
 use crate::Exit;
 
 /// kubectl's flags for reaching a cluster and choosing namespaces.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClusterArgs {
-    /// Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config,
-    /// then the in-cluster service account).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use (default: its current context).
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    /// `--kubeconfig`, `--context`.
+    #[command(flatten)]
+    pub kube: KubeArgs,
     /// Read namespaced objects from this namespace only (repeatable).
     #[arg(
         short = 'n',
@@ -34,9 +31,9 @@ pub struct ClusterArgs {
     /// Read every namespace (the default for a snapshot).
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
-    /// Objects per list request; larger lists are read in pages.
-    #[arg(long, default_value_t = 500, value_name = "N")]
-    pub page_size: u32,
+    /// `--page-size`.
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// `podplace snapshot` arguments.
@@ -87,8 +84,8 @@ pub fn fetch_live(args: &ClusterArgs) -> Result<Fetched, LiveError> {
         })?;
     runtime.block_on(async {
         let client = podplace_kube::connect(&ConnectOptions {
-            kubeconfig: args.kubeconfig.clone(),
-            context: args.context.clone(),
+            kubeconfig: args.kube.kubeconfig.clone(),
+            context: args.kube.context.clone(),
         })
         .await
         .map_err(LiveError)?;
@@ -98,7 +95,7 @@ pub fn fetch_live(args: &ClusterArgs) -> Result<Fetched, LiveError> {
             } else {
                 args.namespaces.clone()
             },
-            page_size: args.page_size,
+            page_size: args.page.page_size,
             ..FetchOptions::default()
         };
         podplace_kube::fetch_inventory(&client, &opts)

@@ -16,47 +16,56 @@ use podplace_explain::{
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::args::{FileArgs, KubeArgs, OutputArgs, PageArgs, SeedArgs, VerboseArgs};
 use crate::snapshot::{fetch_live, ClusterArgs};
 use crate::world::load_world;
 use crate::{Exit, OutputFormat};
 
-/// What `why` was asked.
-#[derive(Debug, Clone)]
+/// Arguments of `podplace why`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(mut_arg("filenames", |a| a.conflicts_with_all(["kubeconfig", "context"])))]
 pub struct WhyArgs {
-    /// `name` or `ns/name`.
+    /// The pod: `name` or `namespace/name`.
     pub pod: String,
-    /// `-f` sources; empty means the live cluster.
-    pub filenames: Vec<String>,
-    /// `-n`.
+    /// `-f`: the world's waiting pods are placed first, in queue order;
+    /// none means the live cluster.
+    #[command(flatten)]
+    pub files: FileArgs,
+    /// The pod's namespace (default: `default`, or the only namespace
+    /// holding a pod of that name).
+    #[arg(short = 'n', long = "namespace")]
     pub namespace: Option<String>,
-    /// Output format.
-    pub output: OutputFormat,
-    /// Tie-break seed.
-    pub seed: u64,
+    /// `-o`.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// `--seed`.
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// `-v`.
-    pub verbose: bool,
-    /// `--kubeconfig` (live cluster).
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// `--context` (live cluster).
-    pub context: Option<String>,
-    /// `--page-size` (live cluster).
-    pub page_size: u32,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
+    /// Without -f: the live cluster.
+    #[command(flatten)]
+    pub kube: KubeArgs,
+    /// Without -f: how the live cluster is read.
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// Runs `why`.
 pub fn run(args: &WhyArgs) -> Result<Exit> {
-    if args.filenames.is_empty() {
+    if args.files.filenames.is_empty() {
         return live(args);
     }
     let started = Instant::now();
-    let inventory = match load_world(&args.filenames, args.verbose) {
+    let inventory = match load_world(&args.files.filenames, args.verbose.verbose) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(Exit::BadInput);
         }
     };
-    if args.verbose {
+    if args.verbose.verbose {
         eprintln!(
             "note: loaded {} nodes and {} pods in {:.3}s",
             inventory.nodes.len(),
@@ -73,11 +82,10 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
 /// the answer says so.
 fn live(args: &WhyArgs) -> Result<Exit> {
     let mut cluster = ClusterArgs {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
+        kube: args.kube.clone(),
         namespaces: Vec::new(),
         all_namespaces: true,
-        page_size: args.page_size,
+        page: args.page,
     };
     let fetch = |cluster: &ClusterArgs| match fetch_live(cluster) {
         Ok(f) => Ok(f),
@@ -138,14 +146,14 @@ pub fn explain_in(
     unreadable: &[String],
 ) -> Result<Exit> {
     let started = Instant::now();
-    let mut world = match World::new(inventory, args.seed) {
+    let mut world = match World::new(inventory, args.seed.seed()) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(Exit::BadInput);
         }
     };
-    if args.verbose {
+    if args.verbose.verbose {
         eprintln!(
             "note: built the cluster and placed its waiting pods in {:.3}s",
             started.elapsed().as_secs_f64()
@@ -163,7 +171,7 @@ pub fn explain_in(
     let explained = started.elapsed();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match args.output {
+    match args.output.output {
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &json_view(&explanation, unreadable))?;
             writeln!(out)?;
@@ -171,7 +179,7 @@ pub fn explain_in(
         OutputFormat::Text => render_text(&mut out, &explanation, unreadable)?,
     }
     out.flush()?;
-    if args.verbose {
+    if args.verbose.verbose {
         eprintln!(
             "note: explained in {:.3}s ({} fixes verified), answered in {:.3}s",
             explained.as_secs_f64(),
