@@ -36,7 +36,9 @@ pub(crate) fn parse_error(file: &str, e: &serde_json::Error, base: (usize, usize
     let (kind, message) = if message.contains("recursion limit") {
         (
             LoadErrorKind::Limit,
-            format!("input exceeds the loader's safety limits: {message} (more than 128 levels of nesting)"),
+            format!(
+                "input exceeds the loader's safety limits: {message} (more than 128 levels of nesting)"
+            ),
         )
     } else {
         (LoadErrorKind::Syntax, format!("invalid JSON: {message}"))

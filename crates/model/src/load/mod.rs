@@ -12,6 +12,7 @@
 
 mod error;
 mod json;
+pub mod limits;
 mod yaml;
 
 use std::collections::{HashMap, HashSet};
@@ -73,6 +74,12 @@ pub struct LoadOptions {
     /// checked against): pods bound to them are not reported as bound to
     /// a node that was not loaded.
     pub external_nodes: Vec<String>,
+    /// Largest file (or standard input) read, per file; a larger one is an
+    /// error naming it ([`limits::MAX_INPUT_BYTES`] unless set).
+    pub max_input_bytes: u64,
+    /// How long opening a FIFO given as a source may take
+    /// ([`limits::FIFO_OPEN_TIMEOUT`] unless set).
+    pub fifo_open_timeout: std::time::Duration,
 }
 
 impl Default for LoadOptions {
@@ -80,6 +87,8 @@ impl Default for LoadOptions {
         LoadOptions {
             default_namespace: "default".to_string(),
             external_nodes: Vec::new(),
+            max_input_bytes: limits::MAX_INPUT_BYTES,
+            fifo_open_timeout: limits::FIFO_OPEN_TIMEOUT,
         }
     }
 }
@@ -265,32 +274,43 @@ fn locate_exact(files: &[FileData], anchor: &Anchor, path: &[PathSegment]) -> bo
     }
 }
 
-/// Reads sources, walking directories.
-fn read_inputs(sources: &[Source]) -> Result<(Vec<Input>, Vec<String>), LoadError> {
+/// Reads sources, walking directories; each file (and stdin) at most
+/// `max_bytes` long.
+fn read_inputs(
+    sources: &[Source],
+    opts: &LoadOptions,
+) -> Result<(Vec<Input>, Vec<String>), LoadError> {
+    let max_bytes = opts.max_input_bytes;
     let mut inputs = Vec::new();
     let mut notices = Vec::new();
     for src in sources {
         match src {
             Source::Stdin => {
-                let mut bytes = Vec::new();
-                std::io::stdin().read_to_end(&mut bytes).map_err(|e| {
-                    LoadError::new(
-                        LoadErrorKind::Io,
-                        "-",
-                        format!("cannot read standard input: {e}"),
-                    )
-                })?;
+                let bytes =
+                    read_capped(std::io::stdin().lock(), max_bytes, 0).map_err(|e| match e {
+                        Capped::Io(e) => LoadError::new(
+                            LoadErrorKind::Io,
+                            "-",
+                            format!("cannot read standard input: {e}"),
+                        ),
+                        Capped::TooLarge => too_large("-", max_bytes),
+                    })?;
                 inputs.push(Input {
                     name: "-".to_string(),
                     bytes,
                     explicit: true,
                 });
             }
-            Source::Bytes { name, data } => inputs.push(Input {
-                name: name.clone(),
-                bytes: data.clone(),
-                explicit: true,
-            }),
+            Source::Bytes { name, data } => {
+                if data.len() as u64 > max_bytes {
+                    return Err(too_large(name, max_bytes));
+                }
+                inputs.push(Input {
+                    name: name.clone(),
+                    bytes: data.clone(),
+                    explicit: true,
+                })
+            }
             Source::Path(p) => {
                 let name = p.display().to_string();
                 let meta = std::fs::metadata(p).map_err(|e| {
@@ -307,9 +327,7 @@ fn read_inputs(sources: &[Source]) -> Result<(Vec<Input>, Vec<String>), LoadErro
                     }
                     for f in files {
                         let fname = f.display().to_string();
-                        let bytes = std::fs::read(&f).map_err(|e| {
-                            LoadError::new(LoadErrorKind::Io, &fname, format!("cannot read: {e}"))
-                        })?;
+                        let bytes = read_file(&f, &fname, opts)?;
                         inputs.push(Input {
                             name: fname,
                             bytes,
@@ -317,9 +335,7 @@ fn read_inputs(sources: &[Source]) -> Result<(Vec<Input>, Vec<String>), LoadErro
                         });
                     }
                 } else {
-                    let bytes = std::fs::read(p).map_err(|e| {
-                        LoadError::new(LoadErrorKind::Io, &name, format!("cannot read: {e}"))
-                    })?;
+                    let bytes = read_file(p, &name, opts)?;
                     inputs.push(Input {
                         name,
                         bytes,
@@ -330,6 +346,146 @@ fn read_inputs(sources: &[Source]) -> Result<(Vec<Input>, Vec<String>), LoadErro
         }
     }
     Ok((inputs, notices))
+}
+
+/// Why [`read_capped`] stopped.
+enum Capped {
+    Io(std::io::Error),
+    TooLarge,
+}
+
+/// Reads `reader` to its end, failing as soon as it holds more than
+/// `max_bytes` (so `/dev/zero` or `yes` stop at the limit, not when memory
+/// runs out). `expected` sizes the buffer up front.
+fn read_capped(reader: impl Read, max_bytes: u64, expected: u64) -> Result<Vec<u8>, Capped> {
+    let mut bytes = Vec::new();
+    // The file's own size (plus the byte that proves its end) when it is
+    // known and allowed, so a large snapshot is read without regrowing.
+    let reserve = expected.min(max_bytes).saturating_add(1);
+    bytes.reserve(usize::try_from(reserve).unwrap_or(0));
+    reader
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Capped::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Capped::TooLarge);
+    }
+    Ok(bytes)
+}
+
+/// The error for an input over the limit, naming it and the flag.
+fn too_large(name: &str, max_bytes: u64) -> LoadError {
+    let what = if name == "-" {
+        "standard input"
+    } else {
+        "the file"
+    };
+    LoadError::new(
+        LoadErrorKind::Limit,
+        name,
+        format!(
+            "{what} is larger than the input limit of {} ({max_bytes} bytes); raise it with --max-input-size if it really is one world",
+            limits::Bytes(max_bytes)
+        ),
+    )
+}
+
+/// Reads one file named on the command line or found in a directory: a
+/// regular file, or a FIFO (a named pipe, or a pipe such as `<(command)`),
+/// which is opened within `opts.fifo_open_timeout` (opening one blocks
+/// until a writer opens it). Devices and sockets are refused (`-f
+/// /dev/zero` would never end).
+fn read_file(path: &Path, name: &str, opts: &LoadOptions) -> Result<Vec<u8>, LoadError> {
+    let max_bytes = opts.max_input_bytes;
+    let io =
+        |e: std::io::Error| LoadError::new(LoadErrorKind::Io, name, format!("cannot read: {e}"));
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let file_type = meta.file_type();
+    let capped = |e: Capped| match e {
+        Capped::Io(e) => io(e),
+        Capped::TooLarge => too_large(name, max_bytes),
+    };
+    if file_type.is_file() {
+        if meta.len() > max_bytes {
+            return Err(too_large(name, max_bytes));
+        }
+        let file = std::fs::File::open(path).map_err(io)?;
+        return read_capped(file, max_bytes, meta.len()).map_err(capped);
+    }
+    if !is_fifo(&file_type) {
+        return Err(LoadError::new(
+            LoadErrorKind::Io,
+            name,
+            format!(
+                "cannot read: not a regular file ({}); podplace reads files, directories, pipes and standard input (-)",
+                special_kind(&file_type)
+            ),
+        ));
+    }
+    let file = open_within(path, opts.fifo_open_timeout)
+        .map_err(io)?
+        .ok_or_else(|| {
+            LoadError::new(
+                LoadErrorKind::Io,
+                name,
+                format!(
+                    "cannot read: a FIFO that nothing opened for writing within {:?}; start its writer first, or pipe into -f -",
+                    opts.fifo_open_timeout
+                ),
+            )
+        })?;
+    read_capped(file, max_bytes, 0).map_err(capped)
+}
+
+/// Opens `path` for reading on a helper thread, giving up after `timeout`
+/// (`Ok(None)`). A thread left blocked in open() ends when a writer comes,
+/// or with the process.
+fn open_within(
+    path: &Path,
+    timeout: std::time::Duration,
+) -> std::io::Result<Option<std::fs::File>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("podplace-open".to_string())
+        .spawn(move || {
+            let _ = tx.send(std::fs::File::open(owned));
+        })?;
+    match rx.recv_timeout(timeout) {
+        Ok(opened) => opened.map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(unix)]
+fn is_fifo(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::FileType) -> bool {
+    false
+}
+
+/// What a file that is not a regular file, directory or FIFO is.
+#[cfg(unix)]
+fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
 }
 
 fn has_manifest_extension(p: &Path) -> bool {
@@ -688,7 +844,7 @@ fn run(
     opts: &LoadOptions,
     keep_spans: bool,
 ) -> Result<(Inventory, Option<SourceMap>), LoadError> {
-    let (inputs, notices) = read_inputs(sources)?;
+    let (inputs, notices) = read_inputs(sources, opts)?;
     let mut files: Vec<FileData> = Vec::new();
     let mut st = State {
         opts,
@@ -1192,7 +1348,7 @@ impl State<'_> {
                         "Invalid value: {}: must be a list of objects",
                         type_name(&other)
                     ),
-                ))
+                ));
             }
         };
         let item_kind = if kind == "List" {

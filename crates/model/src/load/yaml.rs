@@ -15,7 +15,7 @@ use crate::validate::PathSegment;
 /// with managedFields) stay far below; the limit keeps hostile input from
 /// exhausting the stack. The loader runs on a thread with a large stack so
 /// that this depth is safe even in debug builds.
-pub(crate) const MAX_DEPTH: usize = 200;
+pub(crate) const MAX_DEPTH: usize = super::limits::MAX_YAML_DEPTH;
 
 /// A YAML node with its 1-based position.
 #[derive(Debug)]
@@ -258,7 +258,7 @@ fn options(input_len: usize) -> serde_saphyr::Options {
         b.max_aliases = 10_000;
         b.max_anchors = 10_000;
     }
-    opts.alias_limits.max_total_replayed_events = 200_000;
+    opts.alias_limits.max_total_replayed_events = super::limits::MAX_YAML_ALIAS_EVENTS;
     opts
 }
 
@@ -298,7 +298,9 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> LoadError {
     } else if message.contains("alias") && message.contains("limit") {
         (
             LoadErrorKind::Limit,
-            format!("input exceeds the loader's safety limits ({message}): too much YAML alias expansion"),
+            format!(
+                "input exceeds the loader's safety limits ({message}): too much YAML alias expansion"
+            ),
         )
     } else {
         (LoadErrorKind::Syntax, format!("invalid YAML: {message}"))

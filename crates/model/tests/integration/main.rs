@@ -6,6 +6,7 @@
 
 mod bad_input;
 mod expand;
+mod input_limits;
 mod large_world;
 mod load;
 mod source_map;
