@@ -360,7 +360,7 @@ fn command(w: &WorkloadRef, patch: &Value) -> String {
     let json = serde_json::to_string(patch).unwrap_or_default();
     format!(
         "kubectl patch {} {} -n {} --type=strategic -p '{}'",
-        w.kind.to_lowercase(),
+        w.kind.as_str().to_lowercase(),
         w.name,
         w.namespace,
         json.replace('\'', "'\\''")

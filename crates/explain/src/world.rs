@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1 as core;
 use podplace_engine::cluster::{Cluster, PodId};
 use podplace_engine::placement::{build_cluster, place_all, BuildError, PlaceOptions};
 use podplace_model::inventory::Inventory;
-use podplace_model::workloads::{WorkloadRef, Workloads};
+use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
 use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
@@ -71,16 +71,8 @@ impl Objects {
         let pod = cluster.pod(id);
         let namespace = cluster.interner.resolve(pod.namespace).to_string();
         match &pod.owner {
-            Some(o) => WorkloadRef {
-                kind: o.kind.to_string(),
-                namespace,
-                name: o.name.to_string(),
-            },
-            None => WorkloadRef {
-                kind: "Pod".to_string(),
-                namespace,
-                name: pod.name.to_string(),
-            },
+            Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), namespace, &*o.name),
+            None => WorkloadRef::new(WorkloadKind::Pod, namespace, &*pod.name),
         }
     }
 

@@ -24,7 +24,7 @@ use podplace_model::load::SourceMap;
 use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint};
 use podplace_model::selector::LabelSelector;
 use podplace_model::validate::FieldPath;
-use podplace_model::workloads::{WorkloadRef, Workloads};
+use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::Location;
@@ -905,16 +905,8 @@ fn compile_subject<'a>(
             )
     });
     let workload = match owner {
-        Some(o) => WorkloadRef {
-            kind: o.kind.clone(),
-            namespace: namespace.clone(),
-            name: o.name.clone(),
-        },
-        None => WorkloadRef {
-            kind: raw.kind.to_string(),
-            namespace: namespace.clone(),
-            name: name.clone(),
-        },
+        Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), namespace.clone(), &o.name),
+        None => WorkloadRef::new(WorkloadKind::of(raw.kind), namespace.clone(), &name),
     };
     Ok(Some(Subject {
         kind: raw.kind,

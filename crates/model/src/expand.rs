@@ -11,15 +11,7 @@
 //! that come from manifests. Objects read from a snapshot (they carry a uid,
 //! a creationTimestamp or a status) are taken exactly as they are.
 //!
-//! Names: Kubernetes hashes a Deployment's pod template with FNV-32a over a
-//! Go-specific dump of the struct and renders the number with the alphabet
-//! `bcdfghjklmnpqrstvwxz2456789`; controllers add five random characters of
-//! the same alphabet to generated pod names. podplace cannot reproduce Go's
-//! dump byte for byte, so [`pod_template_hash`] hashes the template's JSON
-//! (FNV-32a, same alphabet): stable across runs and sensitive to every
-//! template change, but not equal to the cluster's hash. Random suffixes are
-//! replaced by a deterministic hash of the owner and an attempt counter
-//! ([`name_suffix`]), so the same input always gives the same names.
+//! Names follow the controllers' schemes, deterministically: see [`crate::naming`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -35,9 +27,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 
 use crate::inventory::{Inventory, Origin, Sourced};
 
-/// The alphabet Kubernetes uses for generated names and hashes
-/// (`k8s.io/apimachinery/pkg/util/rand`): no vowels, no confusable digits.
-pub const NAME_ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
+use crate::naming::UsedNames;
+pub use crate::naming::{name_suffix, pod_template_hash, synthetic_uid, NAME_ALPHABET};
 
 /// `system-cluster-critical`'s value, a built-in class every cluster has.
 pub const SYSTEM_CLUSTER_CRITICAL: i32 = 2_000_000_000;
@@ -47,66 +38,6 @@ pub const SYSTEM_NODE_CRITICAL: i32 = 2_000_001_000;
 /// Seconds a pod tolerates not-ready/unreachable nodes by default
 /// (the DefaultTolerationSeconds admission plugin).
 pub const DEFAULT_TOLERATION_SECONDS: i64 = 300;
-
-fn fnv32a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-fn fnv64a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Kubernetes' `rand.SafeEncodeString`: each character mapped into [`NAME_ALPHABET`].
-fn safe_encode(s: &str) -> String {
-    s.chars()
-        .map(|c| char::from(NAME_ALPHABET[(c as usize) % NAME_ALPHABET.len()]))
-        .collect()
-}
-
-/// A deterministic stand-in for Kubernetes' `pod-template-hash` (and
-/// ControllerRevision hashes): FNV-32a of the template's JSON, rendered as
-/// Kubernetes renders its hashes. Stable across runs; see the module docs.
-pub fn pod_template_hash(template: &PodTemplateSpec) -> String {
-    let json = serde_json::to_vec(template).unwrap_or_default();
-    safe_encode(&fnv32a(&json).to_string())
-}
-
-/// Five characters of [`NAME_ALPHABET`] derived from `seed`, standing in for
-/// the random suffix of `generateName` so that names are reproducible.
-pub fn name_suffix(seed: &str) -> String {
-    let mut h = fnv64a(seed.as_bytes());
-    let mut out = String::with_capacity(5);
-    for _ in 0..5 {
-        out.push(char::from(NAME_ALPHABET[(h % 27) as usize]));
-        h /= 27;
-    }
-    out
-}
-
-/// A uid for an object that has none (manifests): apiserver would assign a
-/// random one at creation; this one is derived from the object's identity.
-pub fn synthetic_uid(kind: &str, namespace: &str, name: &str) -> String {
-    let a = fnv64a(format!("{kind}/{namespace}/{name}").as_bytes());
-    let b = fnv64a(format!("uid:{kind}/{namespace}/{name}").as_bytes());
-    format!(
-        "{:08x}-{:04x}-4{:03x}-a{:03x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        (b >> 48) & 0xfff,
-        b & 0xffff_ffff_ffff
-    )
-}
 
 /// Whether an object came from a manifest rather than from a cluster: the
 /// API server always sets uid and creationTimestamp, and the status of a
@@ -181,13 +112,13 @@ impl Owner<'_> {
 /// Pods of the world indexed by their controller (kind, namespace, name).
 struct PodIndex {
     by_owner: HashMap<(String, String, String), Vec<usize>>,
-    names: HashSet<(String, String)>,
+    names: UsedNames,
 }
 
 impl PodIndex {
     fn new(pods: &[Sourced<Pod>]) -> Self {
         let mut by_owner: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
-        let mut names = HashSet::new();
+        let mut names = UsedNames::new();
         for (i, p) in pods.iter().enumerate() {
             let ns = p
                 .object
@@ -201,7 +132,7 @@ impl PodIndex {
                     .or_default()
                     .push(i);
             }
-            names.insert((ns, p.object.metadata.name.clone().unwrap_or_default()));
+            names.reserve(&ns, p.object.metadata.name.as_deref().unwrap_or_default());
         }
         PodIndex { by_owner, names }
     }
@@ -223,25 +154,15 @@ impl PodIndex {
 
     /// A free name `base` + suffix in `namespace`, reserved on return.
     fn fresh_name(&mut self, namespace: &str, base: &str) -> String {
-        for attempt in 0u32.. {
-            let name = format!(
-                "{base}{}",
-                name_suffix(&format!("{namespace}/{base}#{attempt}"))
-            );
-            if self.names.insert((namespace.to_string(), name.clone())) {
-                return name;
-            }
-        }
-        unreachable!("the attempt counter is unbounded")
+        self.names.fresh(namespace, base)
     }
 
     fn taken(&self, namespace: &str, name: &str) -> bool {
-        self.names
-            .contains(&(namespace.to_string(), name.to_string()))
+        self.names.contains(namespace, name)
     }
 
     fn reserve(&mut self, namespace: &str, name: &str) {
-        self.names.insert((namespace.to_string(), name.to_string()));
+        self.names.reserve(namespace, name);
     }
 }
 
@@ -1275,27 +1196,5 @@ fn default_container(c: &mut Container) {
                 requests.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_encode_matches_kubernetes() {
-        // rand.SafeEncodeString("123") in Go: '1'=49%27=22 -> '5', '2'=50%27=23 -> '6', '3'=51%27=24 -> '7'.
-        assert_eq!(safe_encode("123"), "567");
-        assert_eq!(name_suffix("x").len(), 5);
-        assert_eq!(name_suffix("x"), name_suffix("x"));
-        assert_ne!(name_suffix("x"), name_suffix("y"));
-    }
-
-    #[test]
-    fn synthetic_uids_are_stable_and_uuid_shaped() {
-        let u = synthetic_uid("Job", "ns", "pi");
-        assert_eq!(u, synthetic_uid("Job", "ns", "pi"));
-        assert_eq!(u.len(), 36);
-        assert_eq!(u.matches('-').count(), 4);
     }
 }

@@ -13,6 +13,8 @@ use thiserror::Error;
 use crate::intern::{Interner, Sym};
 use crate::labels::Labels;
 
+pub mod text;
+
 /// Why a selector could not be compiled (the loader reports these with
 /// kube-apiserver's wording and the field path; this is the engine's guard).
 #[derive(Debug, Clone, Error, PartialEq, Eq)]

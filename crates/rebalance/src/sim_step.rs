@@ -51,7 +51,7 @@ pub struct SimRebalance {
 fn workload_ref(text: &str) -> WorkloadRef {
     let mut parts = text.splitn(3, '/');
     WorkloadRef {
-        kind: parts.next().unwrap_or("").to_string(),
+        kind: podplace_model::workloads::WorkloadKind::of(parts.next().unwrap_or("")),
         namespace: parts.next().unwrap_or("").to_string(),
         name: parts.next().unwrap_or("").to_string(),
     }
