@@ -8,36 +8,21 @@ use podplace_explain::{
     RuleOwner, TaintView, TermKind, TermView, World,
 };
 use podplace_model::load::{load, Source};
+use podplace_testkit::{label_term, node, pod, NodeB, PodB, HOST, ZONE};
 
-/// A node with hostname and zone labels, 4 CPU, 16Gi, 110 pods.
-fn node(name: &str, zone: &str, extra: &str) -> String {
-    format!(
-        "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    kubernetes.io/hostname: {name}\n    topology.kubernetes.io/zone: {zone}\n{extra}status:\n  allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n"
-    )
+/// A node in `zone` (hostname label, 4 CPU, 16Gi, 110 pods).
+fn zoned(name: &str, zone: &str) -> NodeB {
+    node(name).label(ZONE, zone)
 }
 
-/// A pod in `default`; `spec` is indented YAML under `spec:` (containers included).
-fn pod(name: &str, labels: &str, spec: &str) -> String {
-    format!(
-        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  uid: uid-{name}\n  labels: {{{labels}}}\nspec:\n{spec}"
-    )
+/// A pod in `default` with uid `uid-<name>` and one nginx container.
+fn waiting(name: &str) -> PodB {
+    pod(name).uid(&format!("uid-{name}")).image("nginx:1.27")
 }
 
-const CONTAINER: &str = "  containers:\n  - {name: c, image: \"nginx:1.27\"}\n";
-
-/// A pod bound to `node`; `more` is extra spec (with its own containers, or
-/// the default container is added).
-fn running(name: &str, labels: &str, node: &str, more: &str) -> String {
-    let containers = if more.contains("containers:") {
-        ""
-    } else {
-        CONTAINER
-    };
-    pod(
-        name,
-        labels,
-        &format!("  nodeName: {node}\n{more}{containers}"),
-    )
+/// A pod bound to `node`.
+fn running(name: &str, node: &str) -> PodB {
+    waiting(name).on(node)
 }
 
 /// Loads a world from YAML documents and places its waiting pods.
@@ -121,10 +106,7 @@ fn every_reason_kind() {
     let cases = vec![
         Case {
             name: "cordoned node",
-            world: vec![
-                node("n1", "a", "spec:\n  unschedulable: true\n"),
-                pod("p", "", CONTAINER),
-            ],
+            world: vec![zoned("n1", "a").unschedulable().yaml(), waiting("p").yaml()],
             pod: "p",
             node: "n1",
             reasons: &[("NodeUnschedulable", "node(s) were unschedulable")],
@@ -133,12 +115,12 @@ fn every_reason_kind() {
         Case {
             name: "every untolerated NoSchedule/NoExecute taint, not PreferNoSchedule",
             world: vec![
-                node(
-                    "n1",
-                    "a",
-                    "spec:\n  taints:\n  - {key: dedicated, value: gpu, effect: NoSchedule}\n  - {key: soft, effect: PreferNoSchedule}\n  - {key: broken, effect: NoExecute}\n",
-                ),
-                pod("p", "", CONTAINER),
+                zoned("n1", "a")
+                    .taint("dedicated", "gpu", "NoSchedule")
+                    .taint("soft", "", "PreferNoSchedule")
+                    .taint("broken", "", "NoExecute")
+                    .yaml(),
+                waiting("p").yaml(),
             ],
             pod: "p",
             node: "n1",
@@ -163,12 +145,15 @@ fn every_reason_kind() {
         Case {
             name: "nodeSelector with the node's own value",
             world: vec![
-                node("n1", "b", ""),
-                pod("p", "", &format!("  nodeSelector: {{topology.kubernetes.io/zone: a}}\n{CONTAINER}")),
+                zoned("n1", "b").yaml(),
+                waiting("p").node_selector(ZONE, "a").yaml(),
             ],
             pod: "p",
             node: "n1",
-            reasons: &[("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")],
+            reasons: &[(
+                "NodeAffinity",
+                "node(s) didn't match Pod's node affinity/selector",
+            )],
             check: |_, r| {
                 let Detail::NodeAffinity { node_selector, .. } = &r[0].detail else {
                     panic!("{:?}", r[0].detail)
@@ -186,16 +171,18 @@ fn every_reason_kind() {
         Case {
             name: "required node affinity: the failing requirement of each term",
             world: vec![
-                node("n1", "b", ""),
-                pod(
-                    "p",
-                    "",
-                    &format!("  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - {{key: topology.kubernetes.io/zone, operator: In, values: [a, c]}}\n          - {{key: kubernetes.io/hostname, operator: Exists}}\n        - matchExpressions:\n          - {{key: disk, operator: In, values: [ssd]}}\n{CONTAINER}"),
-                ),
+                zoned("n1", "b").yaml(),
+                waiting("p")
+                    .node_affinity(&[(ZONE, "In", &["a", "c"]), (HOST, "Exists", &[])])
+                    .node_affinity(&[("disk", "In", &["ssd"])])
+                    .yaml(),
             ],
             pod: "p",
             node: "n1",
-            reasons: &[("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")],
+            reasons: &[(
+                "NodeAffinity",
+                "node(s) didn't match Pod's node affinity/selector",
+            )],
             check: |_, r| {
                 let Detail::NodeAffinity { terms, .. } = &r[0].detail else {
                     panic!()
@@ -204,13 +191,21 @@ fn every_reason_kind() {
                 let got: Vec<(usize, Misses<'_>)> = terms
                     .iter()
                     .map(|(i, ms)| {
-                        (*i, ms.iter().map(|m| (m.requirement.as_str(), m.node_value.as_deref())).collect())
+                        (
+                            *i,
+                            ms.iter()
+                                .map(|m| (m.requirement.as_str(), m.node_value.as_deref()))
+                                .collect(),
+                        )
                     })
                     .collect();
                 assert_eq!(
                     got,
                     vec![
-                        (0, vec![("topology.kubernetes.io/zone In [a, c]", Some("b"))]),
+                        (
+                            0,
+                            vec![("topology.kubernetes.io/zone In [a, c]", Some("b"))]
+                        ),
                         (1, vec![("disk In [ssd]", None)]),
                     ]
                 );
@@ -219,25 +214,33 @@ fn every_reason_kind() {
         Case {
             name: "host port held by another pod",
             world: vec![
-                node("n1", "a", ""),
-                running("web", "", "n1", "  containers:\n  - name: c\n    image: nginx\n    ports: [{containerPort: 80, hostPort: 8080}]\n"),
-                pod("p", "", "  containers:\n  - name: c\n    image: nginx\n    ports: [{containerPort: 80, hostPort: 8080}]\n"),
+                zoned("n1", "a").yaml(),
+                running("web", "n1").host_port(8080, None).yaml(),
+                waiting("p").host_port(8080, None).yaml(),
             ],
             pod: "p",
             node: "n1",
-            reasons: &[("NodePorts", "node(s) didn't have free ports for the requested pod ports")],
+            reasons: &[(
+                "NodePorts",
+                "node(s) didn't have free ports for the requested pod ports",
+            )],
             check: |_, r| {
-                let Detail::Ports { ports } = &r[0].detail else { panic!() };
+                let Detail::Ports { ports } = &r[0].detail else {
+                    panic!()
+                };
                 assert_eq!(ports.len(), 1);
-                assert_eq!((ports[0].port, ports[0].used_by.as_str()), (8080, "default/web"));
+                assert_eq!(
+                    (ports[0].port, ports[0].used_by.as_str()),
+                    (8080, "default/web")
+                );
             },
         },
         Case {
             name: "every short resource with requested, free and shortfall",
             world: vec![
-                node("n1", "a", ""),
-                running("big", "", "n1", "  containers:\n  - name: c\n    image: nginx\n    resources: {requests: {cpu: \"2\", memory: 15Gi}}\n"),
-                pod("p", "", "  containers:\n  - name: c\n    image: nginx\n    resources: {requests: {cpu: \"3\", memory: 2Gi}}\n"),
+                zoned("n1", "a").yaml(),
+                running("big", "n1").requests("2", "15Gi").yaml(),
+                waiting("p").requests("3", "2Gi").yaml(),
             ],
             pod: "p",
             node: "n1",
@@ -246,63 +249,104 @@ fn every_reason_kind() {
                 ("NodeResourcesFit", "Insufficient memory"),
             ],
             check: |_, r| {
-                let Detail::Resource(cpu) = &r[0].detail else { panic!() };
+                let Detail::Resource(cpu) = &r[0].detail else {
+                    panic!()
+                };
                 assert_eq!(
                     (cpu.requested, cpu.free, cpu.short_by, cpu.exceeds_node),
                     (3000, 2000, 1000, false)
                 );
-                let Detail::Resource(mem) = &r[1].detail else { panic!() };
+                let Detail::Resource(mem) = &r[1].detail else {
+                    panic!()
+                };
                 assert_eq!(mem.short_by, (1i64 << 30));
             },
         },
         Case {
             name: "topology spread: skew per domain",
             world: vec![
-                node("n1", "a", ""),
-                node("n2", "b", ""),
-                running("w1", "app: w", "n1", ""),
-                running("w2", "app: w", "n1", ""),
-                pod("p", "app: w", &format!("  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: w}}}}}}\n{CONTAINER}")),
+                zoned("n1", "a").yaml(),
+                zoned("n2", "b").yaml(),
+                running("w1", "n1").label("app", "w").yaml(),
+                running("w2", "n1").label("app", "w").yaml(),
+                waiting("p")
+                    .label("app", "w")
+                    .spread(1, ZONE, "DoNotSchedule", "w", None)
+                    .yaml(),
             ],
             pod: "p",
             node: "n1",
-            reasons: &[("PodTopologySpread", "node(s) didn't match pod topology spread constraints")],
+            reasons: &[(
+                "PodTopologySpread",
+                "node(s) didn't match pod topology spread constraints",
+            )],
             check: |_, r| {
-                let Detail::SpreadSkew { domain, matching, min, skew, max_skew, domains, .. } = &r[0].detail else {
+                let Detail::SpreadSkew {
+                    domain,
+                    matching,
+                    min,
+                    skew,
+                    max_skew,
+                    domains,
+                    ..
+                } = &r[0].detail
+                else {
                     panic!("{:?}", r[0].detail)
                 };
-                assert_eq!((domain.as_str(), *matching, *min, *skew, *max_skew), ("a", 2, 0, 3, 1));
-                let d: Vec<(&str, i64)> = domains.iter().map(|d| (d.domain.as_str(), d.pods)).collect();
+                assert_eq!(
+                    (domain.as_str(), *matching, *min, *skew, *max_skew),
+                    ("a", 2, 0, 3, 1)
+                );
+                let d: Vec<(&str, i64)> = domains
+                    .iter()
+                    .map(|d| (d.domain.as_str(), d.pods))
+                    .collect();
                 assert_eq!(d, [("b", 0), ("a", 2)]);
             },
         },
         Case {
             name: "topology spread: node without the key",
             world: vec![
-                node("n1", "a", ""),
-                pod("p", "app: w", &format!("  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: w}}}}}}\n{CONTAINER}")),
+                zoned("n1", "a").yaml(),
+                waiting("p")
+                    .label("app", "w")
+                    .spread(1, "rack", "DoNotSchedule", "w", None)
+                    .yaml(),
             ],
             pod: "p",
             node: "n1",
-            reasons: &[("PodTopologySpread", "node(s) didn't match pod topology spread constraints (missing required label)")],
+            reasons: &[(
+                "PodTopologySpread",
+                "node(s) didn't match pod topology spread constraints (missing required label)",
+            )],
             check: no_check,
         },
         Case {
             name: "required pod affinity with no matching pod in the node's domain",
             world: vec![
-                node("n1", "a", ""),
-                node("n2", "b", ""),
-                running("db", "app: db", "n1", ""),
-                pod("p", "", &format!("  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{app: db}}}}\n        topologyKey: topology.kubernetes.io/zone\n{CONTAINER}")),
+                zoned("n1", "a").yaml(),
+                zoned("n2", "b").yaml(),
+                running("db", "n1").label("app", "db").yaml(),
+                waiting("p")
+                    .affinity_term(label_term("app", "db", ZONE))
+                    .yaml(),
             ],
             pod: "p",
             node: "n2",
-            reasons: &[("InterPodAffinity", "node(s) didn't match pod affinity rules")],
+            reasons: &[(
+                "InterPodAffinity",
+                "node(s) didn't match pod affinity rules",
+            )],
             check: |e, r| {
-                let Detail::PodAffinity { misses } = &r[0].detail else { panic!() };
+                let Detail::PodAffinity { misses } = &r[0].detail else {
+                    panic!()
+                };
                 assert_eq!(misses.len(), 1);
                 assert_eq!(misses[0].domain.as_deref(), Some("b"));
-                assert_eq!((misses[0].matching_here, misses[0].matching_anywhere), (0, 1));
+                assert_eq!(
+                    (misses[0].matching_here, misses[0].matching_anywhere),
+                    (0, 1)
+                );
                 assert_eq!(e.terms[misses[0].term].kind, TermKind::RequiredAffinity);
                 // n1 holds the db pod: not rejected.
                 assert!(e.nodes.iter().all(|v| v.node != "n1"));
@@ -311,20 +355,58 @@ fn every_reason_kind() {
         Case {
             name: "the pod's own anti-affinity (incoming) and an existing pod's (existing)",
             world: vec![
-                node("n1", "a", ""),
-                running("guard", "app: guard", "n1", "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {tier: web}}\n        topologyKey: kubernetes.io/hostname\n"),
-                pod("p", "tier: web", &format!("  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{app: guard}}}}\n        topologyKey: topology.kubernetes.io/zone\n{CONTAINER}")),
+                zoned("n1", "a").yaml(),
+                running("guard", "n1")
+                    .label("app", "guard")
+                    .anti_term(label_term("tier", "web", HOST))
+                    .yaml(),
+                waiting("p")
+                    .label("tier", "web")
+                    .anti_term(label_term("app", "guard", ZONE))
+                    .yaml(),
             ],
             pod: "p",
             node: "n1",
             reasons: &[
-                ("InterPodAffinity", "node(s) didn't match pod anti-affinity rules"),
-                ("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules"),
+                (
+                    "InterPodAffinity",
+                    "node(s) didn't match pod anti-affinity rules",
+                ),
+                (
+                    "InterPodAffinity",
+                    "node(s) didn't satisfy existing pods anti-affinity rules",
+                ),
             ],
             check: |e, r| {
-                let one = |b: &[Blocker]| (b.len(), b[0].pod.clone(), b[0].workload.clone(), b[0].rule_owner, b[0].domain.clone());
-                assert_eq!(one(&r[0].blockers), (1, "default/guard".into(), "Pod/default/guard".into(), RuleOwner::Incoming, "a".into()));
-                assert_eq!(one(&r[1].blockers), (1, "default/guard".into(), "Pod/default/guard".into(), RuleOwner::Existing, "n1".into()));
+                let one = |b: &[Blocker]| {
+                    (
+                        b.len(),
+                        b[0].pod.clone(),
+                        b[0].workload.clone(),
+                        b[0].rule_owner,
+                        b[0].domain.clone(),
+                    )
+                };
+                assert_eq!(
+                    one(&r[0].blockers),
+                    (
+                        1,
+                        "default/guard".into(),
+                        "Pod/default/guard".into(),
+                        RuleOwner::Incoming,
+                        "a".into()
+                    )
+                );
+                assert_eq!(
+                    one(&r[1].blockers),
+                    (
+                        1,
+                        "default/guard".into(),
+                        "Pod/default/guard".into(),
+                        RuleOwner::Existing,
+                        "n1".into()
+                    )
+                );
                 let incoming = &e.terms[r[0].blockers[0].term];
                 assert_eq!(incoming.topology_key, "topology.kubernetes.io/zone");
                 assert_eq!(incoming.selector, "matchLabels:\n  app: guard");
@@ -336,8 +418,11 @@ fn every_reason_kind() {
         Case {
             name: "several plugins at once, in profile order",
             world: vec![
-                node("n1", "a", "spec:\n  unschedulable: true\n  taints:\n  - {key: k, value: v, effect: NoSchedule}\n"),
-                pod("p", "", "  containers:\n  - name: c\n    image: nginx\n    resources: {requests: {cpu: \"8\"}}\n"),
+                zoned("n1", "a")
+                    .unschedulable()
+                    .taint("k", "v", "NoSchedule")
+                    .yaml(),
+                waiting("p").request("cpu", "8").yaml(),
             ],
             pod: "p",
             node: "n1",
@@ -347,7 +432,9 @@ fn every_reason_kind() {
                 ("NodeResourcesFit", "Insufficient cpu"),
             ],
             check: |_, r| {
-                let Detail::Resource(cpu) = &r[2].detail else { panic!() };
+                let Detail::Resource(cpu) = &r[2].detail else {
+                    panic!()
+                };
                 assert!(cpu.exceeds_node);
                 assert_eq!(r[2].code, "UnschedulableAndUnresolvable");
             },
@@ -369,15 +456,11 @@ fn every_reason_kind() {
 
 #[test]
 fn blockers_are_capped_but_counted() {
-    let mut world = vec![node("n1", "a", "")];
+    let mut world = vec![zoned("n1", "a").yaml()];
     for i in 0..15 {
-        world.push(running(&format!("w{i:02}"), "app: w", "n1", ""));
+        world.push(running(&format!("w{i:02}"), "n1").label("app", "w").yaml());
     }
-    world.push(pod(
-        "p",
-        "",
-        &format!("  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {{matchLabels: {{app: w}}}}\n        topologyKey: kubernetes.io/hostname\n{CONTAINER}"),
-    ));
+    world.push(waiting("p").anti_term(label_term("app", "w", HOST)).yaml());
     let (e, _) = why(&world, "p");
     let r = &verdict(&e, "n1").reasons[0];
     assert_eq!(r.blockers_total, 15);
@@ -590,18 +673,12 @@ fn story(paths: &[&str]) -> World {
 #[test]
 fn verifying_fixes_leaves_the_world_as_it_was() {
     let cordoned_and_tainted = [
-        node("n1", "a", "spec:\n  unschedulable: true\n"),
-        node(
-            "n2",
-            "a",
-            "spec:\n  taints:\n  - {key: dedicated, value: gpu, effect: NoSchedule}\n",
-        ),
-        node("n3", "b", ""),
-        pod(
-            "p",
-            "",
-            &format!("  nodeSelector: {{disk: ssd}}\n{CONTAINER}"),
-        ),
+        zoned("n1", "a").unschedulable().yaml(),
+        zoned("n2", "a")
+            .taint("dedicated", "gpu", "NoSchedule")
+            .yaml(),
+        zoned("n3", "b").yaml(),
+        waiting("p").node_selector("disk", "ssd").yaml(),
     ];
     let worlds = [
         (story(&["vault"]), "vault-2", 1),
@@ -626,13 +703,20 @@ fn verifying_fixes_leaves_the_world_as_it_was() {
 fn a_finished_pod_is_explained_as_finished_and_blocks_nothing() {
     // A completed Job pod with hostname anti-affinity against `app: web`
     // sits on n1; a Failed one is in phase Failed. Neither counts.
-    let status = |phase: &str| format!("status: {{phase: {phase}}}\n");
-    let anti = "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: web}}\n        topologyKey: kubernetes.io/hostname\n";
+    let anti = label_term("app", "web", HOST);
     let docs = [
-        node("n1", "a", ""),
-        running("job-x", "job: x", "n1", anti) + &status("Succeeded"),
-        running("crashed", "app: other", "n1", anti) + &status("Failed"),
-        pod("web", "app: web", CONTAINER),
+        zoned("n1", "a").yaml(),
+        running("job-x", "n1")
+            .label("job", "x")
+            .anti_term(anti.clone())
+            .phase("Succeeded")
+            .yaml(),
+        running("crashed", "n1")
+            .label("app", "other")
+            .anti_term(anti)
+            .phase("Failed")
+            .yaml(),
+        waiting("web").label("app", "web").yaml(),
     ];
     let mut world = world(&docs);
     let finished = world.find_pod("job-x", None).expect("pod exists");

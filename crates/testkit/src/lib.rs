@@ -27,7 +27,7 @@ mod yaml;
 
 pub use namespace::{namespace, NamespaceB};
 pub use node::{node, NodeB};
-pub use pod::{pod, term, PodB};
+pub use pod::{label_term, pod, term, PodB};
 pub use workload::{daemonset, deployment, replicaset, statefulset, WorkloadB};
 pub use yaml::{documents, merge_json};
 

@@ -34,6 +34,12 @@ pub fn term(key: &str, op: &str, values: &[&str], topology: &str) -> Value {
     json!({"labelSelector": {"matchExpressions": [expr]}, "topologyKey": topology})
 }
 
+/// A pod affinity term selecting `key: value` with `matchLabels` on
+/// `topology`.
+pub fn label_term(key: &str, value: &str, topology: &str) -> Value {
+    json!({"labelSelector": {"matchLabels": {key: value}}, "topologyKey": topology})
+}
+
 impl PodB {
     /// Wraps a pod given as JSON.
     pub fn from_json(v: Value) -> Self {
@@ -76,6 +82,12 @@ impl PodB {
     pub fn requests(mut self, cpu: &str, memory: &str) -> Self {
         self.0["spec"]["containers"][0]["resources"] =
             json!({"requests": {"cpu": cpu, "memory": memory}});
+        self
+    }
+    /// Sets one request of the container (`cpu`, `memory`,
+    /// `nvidia.com/gpu`, ...), keeping the others.
+    pub fn request(mut self, resource: &str, quantity: &str) -> Self {
+        self.0["spec"]["containers"][0]["resources"]["requests"][resource] = json!(quantity);
         self
     }
     /// Sets priority.
@@ -219,6 +231,7 @@ mod tests {
             .owner("ReplicaSet", "web-abc", "rs-1")
             .on("n1")
             .requests("500m", "1Gi")
+            .request("nvidia.com/gpu", "1")
             .node_selector("disk", "ssd")
             .node_affinity(&[(ZONE, "In", &["a", "b"]), (HOST, "Exists", &[])])
             .tolerate("gpu", "Exists", "", "NoSchedule")
@@ -235,6 +248,13 @@ mod tests {
         );
         let spec = p.spec.unwrap();
         assert_eq!(spec.node_name.as_deref(), Some("n1"));
+        let requests = spec.containers[0]
+            .resources
+            .as_ref()
+            .unwrap()
+            .requests
+            .as_ref();
+        assert_eq!(requests.unwrap().len(), 3);
         assert_eq!(spec.node_selector.unwrap()["disk"], "ssd");
         let affinity = spec.affinity.unwrap();
         let terms = affinity
