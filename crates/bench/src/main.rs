@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+use anyhow::{bail, Context};
 use podplace_bench::generate::{generate, Shape, NODES_PER_RACK, ZONES};
 use podplace_bench::{measure, snapshot};
 use serde_json::Value;
@@ -40,7 +41,27 @@ struct Args {
     out_dir: Option<PathBuf>,
 }
 
-fn parse_args(args: &[String]) -> Result<Args, String> {
+/// Why the command line was not understood (or `-h`).
+#[derive(Debug, thiserror::Error)]
+enum ArgsError {
+    /// `-h`/`--help`: print the usage, succeed.
+    #[error("help requested")]
+    Help,
+    /// A flag came last, without its value.
+    #[error("{0} needs a value")]
+    MissingValue(String),
+    /// A number flag's value is not a number.
+    #[error("{flag}: {value:?} is not a number")]
+    NotANumber { flag: String, value: String },
+    /// An argument this command does not know.
+    #[error("unknown argument {0:?}")]
+    Unknown(String),
+    /// `--nodes 0`.
+    #[error("--nodes must be at least 1")]
+    NoNodes,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
     let mut a = Args {
         shape: Shape::default(),
         skip_yaml: false,
@@ -53,17 +74,20 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
             _ => (arg.as_str(), None),
         };
-        let mut value = |name: &str| -> Result<String, String> {
+        let mut value = |name: &str| -> Result<String, ArgsError> {
             inline
                 .clone()
                 .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{name} needs a value"))
+                .ok_or_else(|| ArgsError::MissingValue(name.to_string()))
         };
-        let mut number = |name: &str| -> Result<usize, String> {
+        let mut number = |name: &str| -> Result<usize, ArgsError> {
             let v = value(name)?;
             v.replace('_', "")
                 .parse()
-                .map_err(|_| format!("{name}: {v:?} is not a number"))
+                .map_err(|_| ArgsError::NotANumber {
+                    flag: name.to_string(),
+                    value: v,
+                })
         };
         match flag {
             "--nodes" => a.shape.nodes = number(flag)?,
@@ -75,12 +99,12 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--skip-yaml" => a.skip_yaml = true,
             "--compact-json" => a.compact_json = true,
             "--out-dir" => a.out_dir = Some(PathBuf::from(value(flag)?)),
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument {other:?}")),
+            "-h" | "--help" => return Err(ArgsError::Help),
+            other => return Err(ArgsError::Unknown(other.to_string())),
         }
     }
     if a.shape.nodes == 0 {
-        return Err("--nodes must be at least 1".to_string());
+        return Err(ArgsError::NoNodes);
     }
     Ok(a)
 }
@@ -92,7 +116,7 @@ fn main() -> ExitCode {
     }
     let args = match parse_args(&args) {
         Ok(a) => a,
-        Err(e) if e.is_empty() => {
+        Err(ArgsError::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }
@@ -104,7 +128,7 @@ fn main() -> ExitCode {
     match bench(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("podplace-bench: {e}");
+            eprintln!("podplace-bench: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -136,25 +160,23 @@ fn measure_command(args: &[String]) -> ExitCode {
     }
 }
 
-fn run_child(file: &Path, mode: Option<&str>) -> Result<Value, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+fn run_child(file: &Path, mode: Option<&str>) -> anyhow::Result<Value> {
+    let exe = std::env::current_exe().context("cannot find own executable")?;
     let mut cmd = Command::new(exe);
     cmd.arg("measure").arg(file);
     if let Some(mode) = mode {
         cmd.arg(mode);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run measurement: {e}"))?;
+    let out = cmd.output().context("cannot run measurement")?;
     if !out.status.success() {
-        return Err(format!(
+        bail!(
             "measurement of {} failed ({}): {}",
             file.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr)
-        ));
+        );
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("bad measurement output: {e}"))
+    serde_json::from_slice(&out.stdout).context("bad measurement output")
 }
 
 fn f(v: &Value, key: &str) -> f64 {
@@ -202,7 +224,7 @@ fn check(ok: bool) -> &'static str {
     }
 }
 
-fn bench(args: &Args) -> Result<(), String> {
+fn bench(args: &Args) -> anyhow::Result<()> {
     let shape = args.shape;
     let (dir, temporary) = match &args.out_dir {
         Some(d) => (d.clone(), false),
@@ -211,7 +233,7 @@ fn bench(args: &Args) -> Result<(), String> {
             true,
         ),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
     let json_path = dir.join("snapshot.json");
     let yaml_path = dir.join("snapshot.yaml");
 
@@ -227,7 +249,7 @@ fn bench(args: &Args) -> Result<(), String> {
     eprintln!("writing {}...", json_path.display());
     let t = Instant::now();
     let json_bytes = snapshot::write_json(&json_path, &snap.objects, !args.compact_json)
-        .map_err(|e| format!("{}: {e}", json_path.display()))?;
+        .with_context(|| json_path.display().to_string())?;
     let json_write_s = t.elapsed().as_secs_f64();
     let yaml = if args.skip_yaml {
         None
@@ -235,7 +257,7 @@ fn bench(args: &Args) -> Result<(), String> {
         eprintln!("writing {}...", yaml_path.display());
         let t = Instant::now();
         let bytes = snapshot::write_yaml(&yaml_path, &snap.objects)
-            .map_err(|e| format!("{}: {e}", yaml_path.display()))?;
+            .with_context(|| yaml_path.display().to_string())?;
         Some((bytes, t.elapsed().as_secs_f64()))
     };
     drop(snap);

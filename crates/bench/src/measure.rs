@@ -7,14 +7,45 @@
 //! measured steps alone, not of the generator.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
-use podplace_model::load::{load, Source};
+use podplace_engine::placement::{build_cluster, place_all, BuildError, PlaceOptions};
+use podplace_model::load::{load, LoadError, Source};
 use serde_json::{json, Value};
 
 use crate::generate::ZONE;
+
+/// Why a measurement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The snapshot file could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The snapshot file.
+        path: PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+    /// podplace's loader refused the snapshot.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The engine could not build its cluster from the loaded objects.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The reference parse (`serde_json::Value`) failed.
+    #[error(transparent)]
+    Parse(#[from] serde_json::Error),
+}
+
+impl MeasureError {
+    fn read(path: &Path) -> impl FnOnce(std::io::Error) -> MeasureError + '_ {
+        move |source| MeasureError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
 
 /// The process's peak resident set size (`VmHWM`) in KiB, 0 when unknown.
 pub fn peak_rss_kib() -> u64 {
@@ -94,13 +125,13 @@ struct WorkloadCheck {
 /// Loads `file` and, when `place` is set, expands workloads, builds the
 /// cluster and places every pending pod. Returns the timings, counts and
 /// peak memory as a JSON object (the child process prints it).
-pub fn run(file: &Path, place: bool) -> Result<Value, String> {
+pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     let bytes = std::fs::metadata(file)
-        .map_err(|e| format!("{}: {e}", file.display()))?
+        .map_err(MeasureError::read(file))?
         .len();
     let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
     let t = Timer::start();
-    let mut inv = load(&[Source::Path(file.to_path_buf())]).map_err(|e| e.to_string())?;
+    let mut inv = load(&[Source::Path(file.to_path_buf())])?;
     t.stop(&mut out, "load");
     out["nodes"] = json!(inv.nodes.len());
     out["pods"] = json!(inv.pods.len());
@@ -119,7 +150,7 @@ pub fn run(file: &Path, place: bool) -> Result<Value, String> {
     out["expanded_pods"] = json!(inv.pods.len() - pods_before);
 
     let t = Timer::start();
-    let (mut cluster, pending) = build_cluster(&inv).map_err(|e| e.to_string())?;
+    let (mut cluster, pending) = build_cluster(&inv)?;
     t.stop(&mut out, "build");
     out["pending"] = json!(pending.len());
     out["build_peak_kib"] = json!(peak_rss_kib());
@@ -175,11 +206,11 @@ pub fn run(file: &Path, place: bool) -> Result<Value, String> {
 /// The reference point for load speed: `serde_json::from_slice` of the
 /// whole file into a generic `serde_json::Value` (no positions, no typed
 /// decoding, no validation). Returns the timings as a JSON object.
-pub fn json_value_reference(file: &Path) -> Result<Value, String> {
-    let data = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+pub fn json_value_reference(file: &Path) -> Result<Value, MeasureError> {
+    let data = std::fs::read(file).map_err(MeasureError::read(file))?;
     let mut out = json!({"bytes": data.len()});
     let t = Timer::start();
-    let v: Value = serde_json::from_slice(&data).map_err(|e| e.to_string())?;
+    let v: Value = serde_json::from_slice(&data)?;
     t.stop(&mut out, "parse");
     out["items"] = json!(v["items"].as_array().map_or(0, Vec::len));
     out["peak_kib"] = json!(peak_rss_kib());
