@@ -33,6 +33,7 @@ use tower::filter::{FilterLayer, Predicate};
 use tower::util::Either;
 use tower::{BoxError, ServiceBuilder};
 
+use crate::bounded::{ApiLimits, BoundedLayer};
 use crate::error::{error_chain, Error};
 
 /// Where to find the cluster, as kubectl's global flags say it.
@@ -52,9 +53,20 @@ pub struct ConnectOptions {
 /// Nothing retries on its own (kube-rs' retry of 429/503/504 is not in the
 /// stack), because a 429 on an eviction is an answer the caller must see at
 /// once. Exec plugins run here (and again when their token expires).
+///
+/// Every request is bounded by the default [`ApiLimits`]; see
+/// [`connect_with`].
 pub async fn connect(opts: &ConnectOptions) -> Result<Client, Error> {
+    connect_with(opts, &ApiLimits::default()).await
+}
+
+/// [`connect`], with every request bounded by `limits`: a connect timeout,
+/// a whole-request deadline, an idle timeout and a cap on the size of an
+/// answer (see [`crate::bounded`]). A request past a bound fails with
+/// [`Error::Timeout`] or [`Error::TooLarge`], naming the server.
+pub async fn connect_with(opts: &ConnectOptions, limits: &ApiLimits) -> Result<Client, Error> {
     let (config, origin) = config(opts).await?;
-    client(&config, &origin)
+    client(&config, &origin, limits)
 }
 
 /// Which kubeconfig entries the configuration came from, so that an error
@@ -290,10 +302,10 @@ async fn config(opts: &ConnectOptions) -> Result<(Config, Origin), Error> {
     }
 }
 
-/// kube-rs' client stack (base URL, authentication, extra headers, the
-/// config's timeouts) over a connector whose TLS configuration is
+/// kube-rs' client stack (base URL, authentication, extra headers) and the
+/// bounds of `limits` over a connector whose TLS configuration is
 /// [`tls_config`]'s.
-fn client(config: &Config, origin: &Origin) -> Result<Client, Error> {
+fn client(config: &Config, origin: &Origin, limits: &ApiLimits) -> Result<Client, Error> {
     if let Some(proxy) = &config.proxy_url {
         return Err(origin.setting(
             origin.cluster_field("proxy-url"),
@@ -302,7 +314,7 @@ fn client(config: &Config, origin: &Origin) -> Result<Client, Error> {
     }
     let tls = tls_config(config, origin)?;
     let mut connector = TimeoutConnector::new(https_connector(config, tls, origin)?);
-    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_connect_timeout(Some(limits.connect_timeout));
     connector.set_read_timeout(config.read_timeout);
     connector.set_write_timeout(config.write_timeout);
     connector.set_reset_reader_on_write(config.reset_reader_on_write);
@@ -328,6 +340,7 @@ fn client(config: &Config, origin: &Origin) -> Result<Client, Error> {
         .layer(config.base_uri_layer())
         .option_layer(auth)
         .layer(headers)
+        .layer(BoundedLayer(*limits))
         .map_err(BoxError::from)
         .service(http);
     Ok(Client::new(service, config.default_namespace.clone()))

@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+use podplace_model::load::limits;
+
+use crate::bounded::{humanize, Bound, Exceeded};
+
 /// Why talking to the cluster failed.
 ///
 /// A 403 on a list is not an error (it is reported in
@@ -63,6 +67,37 @@ pub enum Error {
         /// How many times the list was started.
         attempts: u32,
     },
+    /// A request took longer than a bound allows: the whole request
+    /// (`--request-timeout`), an answer stalled without a byte, or the
+    /// connection could not be opened in time.
+    #[error("{action}: {server} did not answer in time: {detail}")]
+    Timeout {
+        /// What podplace was doing.
+        action: String,
+        /// The API server (`https://host:port`).
+        server: String,
+        /// Which bound and its value, with the flag that changes it.
+        detail: String,
+    },
+    /// An answer was larger than the response limit (`--max-response-size`).
+    #[error("{action}: {server}: the answer is larger than the response limit of {limit} (raise it with --max-response-size, or read in pages with a smaller --page-size)")]
+    TooLarge {
+        /// What podplace was doing.
+        action: String,
+        /// The API server (`https://host:port`).
+        server: String,
+        /// The limit, as `2 GiB`.
+        limit: String,
+    },
+    /// A list never ended: the server repeated a `continue` token, or
+    /// handed out more pages or objects than any supported cluster has.
+    #[error("{action}: {message}")]
+    EndlessList {
+        /// What podplace was doing.
+        action: String,
+        /// What the server did.
+        message: String,
+    },
     /// The server could not be reached, or its answer could not be read.
     #[error("{action}: {message}")]
     Transport {
@@ -114,12 +149,63 @@ impl Error {
                 reason: status.reason.clone(),
                 message: status.message.clone(),
             },
-            other => Error::Transport {
-                action,
-                message: error_chain(&other),
+            other => match exceeded(&other) {
+                Some(e) => Error::bound(action, e),
+                None => Error::Transport {
+                    action,
+                    message: error_chain(&other),
+                },
             },
         }
     }
+
+    /// The error for a request that exceeded a bound.
+    fn bound(action: String, e: &Exceeded) -> Error {
+        let flag = "; raise it with --request-timeout";
+        match e.bound {
+            Bound::Size => Error::TooLarge {
+                action,
+                server: e.server.clone(),
+                limit: limits::Bytes(e.max_bytes).to_string(),
+            },
+            Bound::Request => Error::Timeout {
+                action,
+                server: e.server.clone(),
+                detail: format!(
+                    "no complete answer within the request timeout of {}{flag}",
+                    humanize(e.timeout)
+                ),
+            },
+            Bound::Idle => Error::Timeout {
+                action,
+                server: e.server.clone(),
+                detail: format!(
+                    "the answer stalled, no byte for {}{flag}",
+                    humanize(e.timeout)
+                ),
+            },
+            Bound::Connect => Error::Timeout {
+                action,
+                server: e.server.clone(),
+                detail: format!(
+                    "could not connect within {} (the connect timeout, at most --request-timeout)",
+                    humanize(e.timeout)
+                ),
+            },
+        }
+    }
+}
+
+/// The bound a request exceeded, when that is what failed.
+fn exceeded<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a Exceeded> {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(x) = e.downcast_ref::<Exceeded>() {
+            return Some(x);
+        }
+        current = e.source();
+    }
+    None
 }
 
 /// An error and its sources, joined with `: ` (kube-rs wraps the useful part).

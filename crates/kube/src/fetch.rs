@@ -3,6 +3,7 @@
 //! `limit`/`continue`, restarting a list whose continue token expired
 //! (410 Gone), and carrying on past resources the user may not read (403).
 
+use std::collections::HashSet;
 use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -16,6 +17,7 @@ use k8s_openapi::NamespaceResourceScope;
 use kube::api::ListParams;
 use kube::{Api, Client};
 use podplace_model::inventory::{Inventory, Origin, Sourced};
+use podplace_model::load::limits;
 use podplace_model::validate::{self, FieldError};
 use serde::de::DeserializeOwned;
 
@@ -348,6 +350,11 @@ impl Fetcher<'_> {
         let mut items: Vec<K> = Vec::new();
         let mut token: Option<String> = None;
         let mut starts = 1;
+        // Every token handed out since the list (re)started, and its pages:
+        // a server repeating a token, or never ending, is stopped.
+        let mut tokens: HashSet<String> = HashSet::new();
+        let mut pages: u64 = 0;
+        let max_pages = limits::max_list_pages(self.opts.page_size);
         loop {
             let mut params = ListParams::default();
             if self.opts.page_size > 0 {
@@ -361,11 +368,35 @@ impl Fetcher<'_> {
             }
             match api.list(&params).await {
                 Ok(page) => {
+                    pages += 1;
                     items.extend(page.items);
-                    match page.metadata.continue_ {
-                        Some(t) if !t.is_empty() => token = Some(t),
+                    let next = match page.metadata.continue_ {
+                        Some(t) if !t.is_empty() => t,
                         _ => return Ok(Listed::Items(items)),
+                    };
+                    let endless = |message: String| Error::EndlessList {
+                        action: action(resource, namespace),
+                        message,
+                    };
+                    if items.len() as u64 > limits::MAX_LIST_OBJECTS {
+                        return Err(endless(format!(
+                            "the API server returned more than {} objects in {pages} pages and the list goes on; stopping (no supported cluster is that large)",
+                            limits::MAX_LIST_OBJECTS
+                        )));
                     }
+                    if pages >= max_pages {
+                        return Err(endless(format!(
+                            "the API server returned {pages} pages ({} objects) and the list goes on; stopping (at --page-size {} no supported cluster needs more than {max_pages})",
+                            items.len(),
+                            self.opts.page_size
+                        )));
+                    }
+                    if !tokens.insert(next.clone()) {
+                        return Err(endless(format!(
+                            "the API server handed out the same continue token again after {pages} pages: the list would never end; stopping"
+                        )));
+                    }
+                    token = Some(next);
                 }
                 Err(kube::Error::Api(status)) if status.code == 410 && token.is_some() => {
                     if starts > self.opts.max_restarts {
@@ -382,6 +413,8 @@ impl Fetcher<'_> {
                     starts += 1;
                     items.clear();
                     token = None;
+                    tokens.clear();
+                    pages = 0;
                 }
                 Err(kube::Error::Api(status)) if status.code == 403 || status.code == 404 => {
                     return Ok(Listed::Refused(status.code, status.message.clone()));

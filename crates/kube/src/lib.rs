@@ -11,6 +11,7 @@
 //! responses of a real v1.36 API server so that every caller can be tested
 //! end to end without a cluster.
 
+pub mod bounded;
 mod connect;
 mod error;
 mod evict;
@@ -20,7 +21,8 @@ pub mod snapshot;
 #[cfg(feature = "testserver")]
 pub mod testserver;
 
-pub use connect::{connect, ConnectOptions};
+pub use bounded::ApiLimits;
+pub use connect::{connect, connect_with, ConnectOptions};
 pub use error::Error;
 pub use evict::{evict, evict_uid, EvictionOutcome};
 pub use fetch::{fetch_inventory, list_pods, FetchOptions, Fetched, Unreadable};

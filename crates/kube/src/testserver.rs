@@ -6,6 +6,9 @@
 //! write [`TestServer::kubeconfig`] to a file and point `--kubeconfig` at it.
 //!
 //! How a request is answered, first match wins:
+//! 0. misbehaviors added with [`TestServer::misbehave`]: never answering,
+//!    trickling a byte at a time, an endless body, continue tokens that
+//!    repeat or never end (see [`Misbehavior`]);
 //! 1. an unknown bearer token gets the recorded 401;
 //! 2. rules added with [`TestServer::answer_fixture`] / [`TestServer::answer`]
 //!    (optionally only N times), e.g. [`TestServer::expire_continue_once`];
@@ -107,6 +110,36 @@ struct Rule {
     answer: Answer,
 }
 
+/// A way of answering wrongly, for tests of podplace's bounds
+/// ([`TestServer::misbehave`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misbehavior {
+    /// Accept the request and never answer (the connection stays open).
+    Hang,
+    /// Answer 200 at once, then send the body one byte (a JSON space) per
+    /// period, forever.
+    Trickle(std::time::Duration),
+    /// Answer 200 with a JSON list whose `items` never end, as fast as the
+    /// client reads.
+    EndlessBody,
+    /// Answer every page of a list with one pod and the same `continue`
+    /// token.
+    RepeatContinue,
+    /// Answer every page of a list with one pod and a new `continue`
+    /// token, forever.
+    EndlessContinue,
+}
+
+/// A scripted misbehavior.
+#[derive(Debug, Clone)]
+struct Misbehaving {
+    method: String,
+    path: String,
+    how: Misbehavior,
+    /// Pages answered so far ([`Misbehavior::EndlessContinue`]'s tokens).
+    pages: u64,
+}
+
 /// One request the server received, for assertions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedRequest {
@@ -138,6 +171,7 @@ impl LoggedRequest {
 struct StateInner {
     recordings: Vec<Recording>,
     rules: Vec<Rule>,
+    misbehaving: Vec<Misbehaving>,
     leases: BTreeMap<(String, String), Value>,
     revision: u64,
     log: Vec<LoggedRequest>,
@@ -307,6 +341,17 @@ users:
         times: Option<usize>,
     ) {
         self.add_rule(method, path, query, times, Answer::json(status, &body));
+    }
+
+    /// Answers every `method path` request (any query) the way `how` says,
+    /// before anything else, from now on.
+    pub fn misbehave(&self, method: &str, path: &str, how: Misbehavior) {
+        lock(&self.state).misbehaving.push(Misbehaving {
+            method: method.to_ascii_uppercase(),
+            path: path.to_string(),
+            how,
+            pages: 0,
+        });
     }
 
     /// The first use of the recorded page-1 continue token of
@@ -619,6 +664,31 @@ async fn handle(State(state): State<Shared>, request: Request) -> Response {
             .is_some_and(|a| a.contains("apidiscovery")),
         body: serde_json::from_slice(&bytes).ok(),
     };
+    let misbehaving = {
+        let mut st = lock(&state);
+        let hit = st
+            .misbehaving
+            .iter_mut()
+            .find(|m| m.method == req.method && m.path == req.path)
+            .map(|m| {
+                m.pages += 1;
+                (m.how, m.pages)
+            });
+        if hit.is_some() {
+            st.log.push(LoggedRequest {
+                method: req.method.clone(),
+                path: req.path.clone(),
+                query: req.query.clone(),
+                token: req.token.clone(),
+                body: req.body.clone(),
+                status: 200,
+            });
+        }
+        hit
+    };
+    if let Some((how, page)) = misbehaving {
+        return misbehave(how, page).await;
+    }
     let answer = {
         let mut st = lock(&state);
         let answer = respond(&mut st, &req);
@@ -641,6 +711,109 @@ async fn handle(State(state): State<Shared>, request: Request) -> Response {
         response.headers_mut().insert("cache-control", v);
     }
     response
+}
+
+/// The answer of a [`Misbehavior`] to its `page`th request.
+async fn misbehave(how: Misbehavior, page: u64) -> Response {
+    let json = |body: Body| {
+        let mut response = Response::new(body);
+        if let Ok(v) = "application/json".parse() {
+            response.headers_mut().insert("content-type", v);
+        }
+        response
+    };
+    let one_pod_page = |token: String| {
+        let page = json!({
+            "kind": "PodList", "apiVersion": "v1",
+            "metadata": {"resourceVersion": "413", "continue": token},
+            "items": [{"metadata": {"name": format!("pod-{page}"), "namespace": "shop"},
+                       "spec": {"containers": [{"name": "c", "image": "nginx"}]}}],
+        });
+        json(Body::from(serde_json::to_vec(&page).unwrap_or_default()))
+    };
+    match how {
+        Misbehavior::Hang => {
+            std::future::pending::<()>().await;
+            Response::new(Body::empty())
+        }
+        Misbehavior::Trickle(every) => json(Body::new(Drip::trickle(every))),
+        Misbehavior::EndlessBody => json(Body::new(Drip::endless())),
+        Misbehavior::RepeatContinue => one_pod_page("podplace-testserver-again".to_string()),
+        Misbehavior::EndlessContinue => one_pod_page(format!("podplace-testserver-page-{page}")),
+    }
+}
+
+/// A body that never ends: one byte per period, or a list's items as fast
+/// as they are read.
+struct Drip {
+    every: Option<std::time::Duration>,
+    sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    started: bool,
+}
+
+impl Drip {
+    fn trickle(every: std::time::Duration) -> Drip {
+        Drip {
+            every: Some(every),
+            sleep: None,
+            started: false,
+        }
+    }
+
+    fn endless() -> Drip {
+        Drip {
+            every: None,
+            sleep: None,
+            started: false,
+        }
+    }
+}
+
+impl http_body::Body for Drip {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        use std::future::Future as _;
+        use std::task::Poll;
+        let this = &mut *self;
+        match this.every {
+            None => {
+                let chunk = if this.started {
+                    bytes::Bytes::from(r#"{"metadata":{"name":"x"}},"#.repeat(2048))
+                } else {
+                    this.started = true;
+                    bytes::Bytes::from_static(
+                        br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"413"},"items":["#,
+                    )
+                };
+                Poll::Ready(Some(Ok(http_body::Frame::data(chunk))))
+            }
+            Some(every) => {
+                let sleep = this
+                    .sleep
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(every)));
+                if !this.started {
+                    this.started = true;
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(
+                        bytes::Bytes::from_static(b" "),
+                    ))));
+                }
+                match sleep.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        sleep.as_mut().reset(tokio::time::Instant::now() + every);
+                        Poll::Ready(Some(Ok(http_body::Frame::data(bytes::Bytes::from_static(
+                            b" ",
+                        )))))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
