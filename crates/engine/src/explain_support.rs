@@ -5,8 +5,9 @@
 
 use podplace_model::objects::{HostPort, Node, Pod, Taint, TaintEffect};
 
-use crate::cluster::{Cluster, NodeId, NodeInfo, PodId};
+use crate::ids::{NodeId, PodId};
 use crate::plugins::node_ports;
+use crate::state::{ClusterState, NodeInfo};
 
 /// Every NoSchedule/NoExecute taint of the node that no toleration of the
 /// pod tolerates, in the node's order (TaintToleration's Filter stops at the
@@ -34,7 +35,7 @@ pub struct PortConflict {
 
 /// Every (wanted port, holding pod) pair that makes NodePorts reject the
 /// node, decided by NodePorts' own Filter on one port at a time.
-pub fn port_conflicts(cluster: &Cluster, pod: &Pod, node: NodeId) -> Vec<PortConflict> {
+pub fn port_conflicts(cluster: &ClusterState, pod: &Pod, node: NodeId) -> Vec<PortConflict> {
     let mut out = Vec::new();
     if pod.host_ports.is_empty() {
         return out;
@@ -43,16 +44,16 @@ pub fn port_conflicts(cluster: &Cluster, pod: &Pod, node: NodeId) -> Vec<PortCon
     // never interned no port is a wildcard, and the empty string (always
     // interned, never a host IP) stands in.
     let wildcard = cluster
-        .interner
-        .lookup("0.0.0.0")
-        .or_else(|| cluster.interner.lookup(""));
+        .interner()
+        .lookup(crate::cycle::WILDCARD_IP)
+        .or_else(|| cluster.interner().lookup(""));
     let Some(wildcard) = wildcard else {
         return out;
     };
     let mut single = pod.clone();
     for wanted in &pod.host_ports {
         single.host_ports = smallvec::smallvec![wanted.clone()];
-        for &other in &cluster.node_infos[node.index()].pods {
+        for &other in &cluster.node_info(node).pods {
             let holder = cluster.pod(other);
             if holder.host_ports.is_empty() {
                 continue;

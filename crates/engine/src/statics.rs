@@ -14,12 +14,14 @@ use std::sync::Arc;
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{Node, Pod, Taint, TaintEffect, Toleration};
 use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::cluster::Cluster;
+use crate::ids::NodeId;
 use crate::plugins::{
     image_locality, node_affinity, node_name, node_unschedulable, taint_toleration,
 };
+use crate::state::ClusterState;
 use crate::status::Status;
 
 /// The parts of a pod's spec the static verdicts read.
@@ -79,9 +81,14 @@ pub struct NodeStatics {
 
 impl NodeStatics {
     /// Evaluates the spec-only plugins of `pod` on every node.
-    pub fn compute(cluster: &Cluster, pod: &Pod, unschedulable_taint: &Taint) -> Self {
-        let nodes = cluster.nodes();
-        let interner = &cluster.interner;
+    pub fn compute(
+        state: &ClusterState,
+        images: &FxHashMap<Sym, (u32, i64)>,
+        pod: &Pod,
+        unschedulable_taint: &Taint,
+    ) -> Self {
+        let nodes = state.nodes();
+        let interner = state.interner();
         let mut s = NodeStatics {
             reject: Vec::with_capacity(nodes.len()),
             node_affinity_ok: Vec::with_capacity(nodes.len()),
@@ -104,12 +111,8 @@ impl NodeStatics {
             } else {
                 0
             });
-            s.image_score.push(image_locality::score(
-                pod,
-                node,
-                cluster.images(),
-                nodes.len(),
-            ));
+            s.image_score
+                .push(image_locality::score(pod, node, images, nodes.len()));
         }
         s
     }
@@ -165,11 +168,19 @@ impl StaticsCache {
     }
 }
 
-/// The taint NodeUnschedulable checks tolerations against.
-pub fn unschedulable_taint(cluster: &mut Cluster) -> Taint {
+/// The taint key NodeUnschedulable checks tolerations against.
+pub const UNSCHEDULABLE_TAINT_KEY: &str = "node.kubernetes.io/unschedulable";
+
+/// The taint NodeUnschedulable checks tolerations against (its key is
+/// interned by every state).
+pub fn unschedulable_taint(state: &ClusterState) -> Taint {
+    let interner = state.interner();
+    let empty = interner
+        .lookup("")
+        .unwrap_or_else(|| Interner::new().intern(""));
     Taint {
-        key: cluster.interner.intern("node.kubernetes.io/unschedulable"),
-        value: cluster.interner.intern(""),
+        key: interner.lookup(UNSCHEDULABLE_TAINT_KEY).unwrap_or(empty),
+        value: empty,
         effect: TaintEffect::NoSchedule,
     }
 }
@@ -193,16 +204,10 @@ pub struct ResourceScores {
 impl ResourceScores {
     /// Brings the scores of `nodes` up to date for `pod`; `versions` holds
     /// each node's accounting version.
-    pub fn refresh(
-        &mut self,
-        cluster: &Cluster,
-        pod: &Pod,
-        nodes: &[crate::cluster::NodeId],
-        versions: &[u64],
-    ) {
+    pub fn refresh(&mut self, state: &ClusterState, pod: &Pod, nodes: &[NodeId], versions: &[u64]) {
         let (cpu, mem) = pod.non_zero_ignoring_pod_level;
         let shape = Some((cpu, mem, pod.requests.milli_cpu, pod.requests.memory));
-        let count = cluster.nodes().len();
+        let count = state.nodes().len();
         if self.shape != shape || self.computed_at.len() != count {
             self.shape = shape;
             self.computed_at = vec![u64::MAX; count];
@@ -214,8 +219,8 @@ impl ResourceScores {
             if self.computed_at[i] == versions[i] {
                 continue;
             }
-            let node = cluster.node(n);
-            let info = &cluster.node_infos[i];
+            let node = state.node(n);
+            let info = state.node_info(n);
             self.fit[i] = crate::plugins::node_resources_fit::score(pod, node, info);
             self.balanced[i] =
                 crate::plugins::node_resources_balanced_allocation::score(pod, node, info);

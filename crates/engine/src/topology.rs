@@ -6,11 +6,15 @@
 //! rest of the cycle; a table answers with one array read, and per-domain
 //! counts become plain vectors indexed by domain.
 
+use std::sync::Arc;
+
 use podplace_model::intern::Sym;
 use podplace_model::objects::Node;
 use rustc_hash::FxHashMap;
 
-use crate::cluster::{Cluster, NodeId};
+use crate::cache::SchedulerCache;
+use crate::ids::NodeId;
+use crate::state::ClusterState;
 
 /// A domain of one topology key (an index into [`KeyTable::values`]).
 pub type Domain = u32;
@@ -93,44 +97,38 @@ impl KeyTable {
     }
 }
 
-/// The tables of every topology key asked for so far, kept current as
-/// nodes are added.
+/// The tables of every topology key asked for since the nodes last
+/// changed (the [`SchedulerCache`] drops them when they do).
 #[derive(Debug, Clone, Default)]
 pub struct Topology {
-    tables: Vec<KeyTable>,
+    tables: Vec<Arc<KeyTable>>,
     by_key: FxHashMap<Sym, usize>,
 }
 
-/// Index of a [`KeyTable`] in a [`Topology`].
-pub type TableId = usize;
+/// A node → domain table, shared by the cache and the cycle states that read it.
+pub type TableId = Arc<KeyTable>;
 
 impl Topology {
     /// The table of `key`, built on first use from the nodes.
-    pub fn ensure(&mut self, key: Sym, nodes: &[Node]) -> TableId {
+    pub fn ensure(&mut self, key: Sym, nodes: &[Node]) -> Arc<KeyTable> {
         if let Some(&id) = self.by_key.get(&key) {
-            return id;
+            return self.tables[id].clone();
         }
-        self.tables.push(KeyTable::new(key, nodes));
-        let id = self.tables.len() - 1;
-        self.by_key.insert(key, id);
-        id
+        let table = Arc::new(KeyTable::new(key, nodes));
+        self.tables.push(table.clone());
+        self.by_key.insert(key, self.tables.len() - 1);
+        table
     }
 
     /// The table of `key`, if it was built.
     pub fn get(&self, key: Sym) -> Option<&KeyTable> {
-        self.by_key.get(&key).map(|&id| &self.tables[id])
+        self.by_key.get(&key).map(|&id| &*self.tables[id])
     }
 
-    /// The table with this id.
-    pub fn table(&self, id: TableId) -> &KeyTable {
-        &self.tables[id]
-    }
-
-    /// Records a node appended to the cluster.
-    pub fn push_node(&mut self, node: &Node) {
-        for table in &mut self.tables {
-            table.push_node(node);
-        }
+    /// A table by its handle (transition: tables are handed out as
+    /// [`Arc`]s now, so this returns its argument).
+    pub fn table(&self, table: TableId) -> TableId {
+        table
     }
 }
 
@@ -139,7 +137,7 @@ impl Topology {
 /// a label lookup and a hash probe.
 #[derive(Debug, Clone)]
 pub struct DomainValues {
-    table: TableId,
+    table: Arc<KeyTable>,
     values: Vec<i64>,
 }
 
@@ -147,21 +145,20 @@ impl DomainValues {
     /// The amounts of `key` from `(label value, amount)` pairs; values no
     /// node carries are dropped.
     pub fn new<'a>(
-        cluster: &mut Cluster,
+        state: &ClusterState,
+        cache: &mut SchedulerCache,
         key: Sym,
         pairs: impl IntoIterator<Item = (&'a Sym, &'a i64)>,
     ) -> Self {
-        let table = cluster.topology_table(key);
-        let values = cluster.topology().table(table).dense(pairs);
+        let table = cache.topology_table(state, key);
+        let values = table.dense(pairs);
         DomainValues { table, values }
     }
 
     /// The amount of the node's domain, `None` when it lacks the key.
     #[inline]
-    pub fn at(&self, cluster: &Cluster, node: NodeId) -> Option<i64> {
-        cluster
-            .topology()
-            .table(self.table)
+    pub fn at(&self, node: NodeId) -> Option<i64> {
+        self.table
             .domain(node.index())
             .map(|d| self.values[d as usize])
     }

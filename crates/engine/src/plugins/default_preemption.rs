@@ -4,10 +4,11 @@
 
 use podplace_model::objects::Pod;
 
-use crate::cluster::{Cluster, NodeId, PodId};
-use crate::framework::{run_filters, CycleState};
+use crate::cycle::{run_filters, CycleState};
+use crate::ids::{NodeId, PodId};
 use crate::message::histogram;
 use crate::plugins::{inter_pod_affinity::filter as ipa_filter, pod_topology_spread};
+use crate::state::ClusterState;
 use crate::status::{Code, Plugin, Status};
 
 /// Reason for nodes where preemption was not attempted.
@@ -37,7 +38,7 @@ pub struct Preemption {
 
 /// PostFilter: DynamicResources (nothing to deallocate), then DefaultPreemption.
 pub fn post_filter(
-    cluster: &Cluster,
+    cluster: &ClusterState,
     state: &CycleState,
     pod: &Pod,
     statuses: &[Status],
@@ -81,12 +82,12 @@ pub fn post_filter(
 /// Removes every lower-priority pod from the node (in a copy) and filters
 /// again, updating the PreFilter state as kube-scheduler's RemovePod does.
 fn select_victims(
-    cluster: &Cluster,
+    cluster: &ClusterState,
     state: &CycleState,
     pod: &Pod,
     node: NodeId,
 ) -> Result<Vec<PodId>, Status> {
-    let mut info = cluster.node_infos[node.index()].clone();
+    let mut info = cluster.node_info(node).clone();
     let victims: Vec<PodId> = info
         .pods
         .iter()
@@ -103,7 +104,9 @@ fn select_victims(
     let mut state = state.clone();
     let n = cluster.node(node);
     for &v in &victims {
-        let entry = &cluster.pods[v.index()];
+        let Some(entry) = cluster.pod_entry(v) else {
+            continue;
+        };
         info.remove(v, &entry.pod);
         if let Some(s) = state.affinity.as_mut() {
             ipa_filter::update_with_pod(s, cluster, pod, &entry.terms, &entry.pod, n, -1);

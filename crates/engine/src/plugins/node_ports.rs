@@ -4,7 +4,7 @@
 use podplace_model::intern::Sym;
 use podplace_model::objects::{HostPort, Pod};
 
-use crate::cluster::NodeInfo;
+use crate::state::NodeInfo;
 use crate::status::{Code, Plugin, Status};
 
 /// The reason kube-scheduler gives.

@@ -3,7 +3,7 @@
 
 use podplace_model::objects::{Node, Pod};
 
-use crate::cluster::NodeInfo;
+use crate::state::NodeInfo;
 
 /// Whether Score runs: PreScore skips pods that request neither CPU nor memory.
 pub fn scores(pod: &Pod) -> bool {

@@ -5,7 +5,7 @@ use podplace_model::intern::Interner;
 use podplace_model::objects::{Node, Pod};
 use smallvec::SmallVec;
 
-use crate::cluster::NodeInfo;
+use crate::state::NodeInfo;
 use crate::status::{Code, Plugin, Reason, Status};
 
 /// One resource the node is short of, for the filter reason and for `why`.

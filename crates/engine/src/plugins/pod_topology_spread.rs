@@ -3,14 +3,19 @@
 //! constraints that a Service/ReplicaSet/StatefulSet/ReplicationController
 //! selects) score.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use podplace_model::intern::Sym;
 use podplace_model::objects::{Pod, SpreadConstraint, WhenUnsatisfiable};
-use podplace_model::selector::{LabelSelector, Requirement};
+use podplace_model::selector::LabelSelector;
 use rustc_hash::FxHashMap;
 
-use crate::cluster::{Cluster, NodeId, SpreadId};
+use crate::cache::SchedulerCache;
+use crate::cluster::Cluster;
+use crate::groups::NodeCounts;
+use crate::ids::NodeId;
+use crate::state::ClusterState;
 use crate::statics::NodeStatics;
 use crate::status::{Code, Plugin, Status};
 use crate::topology::{Domain, KeyTable, TableId};
@@ -21,8 +26,8 @@ pub const REASON_MISSING_LABEL: &str =
 /// Filter reason when placing the pod would exceed maxSkew.
 pub const REASON_SKEW: &str = "node(s) didn't match pod topology spread constraints";
 
-const HOSTNAME: &str = "kubernetes.io/hostname";
-const ZONE: &str = "topology.kubernetes.io/zone";
+pub(crate) const HOSTNAME: &str = "kubernetes.io/hostname";
+pub(crate) const ZONE: &str = "topology.kubernetes.io/zone";
 
 /// A constraint as the plugin evaluates it.
 #[derive(Debug, Clone)]
@@ -40,41 +45,43 @@ fn includes(statics: &NodeStatics, c: &SpreadConstraint, node: NodeId) -> bool {
 }
 
 /// The node → domain table of each constraint's topology key.
-fn tables_of(cluster: &mut Cluster, constraints: &[Constraint]) -> Vec<TableId> {
+fn tables_of(
+    state: &ClusterState,
+    cache: &mut SchedulerCache,
+    constraints: &[Constraint],
+) -> Vec<TableId> {
     constraints
         .iter()
-        .map(|c| cluster.topology_table(c.spec.topology_key))
+        .map(|c| cache.topology_table(state, c.spec.topology_key))
         .collect()
 }
 
-fn has_all_keys(cluster: &Cluster, tables: &[TableId], node: NodeId) -> bool {
-    let topology = cluster.topology();
-    tables
-        .iter()
-        .all(|&t| topology.table(t).domain(node.index()).is_some())
+fn has_all_keys(tables: &[TableId], node: NodeId) -> bool {
+    tables.iter().all(|t| t.domain(node.index()).is_some())
 }
 
 /// The per-node match counts of each constraint (`None`: the selector
 /// matches everything, and kube-scheduler counts nothing for it), kept
-/// current by the cluster on every bind.
-fn per_node_counts(
-    cluster: &mut Cluster,
+/// current by the state on every bind (or counted now when no pending pod
+/// needs them).
+fn per_node_counts<'a>(
+    state: &'a ClusterState,
     pod: &Pod,
     constraints: &[Constraint],
-) -> Vec<Option<SpreadId>> {
+) -> Vec<Option<Cow<'a, NodeCounts>>> {
     constraints
         .iter()
         .map(|c| {
             if c.spec.selector.is_everything() {
                 return None;
             }
-            Some(cluster.ensure_spread_counts(pod.namespace, &c.spec.selector))
+            Some(state.spread_counts(pod.namespace, &c.spec.selector))
         })
         .collect()
 }
 
-fn count(cluster: &Cluster, counts: Option<SpreadId>, node: NodeId) -> i64 {
-    counts.map_or(0, |id| i64::from(cluster.spread_table(id).get(node)))
+fn count(counts: Option<&Cow<'_, NodeCounts>>, node: NodeId) -> i64 {
+    counts.map_or(0, |c| i64::from(c.get(node)))
 }
 
 /// What PreFilter computed.
@@ -117,8 +124,8 @@ impl FilterState {
     }
 
     /// Matching pods per eligible domain of constraint `i`, by label value.
-    pub fn domain_counts(&self, i: usize, cluster: &Cluster) -> FxHashMap<Sym, i64> {
-        let table = cluster.topology().table(self.tables[i]);
+    pub fn domain_counts(&self, i: usize, _state: &ClusterState) -> FxHashMap<Sym, i64> {
+        let table = &self.tables[i];
         self.counts[i]
             .iter()
             .zip(&self.eligible[i])
@@ -130,8 +137,8 @@ impl FilterState {
 
     /// Matching pods in the domain `value` of constraint `i` (0 when no
     /// eligible node is in it).
-    pub fn domain_count(&self, i: usize, value: Sym, cluster: &Cluster) -> i64 {
-        let table = cluster.topology().table(self.tables[i]);
+    pub fn domain_count(&self, i: usize, value: Sym, _state: &ClusterState) -> i64 {
+        let table = &self.tables[i];
         table
             .domain_of_value(value)
             .map_or(0, |d| self.counts[i][d as usize])
@@ -143,7 +150,7 @@ impl FilterState {
         (0..self.constraints.len())
             .map(|i| FilterState {
                 constraints: vec![self.constraints[i].clone()],
-                tables: vec![self.tables[i]],
+                tables: vec![self.tables[i].clone()],
                 counts: vec![self.counts[i].clone()],
                 eligible: vec![self.eligible[i].clone()],
                 min: vec![self.min[i]],
@@ -153,38 +160,44 @@ impl FilterState {
     }
 }
 
-fn constraints_of(pod: &Pod, cluster: &Cluster, action: WhenUnsatisfiable) -> Vec<Constraint> {
+fn constraints_of(pod: &Pod, state: &ClusterState, action: WhenUnsatisfiable) -> Vec<Constraint> {
     pod.spread
         .iter()
         .filter(|c| c.when_unsatisfiable == action)
         .map(|c| Constraint {
-            self_match: c.selector.matches(&pod.labels, &cluster.interner),
+            self_match: c.selector.matches(&pod.labels, state.interner()),
             spec: c.clone(),
         })
         .collect()
 }
 
-/// PreFilter: `None` means Skip (no DoNotSchedule constraints).
+/// PreFilter on the transition facade: [`pre_filter_with`] on its state and cache.
 pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
+    let (state, cache) = cluster.parts();
+    pre_filter_with(state, cache, pod)
+}
+
+/// PreFilter: `None` means Skip (no DoNotSchedule constraints).
+pub fn pre_filter_with(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+) -> Option<FilterState> {
     let constraints = constraints_of(pod, cluster, WhenUnsatisfiable::DoNotSchedule);
     if constraints.is_empty() {
         return None;
     }
-    let statics = cluster.statics_for(pod);
-    let tables = tables_of(cluster, &constraints);
+    let statics = cache.statics_for(cluster, pod);
+    let tables = tables_of(cluster, cache, &constraints);
     let per_node = per_node_counts(cluster, pod, &constraints);
-    let topology = cluster.topology();
-    let mut counts: Vec<Vec<i64>> = tables
-        .iter()
-        .map(|&t| vec![0; topology.table(t).domain_count()])
-        .collect();
+    let mut counts: Vec<Vec<i64>> = tables.iter().map(|t| vec![0; t.domain_count()]).collect();
     let mut eligible: Vec<Vec<bool>> = counts.iter().map(|c| vec![false; c.len()]).collect();
     let counted = |node: NodeId, c: &Constraint| {
-        has_all_keys(cluster, &tables, node) && includes(&statics, &c.spec, node)
+        has_all_keys(&tables, node) && includes(&statics, &c.spec, node)
     };
     for node in cluster.node_ids() {
         for (i, c) in constraints.iter().enumerate() {
-            if let Some(d) = topology.table(tables[i]).domain(node.index()) {
+            if let Some(d) = tables[i].domain(node.index()) {
                 if !eligible[i][d as usize] && counted(node, c) {
                     eligible[i][d as usize] = true;
                 }
@@ -193,13 +206,12 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
     }
     // Only nodes with matching pods add to a domain's count.
     for (i, c) in constraints.iter().enumerate() {
-        let Some(spread) = per_node[i] else { continue };
-        let spread = cluster.spread_table(spread);
+        let Some(spread) = &per_node[i] else { continue };
         for &node in spread.occupied() {
             if !counted(node, c) {
                 continue;
             }
-            if let Some(d) = topology.table(tables[i]).domain(node.index()) {
+            if let Some(d) = tables[i].domain(node.index()) {
                 counts[i][d as usize] += i64::from(spread.get(node));
             }
         }
@@ -222,27 +234,23 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
 /// (preemption's dry run).
 pub fn update_with_pod(
     state: &mut FilterState,
-    cluster: &Cluster,
+    cluster: &ClusterState,
     pod: &Pod,
     other: &Pod,
     node: NodeId,
     delta: i64,
 ) {
-    if other.namespace != pod.namespace || !has_all_keys(cluster, &state.tables, node) {
+    if other.namespace != pod.namespace || !has_all_keys(&state.tables, node) {
         return;
     }
     for i in 0..state.constraints.len() {
         let c = &state.constraints[i].spec;
-        if !c.selector.matches(&other.labels, &cluster.interner)
+        if !c.selector.matches(&other.labels, cluster.interner())
             || !includes(&state.statics, c, node)
         {
             continue;
         }
-        if let Some(d) = cluster
-            .topology()
-            .table(state.tables[i])
-            .domain(node.index())
-        {
+        if let Some(d) = state.tables[i].domain(node.index()) {
             state.eligible[i][d as usize] = true;
             state.counts[i][d as usize] += delta;
             state.recompute_min(i);
@@ -251,10 +259,9 @@ pub fn update_with_pod(
 }
 
 /// Filter.
-pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
-    let topology = cluster.topology();
+pub fn filter(state: &FilterState, _cluster: &ClusterState, node: NodeId) -> Status {
     for (i, c) in state.constraints.iter().enumerate() {
-        let Some(d) = topology.table(state.tables[i]).domain(node.index()) else {
+        let Some(d) = state.tables[i].domain(node.index()) else {
             return Status::reject(
                 Code::UnschedulableAndUnresolvable,
                 Plugin::PodTopologySpread,
@@ -272,74 +279,14 @@ pub fn filter(state: &FilterState, cluster: &Cluster, node: NodeId) -> Status {
 
 /// The selector of the system default constraints: what the Services,
 /// ReplicationControllers, ReplicaSets and StatefulSets that own or select
-/// the pod select.
-pub fn default_selector(cluster: &mut Cluster, pod: &Pod) -> LabelSelector {
-    let mut requirements: Vec<Requirement> = Vec::new();
-    let mut label_set: Vec<(Sym, Sym)> = Vec::new();
-    for (ns, selector) in &cluster.service_selectors {
-        if *ns == pod.namespace
-            && !selector.is_nothing()
-            && selector.matches(&pod.labels, &cluster.interner)
-        {
-            for r in selector.requirements() {
-                if let Some(pair) = r.necessary_pair() {
-                    if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0) {
-                        existing.1 = pair.1;
-                    } else {
-                        label_set.push(pair);
-                    }
-                }
-            }
-        }
-    }
-    if let Some(owner) = &pod.owner {
-        let name = cluster.interner.lookup(&owner.name);
-        let find = |list: &[(Sym, Sym, LabelSelector)]| {
-            list.iter()
-                .find(|(ns, n, _)| *ns == pod.namespace && Some(*n) == name)
-                .map(|(_, _, s)| s.clone())
-        };
-        match &*owner.kind {
-            "ReplicationController" => {
-                if let Some(s) = find(&cluster.owner_selectors.replication_controllers) {
-                    for r in s.requirements() {
-                        if let Some(pair) = r.necessary_pair() {
-                            if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0)
-                            {
-                                existing.1 = pair.1;
-                            } else {
-                                label_set.push(pair);
-                            }
-                        }
-                    }
-                }
-            }
-            "ReplicaSet" => {
-                if let Some(s) = find(&cluster.owner_selectors.replica_sets) {
-                    requirements.extend(s.requirements().iter().cloned());
-                }
-            }
-            "StatefulSet" => {
-                if let Some(s) = find(&cluster.owner_selectors.stateful_sets) {
-                    requirements.extend(s.requirements().iter().cloned());
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut selector = LabelSelector::everything();
-    for (k, v) in label_set {
-        selector.push(Requirement::In(k, smallvec::smallvec![v]));
-    }
-    for r in requirements {
-        selector.push(r);
-    }
-    selector
+/// the pod select ([`ClusterState::default_selector`]).
+pub fn default_selector(state: &ClusterState, pod: &Pod) -> LabelSelector {
+    state.default_selector(pod)
 }
 
 /// What PreScore computed.
 #[derive(Debug, Clone)]
-pub struct ScoreState {
+pub struct ScoreState<'a> {
     /// The scoring constraints.
     pub constraints: Vec<Constraint>,
     /// Feasible nodes lacking a required key (by node index): scored 0.
@@ -355,11 +302,11 @@ pub struct ScoreState {
     /// `ln(domains + 2)` per constraint.
     pub weights: Vec<f64>,
     /// Matching pods per node, per constraint.
-    counts: Vec<Option<SpreadId>>,
+    counts: Vec<Option<Cow<'a, NodeCounts>>>,
     hostname: Sym,
 }
 
-impl ScoreState {
+impl ScoreState<'_> {
     /// Whether a feasible node is left out of scoring (it lacks a key).
     pub fn is_ignored(&self, node: NodeId) -> bool {
         self.ignored[node.index()]
@@ -377,8 +324,22 @@ fn pair_slot(table: &KeyTable, node: NodeId, empty: Sym) -> usize {
     }
 }
 
+/// The symbol of a string every state interns (the empty one otherwise).
+fn sym(state: &ClusterState, text: &str) -> Sym {
+    let interner = state.interner();
+    interner
+        .lookup(text)
+        .or_else(|| interner.lookup(""))
+        .unwrap_or_else(|| podplace_model::intern::Interner::new().intern(""))
+}
+
 /// PreScore over the feasible nodes: `None` means Skip.
-pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Option<ScoreState> {
+pub fn pre_score<'a>(
+    cluster: &'a ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    feasible: &[NodeId],
+) -> Option<ScoreState<'a>> {
     if cluster.nodes().is_empty() {
         return None;
     }
@@ -386,17 +347,17 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
     let constraints = if require_all {
         constraints_of(pod, cluster, WhenUnsatisfiable::ScheduleAnyway)
     } else {
-        let selector = default_selector(cluster, pod);
+        let selector = cluster.default_selector(pod);
         if selector.is_everything() {
             Vec::new()
         } else {
-            let self_match = selector.matches(&pod.labels, &cluster.interner);
+            let self_match = selector.matches(&pod.labels, cluster.interner());
             [(3, HOSTNAME), (5, ZONE)]
                 .into_iter()
                 .map(|(max_skew, key)| Constraint {
                     spec: SpreadConstraint {
                         max_skew,
-                        topology_key: cluster.interner.intern(key),
+                        topology_key: sym(cluster, key),
                         when_unsatisfiable: WhenUnsatisfiable::ScheduleAnyway,
                         selector: selector.clone(),
                         min_domains: None,
@@ -411,19 +372,18 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
     if constraints.is_empty() {
         return None;
     }
-    let hostname = cluster.interner.intern(HOSTNAME);
-    let empty = cluster.interner.intern("");
-    let statics = cluster.statics_for(pod);
-    let tables = tables_of(cluster, &constraints);
+    let hostname = sym(cluster, HOSTNAME);
+    let empty = sym(cluster, "");
+    let statics = cache.statics_for(cluster, pod);
+    let tables = tables_of(cluster, cache, &constraints);
     let counts = per_node_counts(cluster, pod, &constraints);
-    let topology = cluster.topology();
     let mut key_slot = Vec::with_capacity(constraints.len());
     let mut slot_tables: Vec<TableId> = Vec::new();
-    for &t in &tables {
-        let slot = match slot_tables.iter().position(|&s| s == t) {
+    for t in &tables {
+        let slot = match slot_tables.iter().position(|s| Arc::ptr_eq(s, t)) {
             Some(slot) => slot,
             None => {
-                slot_tables.push(t);
+                slot_tables.push(t.clone());
                 slot_tables.len() - 1
             }
         };
@@ -431,13 +391,13 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
     }
     let mut pair_counts: Vec<Vec<Option<i64>>> = slot_tables
         .iter()
-        .map(|&t| vec![None; topology.table(t).domain_count() + 1])
+        .map(|t| vec![None; t.domain_count() + 1])
         .collect();
     let mut ignored = vec![false; cluster.nodes().len()];
     let mut ignored_count = 0;
     let mut sizes = vec![0usize; constraints.len()];
     for &node in feasible {
-        if require_all && !has_all_keys(cluster, &tables, node) {
+        if require_all && !has_all_keys(&tables, node) {
             ignored[node.index()] = true;
             ignored_count += 1;
             continue;
@@ -446,7 +406,7 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
             if c.spec.topology_key == hostname {
                 continue;
             }
-            let slot = pair_slot(topology.table(tables[i]), node, empty);
+            let slot = pair_slot(&tables[i], node, empty);
             let pair = &mut pair_counts[key_slot[i]][slot];
             if pair.is_none() {
                 *pair = Some(0);
@@ -468,16 +428,13 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
         .collect();
     // Only nodes with matching pods add to a pair's count.
     for (i, c) in constraints.iter().enumerate() {
-        let Some(spread) = counts[i] else { continue };
+        let Some(spread) = &counts[i] else { continue };
         if c.spec.topology_key == hostname {
             continue;
         }
-        let table = topology.table(tables[i]);
-        let spread = cluster.spread_table(spread);
+        let table = &tables[i];
         for &node in spread.occupied() {
-            if (require_all && !has_all_keys(cluster, &tables, node))
-                || !includes(&statics, &c.spec, node)
-            {
+            if (require_all && !has_all_keys(&tables, node)) || !includes(&statics, &c.spec, node) {
                 continue;
             }
             if let Some(pair) = &mut pair_counts[key_slot[i]][pair_slot(table, node, empty)] {
@@ -498,18 +455,17 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod, feasible: &[NodeId]) -> Optio
 }
 
 /// Raw score of a node (lower is better before normalisation).
-pub fn score(state: &ScoreState, cluster: &Cluster, node: NodeId) -> i64 {
+pub fn score(state: &ScoreState, _cluster: &ClusterState, node: NodeId) -> i64 {
     if state.ignored[node.index()] {
         return 0;
     }
-    let topology = cluster.topology();
     let mut total = 0.0f64;
     for (i, c) in state.constraints.iter().enumerate() {
-        let Some(d) = topology.table(state.tables[i]).domain(node.index()) else {
+        let Some(d) = state.tables[i].domain(node.index()) else {
             continue;
         };
         let count = if c.spec.topology_key == state.hostname {
-            count(cluster, state.counts[i], node)
+            count(state.counts[i].as_ref(), node)
         } else {
             state.pair_counts[state.key_slot[i]][d as usize].unwrap_or(0)
         };

@@ -2,15 +2,16 @@
 
 use podplace_model::intern::Sym;
 use podplace_model::labels::Labels;
-use podplace_model::objects::{Node, Pod};
+use podplace_model::objects::{AffinityTerm, Node, Pod};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY};
-use crate::cluster::NodeId;
-use crate::cluster::{
-    existing_term_matches, incoming_term_matches, Cluster, HeldKind, PodTerms, TermId,
-};
+use crate::cache::SchedulerCache;
+use crate::cluster::Cluster;
+use crate::ids::NodeId;
+use crate::state::terms::{existing_term_matches, incoming_term_matches, HeldKind, PodTerms};
+use crate::state::ClusterState;
 use crate::status::{Code, Plugin, Status};
 use crate::topology::DomainValues;
 
@@ -26,8 +27,13 @@ pub struct State {
     pub affinity: PairCounts,
     /// Existing pods matching any of the incoming pod's required anti-affinity terms.
     pub anti: PairCounts,
-    /// The incoming pod's terms.
+    /// The incoming pod's terms as the state's ids (empty lists when the
+    /// state does not know them: the pod is neither in the state nor prepared).
     pub terms: PodTerms,
+    /// The incoming pod's required affinity terms.
+    affinity_terms: Vec<AffinityTerm>,
+    /// The incoming pod's required anti-affinity terms.
+    anti_terms: Vec<AffinityTerm>,
     /// The incoming pod matches all its own required affinity terms (first pod of a group).
     pub matches_own_affinity: bool,
     /// The incoming pod's namespace labels (empty when the Namespace is unknown).
@@ -39,9 +45,15 @@ pub struct State {
 }
 
 /// The counts of one topology key among the (key, value) pairs.
-fn domain_values(cluster: &mut Cluster, key: Sym, pairs: &PairCounts) -> DomainValues {
+fn domain_values(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    key: Sym,
+    pairs: &PairCounts,
+) -> DomainValues {
     DomainValues::new(
         cluster,
+        cache,
         key,
         pairs
             .iter()
@@ -61,18 +73,15 @@ struct Dense {
 }
 
 impl Dense {
-    fn new(cluster: &mut Cluster, state: &State) -> Self {
-        let mut key_counts = |terms: &[TermId], pairs: &PairCounts| -> Vec<DomainValues> {
+    fn new(cluster: &ClusterState, cache: &mut SchedulerCache, state: &State) -> Self {
+        let mut key_counts = |terms: &[AffinityTerm], pairs: &PairCounts| -> Vec<DomainValues> {
             terms
                 .iter()
-                .map(|&t| {
-                    let key = cluster.term(t).topology_key;
-                    domain_values(cluster, key, pairs)
-                })
+                .map(|t| domain_values(cluster, cache, t.topology_key, pairs))
                 .collect()
         };
-        let affinity = key_counts(&state.terms.required_affinity, &state.affinity);
-        let anti = key_counts(&state.terms.required_anti_affinity, &state.anti);
+        let affinity = key_counts(&state.affinity_terms, &state.affinity);
+        let anti = key_counts(&state.anti_terms, &state.anti);
         let mut keys: SmallVec<[Sym; 2]> = SmallVec::new();
         for &(key, _) in state.existing_anti.keys() {
             if !keys.contains(&key) {
@@ -81,7 +90,7 @@ impl Dense {
         }
         let existing_anti = keys
             .into_iter()
-            .map(|key| domain_values(cluster, key, &state.existing_anti))
+            .map(|key| domain_values(cluster, cache, key, &state.existing_anti))
             .collect();
         Dense {
             affinity,
@@ -99,9 +108,21 @@ fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
     }
 }
 
-/// PreFilter: `None` means Skip (nothing to check).
+/// PreFilter on the transition facade: registers the pod's terms (so
+/// [`State::terms`] is filled), then [`pre_filter_with`].
 pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
-    let terms = cluster.pod_terms(pod);
+    cluster.pod_terms(pod);
+    let (state, cache) = cluster.parts();
+    pre_filter_with(state, cache, pod)
+}
+
+/// PreFilter: `None` means Skip (nothing to check).
+pub fn pre_filter_with(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+) -> Option<State> {
+    let terms = cluster.lookup_pod_terms(pod).unwrap_or_default();
     let namespace_labels = cluster
         .namespace_labels(pod.namespace)
         .cloned()
@@ -109,60 +130,50 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     let mut state = State {
         terms,
         namespace_labels,
+        affinity_terms: pod.affinity.required_affinity.clone(),
+        anti_terms: pod.affinity.required_anti_affinity.clone(),
         ..Default::default()
     };
+    let interner = cluster.interner();
     for group in cluster.held_groups_for(&pod.labels) {
         if group.kind != HeldKind::RequiredAntiAffinity {
             continue;
         }
         let term = cluster.term(group.term);
-        if !existing_term_matches(term, pod, &state.namespace_labels, &cluster.interner) {
+        if !existing_term_matches(term, pod, &state.namespace_labels, interner) {
             continue;
         }
-        for (&value, &count) in &group.domains {
-            add(
-                &mut state.existing_anti,
-                (term.topology_key, value),
-                i64::from(count),
-            );
+        for (&value, &count) in group.domains {
+            add(&mut state.existing_anti, (term.topology_key, value), count);
         }
     }
-    if !state.terms.required_affinity.is_empty() {
-        let set = state.terms.required_affinity.clone();
-        let keys: SmallVec<[Sym; 2]> = set.iter().map(|t| cluster.term(*t).topology_key).collect();
-        let counts = cluster.match_counts(&set);
-        for key in keys {
+    if !pod.affinity.required_affinity.is_empty() {
+        let set: SmallVec<[&AffinityTerm; 2]> = pod.affinity.required_affinity.iter().collect();
+        let counts = cluster.matching_counts(&set);
+        for t in &set {
+            let key = t.topology_key;
             for (&value, &count) in counts.domains(key).into_iter().flatten() {
                 add(&mut state.affinity, (key, value), count);
             }
         }
-        state.matches_own_affinity = set.iter().all(|t| {
-            incoming_term_matches(
-                cluster.term(*t),
-                pod,
-                &cluster.namespaces,
-                &cluster.interner,
-            )
-        });
+        state.matches_own_affinity = set
+            .iter()
+            .all(|t| incoming_term_matches(t, pod, &cluster.namespaces, interner));
     }
-    for &t in &state.terms.required_anti_affinity.clone() {
-        let key = cluster.term(t).topology_key;
-        for (&value, &count) in cluster
-            .match_counts(&[t])
-            .domains(key)
-            .into_iter()
-            .flatten()
-        {
+    for t in &pod.affinity.required_anti_affinity {
+        let key = t.topology_key;
+        let counts = cluster.matching_counts(&[t]);
+        for (&value, &count) in counts.domains(key).into_iter().flatten() {
             add(&mut state.anti, (key, value), count);
         }
     }
     if state.existing_anti.is_empty()
-        && state.terms.required_affinity.is_empty()
-        && state.terms.required_anti_affinity.is_empty()
+        && pod.affinity.required_affinity.is_empty()
+        && pod.affinity.required_anti_affinity.is_empty()
     {
         return None;
     }
-    state.dense = Some(Dense::new(cluster, &state));
+    state.dense = Some(Dense::new(cluster, cache, &state));
     Some(state)
 }
 
@@ -170,7 +181,7 @@ pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
 /// or added (`+1`): kube-scheduler's PreFilter extensions, used by preemption.
 pub fn update_with_pod(
     state: &mut State,
-    cluster: &Cluster,
+    cluster: &ClusterState,
     pod: &Pod,
     other_terms: &PodTerms,
     other: &Pod,
@@ -180,33 +191,25 @@ pub fn update_with_pod(
     state.dense = None;
     for &t in &other_terms.required_anti_affinity {
         let term = cluster.term(t);
-        if existing_term_matches(term, pod, &state.namespace_labels, &cluster.interner) {
+        if existing_term_matches(term, pod, &state.namespace_labels, cluster.interner()) {
             if let Some(v) = node.labels.get(term.topology_key) {
                 add(&mut state.existing_anti, (term.topology_key, v), delta);
             }
         }
     }
-    let matches = |t: &TermId| {
-        incoming_term_matches(
-            cluster.term(*t),
-            other,
-            &cluster.namespaces,
-            &cluster.interner,
-        )
-    };
-    if !state.terms.required_affinity.is_empty()
-        && state.terms.required_affinity.iter().all(matches)
-    {
-        for t in &state.terms.required_affinity {
-            let key = cluster.term(*t).topology_key;
+    let matches =
+        |t: &AffinityTerm| incoming_term_matches(t, other, &cluster.namespaces, cluster.interner());
+    if !state.affinity_terms.is_empty() && state.affinity_terms.iter().all(matches) {
+        for t in &state.affinity_terms {
+            let key = t.topology_key;
             if let Some(v) = node.labels.get(key) {
                 add(&mut state.affinity, (key, v), delta);
             }
         }
     }
-    for t in &state.terms.required_anti_affinity {
+    for t in &state.anti_terms {
         if matches(t) {
-            let key = cluster.term(*t).topology_key;
+            let key = t.topology_key;
             if let Some(v) = node.labels.get(key) {
                 add(&mut state.anti, (key, v), delta);
             }
@@ -215,10 +218,10 @@ pub fn update_with_pod(
 }
 
 /// Whether the node satisfies the incoming pod's required affinity.
-pub fn satisfies_affinity(state: &State, cluster: &Cluster, node: &Node) -> bool {
+pub fn satisfies_affinity(state: &State, _cluster: &ClusterState, node: &Node) -> bool {
     let mut pods_exist = true;
-    for t in &state.terms.required_affinity {
-        let key = cluster.term(*t).topology_key;
+    for t in &state.affinity_terms {
+        let key = t.topology_key;
         match node.labels.get(key) {
             Some(v) => {
                 if state.affinity.get(&(key, v)).copied().unwrap_or(0) <= 0 {
@@ -232,12 +235,12 @@ pub fn satisfies_affinity(state: &State, cluster: &Cluster, node: &Node) -> bool
 }
 
 /// Whether the node satisfies the incoming pod's required anti-affinity.
-pub fn satisfies_anti_affinity(state: &State, cluster: &Cluster, node: &Node) -> bool {
+pub fn satisfies_anti_affinity(state: &State, _cluster: &ClusterState, node: &Node) -> bool {
     if state.anti.is_empty() {
         return true;
     }
-    state.terms.required_anti_affinity.iter().all(|t| {
-        let key = cluster.term(*t).topology_key;
+    state.anti_terms.iter().all(|t| {
+        let key = t.topology_key;
         node.labels
             .get(key)
             .is_none_or(|v| state.anti.get(&(key, v)).copied().unwrap_or(0) <= 0)
@@ -256,13 +259,13 @@ pub fn satisfies_existing_anti_affinity(state: &State, node: &Node) -> bool {
 
 /// Filter: from the dense per-domain counts, or from the count maps once
 /// preemption's dry run changed them.
-pub fn filter(state: &State, cluster: &Cluster, node: NodeId) -> Status {
+pub fn filter(state: &State, cluster: &ClusterState, node: NodeId) -> Status {
     let Some(dense) = &state.dense else {
         return filter_by_maps(state, cluster, cluster.node(node));
     };
     let mut pods_exist = true;
     for counts in &dense.affinity {
-        match counts.at(cluster, node) {
+        match counts.at(node) {
             Some(c) if c <= 0 => pods_exist = false,
             Some(_) => {}
             None => return reject_affinity(),
@@ -275,14 +278,14 @@ pub fn filter(state: &State, cluster: &Cluster, node: NodeId) -> Status {
         && dense
             .anti
             .iter()
-            .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
+            .any(|counts| counts.at(node).is_some_and(|c| c > 0))
     {
         return reject_anti_affinity();
     }
     if dense
         .existing_anti
         .iter()
-        .any(|counts| counts.at(cluster, node).is_some_and(|c| c > 0))
+        .any(|counts| counts.at(node).is_some_and(|c| c > 0))
     {
         return reject_existing_anti_affinity();
     }
@@ -314,7 +317,7 @@ fn reject_existing_anti_affinity() -> Status {
 }
 
 /// Filter from the count maps (after preemption changed them).
-fn filter_by_maps(state: &State, cluster: &Cluster, node: &Node) -> Status {
+fn filter_by_maps(state: &State, cluster: &ClusterState, node: &Node) -> Status {
     if !satisfies_affinity(state, cluster, node) {
         return reject_affinity();
     }

@@ -5,7 +5,10 @@ use podplace_model::objects::Pod;
 use rustc_hash::FxHashMap;
 
 use super::HARD_POD_AFFINITY_WEIGHT;
-use crate::cluster::{existing_term_matches, Cluster, HeldKind, NodeId};
+use crate::cache::SchedulerCache;
+use crate::ids::NodeId;
+use crate::state::terms::{existing_term_matches, HeldKind};
+use crate::state::ClusterState;
 use crate::topology::DomainValues;
 
 /// Score contributions per topology key and value.
@@ -18,23 +21,23 @@ pub struct State {
 }
 
 /// PreScore: `None` means Skip (no term matched anything anywhere).
-pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
+pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) -> Option<State> {
     let mut state = State::default();
     let mut touched = false;
-    let terms = cluster.pod_terms(pod);
-    let own = terms
+    let own = pod
+        .affinity
         .preferred_affinity
         .iter()
-        .map(|&(t, w)| (t, i64::from(w)))
+        .map(|w| (&w.term, i64::from(w.weight)))
         .chain(
-            terms
+            pod.affinity
                 .preferred_anti_affinity
                 .iter()
-                .map(|&(t, w)| (t, -i64::from(w))),
+                .map(|w| (&w.term, -i64::from(w.weight))),
         );
-    for (t, weight) in own.collect::<Vec<_>>() {
-        let key = cluster.term(t).topology_key;
-        let counts = cluster.match_counts(&[t]);
+    for (t, weight) in own {
+        let key = t.topology_key;
+        let counts = cluster.matching_counts(&[t]);
         for (&value, &count) in counts.domains(key).into_iter().flatten() {
             touched = true;
             *state
@@ -58,14 +61,14 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
         };
         let term = cluster.term(group.term);
         if group.domains.is_empty()
-            || !existing_term_matches(term, pod, &ns_labels, &cluster.interner)
+            || !existing_term_matches(term, pod, &ns_labels, cluster.interner())
         {
             continue;
         }
         touched = true;
         let scores = state.topology_score.entry(term.topology_key).or_default();
-        for (&value, &count) in &group.domains {
-            *scores.entry(value).or_insert(0) += weight * i64::from(count);
+        for (&value, &count) in group.domains {
+            *scores.entry(value).or_insert(0) += weight * count;
         }
     }
     if !touched {
@@ -74,17 +77,17 @@ pub fn pre_score(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
     state.dense = state
         .topology_score
         .iter()
-        .map(|(&key, scores)| DomainValues::new(cluster, key, scores))
+        .map(|(&key, scores)| DomainValues::new(cluster, cache, key, scores))
         .collect();
     Some(state)
 }
 
 /// Raw score of a node: the sum over topology keys it carries.
-pub fn score(state: &State, cluster: &Cluster, node: NodeId) -> i64 {
+pub fn score(state: &State, _cluster: &ClusterState, node: NodeId) -> i64 {
     state
         .dense
         .iter()
-        .filter_map(|values| values.at(cluster, node))
+        .filter_map(|values| values.at(node))
         .sum()
 }
 

@@ -1,0 +1,131 @@
+//! What scheduling caches between cycles, passed explicitly next to the
+//! state: spec-only per-node verdicts per pod template, image spread,
+//! node → domain tables per topology key, resource scores per node, and the
+//! cycle's buffers. Everything here is derived from the state and rebuilt
+//! when the state's nodes change ([`ClusterState::node_epoch`]), so one
+//! cache may serve a state and its overlays in turn.
+
+use std::sync::Arc;
+
+use podplace_model::intern::Sym;
+use podplace_model::objects::Pod;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::cycle::Scratch;
+use crate::ids::NodeId;
+use crate::state::ClusterState;
+use crate::statics::{unschedulable_taint, NodeStatics, ResourceScores, StaticsCache};
+use crate::topology::{KeyTable, Topology};
+
+/// The scheduler's caches (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct SchedulerCache {
+    /// The node epoch the node-derived parts were built for.
+    epoch: Option<u64>,
+    statics: StaticsCache,
+    /// Per image name: on how many nodes, and the size reported by the
+    /// first node (by name) that has it.
+    images: FxHashMap<Sym, (u32, i64)>,
+    topology: Topology,
+    resource_scores: Box<ResourceScores>,
+    scratch: Box<Scratch>,
+}
+
+impl SchedulerCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets everything derived from nodes when `state`'s nodes are not
+    /// the ones it was built for.
+    pub fn sync(&mut self, state: &ClusterState) {
+        if self.epoch == Some(state.node_epoch()) {
+            return;
+        }
+        self.epoch = Some(state.node_epoch());
+        self.statics.clear();
+        self.topology = Topology::default();
+        self.resource_scores.clear();
+        self.images = images_of(state);
+    }
+
+    /// Per image name: on how many nodes, and the size the first node (by
+    /// name) that has it reports.
+    pub fn images(&self) -> &FxHashMap<Sym, (u32, i64)> {
+        &self.images
+    }
+
+    /// The spec-only per-node verdicts and scores for a pod, computed once
+    /// per distinct pod template and node set.
+    pub fn statics_for(&mut self, state: &ClusterState, pod: &Pod) -> Arc<NodeStatics> {
+        self.sync(state);
+        if let Some(s) = self.statics.get(pod) {
+            return s;
+        }
+        let taint = unschedulable_taint(state);
+        let statics = Arc::new(NodeStatics::compute(state, &self.images, pod, &taint));
+        self.statics.insert(pod, statics.clone());
+        statics
+    }
+
+    /// The node → domain table of a topology key, built on first use.
+    pub fn topology_table(&mut self, state: &ClusterState, key: Sym) -> Arc<KeyTable> {
+        self.sync(state);
+        self.topology.ensure(key, state.nodes())
+    }
+
+    /// The node → domain tables built so far.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// Fit and BalancedAllocation raw scores of `nodes` for `pod`, from
+    /// the cache where the node did not change (lent out; give it back
+    /// with [`SchedulerCache::put_resource_scores`]).
+    pub(crate) fn resource_scores(
+        &mut self,
+        state: &ClusterState,
+        pod: &Pod,
+        nodes: &[NodeId],
+    ) -> Box<ResourceScores> {
+        let mut scores = std::mem::take(&mut self.resource_scores);
+        scores.refresh(state, pod, nodes, state.node_versions());
+        scores
+    }
+
+    /// Returns the scores [`SchedulerCache::resource_scores`] lent.
+    pub(crate) fn put_resource_scores(&mut self, scores: Box<ResourceScores>) {
+        self.resource_scores = scores;
+    }
+
+    /// The cycle's buffers, lent out for one cycle.
+    pub(crate) fn take_scratch(&mut self) -> Box<Scratch> {
+        std::mem::take(&mut self.scratch)
+    }
+
+    /// Returns the buffers [`SchedulerCache::take_scratch`] lent.
+    pub(crate) fn put_scratch(&mut self, scratch: Box<Scratch>) {
+        self.scratch = scratch;
+    }
+}
+
+fn images_of(state: &ClusterState) -> FxHashMap<Sym, (u32, i64)> {
+    let nodes = state.nodes();
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by(|&a, &b| nodes[a].name.cmp(&nodes[b].name));
+    let mut images: FxHashMap<Sym, (u32, i64)> = FxHashMap::default();
+    for i in order {
+        let mut seen: SmallVec<[Sym; 8]> = SmallVec::new();
+        for &(name, size) in &nodes[i].images {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            let e = images.entry(name).or_insert((0, size));
+            e.0 += 1;
+        }
+    }
+    images
+}

@@ -1,0 +1,556 @@
+//! One scheduling cycle over a [`ClusterState`] with an explicit
+//! [`SchedulerCache`], shaped like kube-scheduler's framework: PreFilter,
+//! Filter over every node, PostFilter (preemption) when nothing fits, then
+//! PreScore, Score and NormalizeScore over the feasible nodes, and host
+//! selection.
+
+use podplace_model::intern::Sym;
+use podplace_model::objects::{Pod, Taint};
+use smallvec::SmallVec;
+
+use crate::cache::SchedulerCache;
+use crate::ids::NodeId;
+use crate::message::fit_error_message;
+use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
+use crate::plugins::{
+    default_normalize, default_preemption, node_affinity, node_ports,
+    node_resources_balanced_allocation, node_resources_fit, pod_topology_spread,
+};
+use crate::state::{ClusterState, NodeInfo};
+use crate::statics::{static_rejection, unschedulable_taint, NodeStatics};
+use crate::status::{Code, Plugin, Status};
+
+/// The host IP of a host port that binds every address.
+pub const WILDCARD_IP: &str = "0.0.0.0";
+
+/// The state PreFilter leaves for Filter (and for preemption's dry runs,
+/// which clone and update it).
+#[derive(Debug, Clone)]
+pub struct CycleState {
+    wildcard_ip: Sym,
+    unschedulable_taint: Taint,
+    /// PodTopologySpread's counts (`None`: skipped).
+    pub spread: Option<pod_topology_spread::FilterState>,
+    /// InterPodAffinity's counts (`None`: skipped).
+    pub affinity: Option<ipa_filter::State>,
+}
+
+/// The score of one feasible node, per plugin (weighted) and in total.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeScore {
+    /// The node.
+    pub node: NodeId,
+    /// Weighted normalised score per plugin that did not skip.
+    pub plugins: SmallVec<[(Plugin, i64); 8]>,
+    /// Sum of the plugin scores.
+    pub total: i64,
+}
+
+/// Everything one scheduling cycle found out about one pod.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The Filter verdict for every node, indexed by node id.
+    pub statuses: Vec<Status>,
+    /// Nodes that passed every filter, in node order.
+    pub feasible: Vec<NodeId>,
+    /// Scores of the feasible nodes, parallel to `feasible`.
+    pub scores: Vec<NodeScore>,
+    /// Feasible nodes sharing the best total, in node order.
+    pub best: Vec<NodeId>,
+    /// The node chosen among `best` (deterministically, from the seed).
+    pub chosen: Option<NodeId>,
+    /// The FailedScheduling message (empty when the pod fits).
+    pub message: String,
+    /// What preemption found when nothing fit.
+    pub preemption: Option<default_preemption::Preemption>,
+}
+
+/// Score plugin weights of the default profile.
+pub fn weight(plugin: Plugin) -> i64 {
+    match plugin {
+        Plugin::TaintToleration => 3,
+        Plugin::NodeAffinity
+        | Plugin::PodTopologySpread
+        | Plugin::InterPodAffinity
+        | Plugin::DynamicResources => 2,
+        _ => 1,
+    }
+}
+
+/// Runs PreFilter. `Err` carries the status of a PreFilter plugin that
+/// rejected the pod outright.
+fn pre_filter(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+) -> Result<(CycleState, node_affinity::PreFilter), Status> {
+    let narrowed = node_affinity::pre_filter(pod);
+    if narrowed == node_affinity::PreFilter::Conflict {
+        return Err(Status::reject(
+            Code::UnschedulableAndUnresolvable,
+            Plugin::NodeAffinity,
+            node_affinity::REASON_CONFLICT,
+        ));
+    }
+    let state = CycleState {
+        wildcard_ip: wildcard_ip(cluster),
+        unschedulable_taint: unschedulable_taint(cluster),
+        spread: pod_topology_spread::pre_filter_with(cluster, cache, pod),
+        affinity: ipa_filter::pre_filter_with(cluster, cache, pod),
+    };
+    Ok((state, narrowed))
+}
+
+/// Runs every Filter plugin in profile order on one node; the first
+/// rejection wins. `info` is passed separately so preemption can filter
+/// against a node with victims removed.
+pub fn run_filters(
+    cluster: &ClusterState,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> Status {
+    let n = cluster.node(node);
+    if let Some(rejected) = static_rejection(pod, n, cluster.interner(), &state.unschedulable_taint)
+    {
+        return rejected;
+    }
+    run_dynamic_filters(cluster, state, pod, node, info)
+}
+
+/// The Filter plugins that look at the node's pods (NodePorts,
+/// NodeResourcesFit, PodTopologySpread, InterPodAffinity), in profile
+/// order; the ones before them depend only on the pod's spec and the node
+/// and are evaluated once per template ([`crate::statics`]).
+fn run_dynamic_filters(
+    cluster: &ClusterState,
+    state: &CycleState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> Status {
+    if !pod.host_ports.is_empty() {
+        let status = node_ports::filter(pod, info, state.wildcard_ip);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    let n = cluster.node(node);
+    if !node_resources_fit::fits(pod, n, info) {
+        return node_resources_fit::filter(pod, n, info, cluster.interner());
+    }
+    if let Some(s) = &state.spread {
+        let status = pod_topology_spread::filter(s, cluster, node);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if let Some(s) = &state.affinity {
+        return ipa_filter::filter(s, cluster, node);
+    }
+    Status::success()
+}
+
+/// Buffers one scheduling cycle fills, kept by the cache between cycles
+/// so that scheduling thousands of pods on thousands of nodes does not
+/// allocate and free per-node tables for every pod.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    statuses: Vec<Status>,
+    feasible: Vec<NodeId>,
+    /// Weighted normalised score per plugin, parallel to `feasible`.
+    columns: Vec<(Plugin, Vec<i64>)>,
+    /// Reusable column buffers.
+    spare: Vec<Vec<i64>>,
+    totals: Vec<i64>,
+    best: Vec<NodeId>,
+}
+
+impl Scratch {
+    fn column(&mut self) -> Vec<i64> {
+        let mut c = self.spare.pop().unwrap_or_default();
+        c.clear();
+        c
+    }
+
+    fn recycle_columns(&mut self) {
+        for (_, c) in self.columns.drain(..) {
+            self.spare.push(c);
+        }
+    }
+}
+
+/// Which Filter verdicts a cycle keeps in [`Scratch::statuses`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Record {
+    /// Every node's, in node order (for messages, preemption, explanations).
+    All,
+    /// None: only which nodes are feasible.
+    Feasible,
+    /// Only this node's.
+    Watch(NodeId),
+}
+
+impl Record {
+    fn keeps(self, node: NodeId) -> bool {
+        match self {
+            Record::All => true,
+            Record::Feasible => false,
+            Record::Watch(watched) => watched == node,
+        }
+    }
+}
+
+/// How a cycle ended, with its details in the [`Scratch`].
+enum CycleEnd {
+    /// A PreFilter plugin rejected the pod on every node.
+    PreFilterRejected(Status),
+    /// No node passed the filters.
+    NoFit(Box<CycleState>),
+    /// Scored; the chosen node.
+    Chosen(NodeId),
+}
+
+/// Schedules one pod against the state without binding it. `seed` makes
+/// the choice among equally scored nodes reproducible. The pod need not be
+/// in the state; its counts are read from the groups kept for pending
+/// (or [`ClusterState::prepare`]d) pods, or counted on the fly.
+pub fn schedule(state: &ClusterState, cache: &mut SchedulerCache, pod: &Pod, seed: u64) -> Outcome {
+    cache.sync(state);
+    let mut scratch = cache.take_scratch();
+    let end = run_cycle(state, cache, pod, seed, &mut scratch, Record::All);
+    let outcome = outcome_of(state, pod, end, &scratch);
+    cache.put_scratch(scratch);
+    outcome
+}
+
+/// Where a pod fits, as [`schedule_choice`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The chosen node.
+    pub node: NodeId,
+    /// Its total weighted score (the best of all feasible nodes).
+    pub score: i64,
+    /// Every feasible node with that score, the chosen one included, in
+    /// node order: kube-scheduler's pick among them is effectively arbitrary.
+    pub tied: Vec<NodeId>,
+}
+
+/// Like [`schedule`], but when the pod fits only the chosen node is
+/// returned, without the per-node statuses and scores: what placing
+/// thousands of pods needs. When it does not fit, the full [`Outcome`]
+/// (message, preemption) is returned.
+pub fn schedule_choice(
+    state: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    seed: u64,
+) -> Result<Choice, Box<Outcome>> {
+    quick_cycle(state, cache, pod, seed, Record::Feasible, |_, choice| {
+        choice
+    })
+}
+
+/// What a cycle found about one node besides the choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The node passed every filter and scored this total.
+    Feasible(i64),
+    /// A filter rejected the node.
+    Rejected(Status),
+}
+
+/// Like [`schedule_choice`], and also the verdict on `watched`: its score
+/// or why it is filtered out (`None` if it is not a node of the cluster).
+/// What proving a move needs (how the node a pod leaves compares with the
+/// one it lands on), without every node's status.
+pub fn schedule_watching(
+    state: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    seed: u64,
+    watched: NodeId,
+) -> Result<(Choice, Option<Verdict>), Box<Outcome>> {
+    quick_cycle(
+        state,
+        cache,
+        pod,
+        seed,
+        Record::Watch(watched),
+        |scratch, choice| {
+            let verdict = match scratch.statuses.first() {
+                Some(status) if !status.is_success() => Some(Verdict::Rejected(status.clone())),
+                Some(_) => scratch
+                    .feasible
+                    .binary_search(&watched)
+                    .ok()
+                    .map(|i| Verdict::Feasible(scratch.totals[i])),
+                None => None,
+            };
+            (choice, verdict)
+        },
+    )
+}
+
+/// A cycle that keeps only what `record` asks for; when nothing fits, the
+/// cycle is run again with every node's status for the full [`Outcome`].
+fn quick_cycle<T>(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    seed: u64,
+    record: Record,
+    finish: impl FnOnce(&Scratch, Choice) -> T,
+) -> Result<T, Box<Outcome>> {
+    cache.sync(cluster);
+    let mut scratch = cache.take_scratch();
+    let result = match run_cycle(cluster, cache, pod, seed, &mut scratch, record) {
+        CycleEnd::Chosen(node) => {
+            let choice = Choice {
+                node,
+                score: scratch.totals.iter().copied().max().unwrap_or(0),
+                tied: scratch.best.clone(),
+            };
+            Ok(finish(&scratch, choice))
+        }
+        _ => {
+            // Nothing fits: run again with every node's status, for the
+            // message and preemption.
+            let end = run_cycle(cluster, cache, pod, seed, &mut scratch, Record::All);
+            Err(Box::new(outcome_of(cluster, pod, end, &scratch)))
+        }
+    };
+    cache.put_scratch(scratch);
+    result
+}
+
+fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratch) -> Outcome {
+    let node_count = cluster.nodes().len();
+    match end {
+        CycleEnd::PreFilterRejected(status) => {
+            let message = format!(
+                "0/{node_count} nodes are available: {}. not found",
+                status.reasons.join(", ")
+            );
+            Outcome {
+                statuses: vec![status; node_count],
+                feasible: Vec::new(),
+                scores: Vec::new(),
+                best: Vec::new(),
+                chosen: None,
+                message,
+                preemption: None,
+            }
+        }
+        CycleEnd::NoFit(state) => {
+            let preemption =
+                default_preemption::post_filter(cluster, &state, pod, &scratch.statuses);
+            let message = fit_error_message(node_count, &scratch.statuses, &preemption.message);
+            Outcome {
+                statuses: scratch.statuses.clone(),
+                feasible: Vec::new(),
+                scores: Vec::new(),
+                best: Vec::new(),
+                chosen: None,
+                message,
+                preemption: Some(preemption),
+            }
+        }
+        CycleEnd::Chosen(node) => Outcome {
+            statuses: scratch.statuses.clone(),
+            feasible: scratch.feasible.clone(),
+            scores: scratch
+                .feasible
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| NodeScore {
+                    node: n,
+                    plugins: scratch.columns.iter().map(|(p, c)| (*p, c[i])).collect(),
+                    total: scratch.totals[i],
+                })
+                .collect(),
+            best: scratch.best.clone(),
+            chosen: Some(node),
+            message: String::new(),
+            preemption: None,
+        },
+    }
+}
+
+/// PreFilter, Filter on every node, and (when some node fits) PreScore,
+/// Score, NormalizeScore and host selection, into `scratch`; the Filter
+/// verdicts `record` asks for go to `scratch.statuses`.
+fn run_cycle(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    seed: u64,
+    scratch: &mut Scratch,
+    record: Record,
+) -> CycleEnd {
+    scratch.statuses.clear();
+    scratch.feasible.clear();
+    scratch.recycle_columns();
+    scratch.totals.clear();
+    scratch.best.clear();
+    let (state, narrowed) = match pre_filter(cluster, cache, pod) {
+        Ok(s) => s,
+        Err(status) => return CycleEnd::PreFilterRejected(status),
+    };
+    let statics = cache.statics_for(cluster, pod);
+    let only = match &narrowed {
+        node_affinity::PreFilter::Only(names) => Some(names),
+        _ => None,
+    };
+    for node in cluster.node_ids() {
+        let i = node.index();
+        let excluded = only.is_some_and(|names| !names.contains(&cluster.node(node).name_sym));
+        let statuses = record.keeps(node);
+        // `None`: rejected before the dynamic filters, and nobody reads why.
+        let status = match (excluded, &statics.reject[i]) {
+            (true, _) => statuses.then(|| Status {
+                code: Code::UnschedulableAndUnresolvable,
+                plugin: None,
+                reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
+            }),
+            (false, Some(rejected)) => statuses.then(|| rejected.clone()),
+            (false, None) => Some(run_dynamic_filters(
+                cluster,
+                &state,
+                pod,
+                node,
+                cluster.node_info(node),
+            )),
+        };
+        if status.as_ref().is_some_and(Status::is_success) {
+            scratch.feasible.push(node);
+        }
+        if statuses {
+            scratch.statuses.extend(status);
+        }
+    }
+    if scratch.feasible.is_empty() {
+        return CycleEnd::NoFit(Box::new(state));
+    }
+    score_nodes(cluster, cache, pod, &statics, scratch);
+    let best_total = scratch.totals.iter().copied().max().unwrap_or(0);
+    for (&node, &total) in scratch.feasible.iter().zip(&scratch.totals) {
+        if total == best_total {
+            scratch.best.push(node);
+        }
+    }
+    match pick(&scratch.best, seed, pod, cluster) {
+        Some(node) => CycleEnd::Chosen(node),
+        None => CycleEnd::NoFit(Box::new(state)),
+    }
+}
+
+/// The interned wildcard host IP (every state interns it).
+fn wildcard_ip(state: &ClusterState) -> Sym {
+    let interner = state.interner();
+    interner
+        .lookup(WILDCARD_IP)
+        .or_else(|| interner.lookup(""))
+        .unwrap_or_else(|| podplace_model::intern::Interner::new().intern(""))
+}
+
+/// Deterministic choice among tied nodes: a hash of the seed and the pod's
+/// name, so equal nodes are used evenly but reproducibly.
+fn pick(best: &[NodeId], seed: u64, pod: &Pod, cluster: &ClusterState) -> Option<NodeId> {
+    if best.len() <= 1 {
+        return best.first().copied();
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
+    for b in cluster
+        .interner()
+        .resolve(pod.namespace)
+        .bytes()
+        .chain(std::iter::once(b'/'))
+        .chain(pod.name.bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // splitmix64 finaliser for a well-mixed index.
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^= h >> 31;
+    best.get((h % best.len() as u64) as usize).copied()
+}
+
+/// PreScore, Score and NormalizeScore of every score plugin over the
+/// feasible nodes, weighted, into `scratch.columns` and `scratch.totals`.
+fn score_nodes(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    statics: &NodeStatics,
+    scratch: &mut Scratch,
+) {
+    let feasible = std::mem::take(&mut scratch.feasible);
+    fn column(
+        scratch: &mut Scratch,
+        feasible: &[NodeId],
+        f: impl FnMut(NodeId) -> i64,
+    ) -> Vec<i64> {
+        let mut c = scratch.column();
+        c.extend(feasible.iter().copied().map(f));
+        c
+    }
+
+    let mut taints = column(scratch, &feasible, |n| statics.taint_score[n.index()]);
+    default_normalize(&mut taints, true);
+    scratch.columns.push((Plugin::TaintToleration, taints));
+
+    if node_affinity::scores(pod) {
+        let mut s = column(scratch, &feasible, |n| {
+            statics.node_affinity_score[n.index()]
+        });
+        default_normalize(&mut s, false);
+        scratch.columns.push((Plugin::NodeAffinity, s));
+    }
+
+    let resources = cache.resource_scores(cluster, pod, &feasible);
+    let fit = column(scratch, &feasible, |n| resources.fit[n.index()]);
+    scratch.columns.push((Plugin::NodeResourcesFit, fit));
+
+    if let Some(state) = pod_topology_spread::pre_score(cluster, cache, pod, &feasible) {
+        let mut s = column(scratch, &feasible, |n| {
+            pod_topology_spread::score(&state, cluster, n)
+        });
+        pod_topology_spread::normalize(&state, &feasible, &mut s);
+        scratch.columns.push((Plugin::PodTopologySpread, s));
+    }
+
+    if let Some(state) = ipa_score::pre_score(cluster, cache, pod) {
+        let mut s = column(scratch, &feasible, |n| ipa_score::score(&state, cluster, n));
+        ipa_score::normalize(&mut s);
+        scratch.columns.push((Plugin::InterPodAffinity, s));
+    }
+
+    if node_resources_balanced_allocation::scores(pod) {
+        let s = column(scratch, &feasible, |n| resources.balanced[n.index()]);
+        scratch
+            .columns
+            .push((Plugin::NodeResourcesBalancedAllocation, s));
+    }
+    cache.put_resource_scores(resources);
+
+    let images = column(scratch, &feasible, |n| statics.image_score[n.index()]);
+    scratch.columns.push((Plugin::ImageLocality, images));
+
+    let zeros = column(scratch, &feasible, |_| 0);
+    scratch.columns.push((Plugin::DynamicResources, zeros));
+
+    scratch.totals.clear();
+    scratch.totals.resize(feasible.len(), 0);
+    for (plugin, c) in &mut scratch.columns {
+        let w = weight(*plugin);
+        for (score, total) in c.iter_mut().zip(scratch.totals.iter_mut()) {
+            *score *= w;
+            *total += *score;
+        }
+    }
+    scratch.feasible = feasible;
+}

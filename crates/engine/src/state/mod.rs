@@ -1,0 +1,748 @@
+//! The cluster state: nodes, the pods bound to them, and the topology
+//! groups every scheduling decision reads, kept current by every change.
+//!
+//! kube-scheduler recomputes inter-pod affinity and spread counts by walking
+//! every pod for every scheduled pod. Here the counts are kept per distinct
+//! term and per topology domain ([`crate::groups`]) and updated on each bind
+//! and unbind, so scheduling a pod costs in the order of its terms times the
+//! domains. The state follows a watch for weeks: pods and nodes are added,
+//! updated and removed, pod slots are reused, and groups and terms nobody
+//! needs are released. Reading takes `&self`; what a scheduling cycle
+//! caches lives in [`crate::cache::SchedulerCache`]. `Clone` gives an
+//! independent copy for what-ifs ([`ClusterState::overlay`]).
+
+mod nodes;
+mod pods;
+pub mod selectors;
+pub mod terms;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use podplace_model::intern::{Interner, Sym};
+use podplace_model::labels::Labels;
+use podplace_model::objects::{AffinityTerm, HostPort, Node, Pod, Resources};
+use podplace_model::selector::LabelSelector;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::groups::{
+    empty_counts, Counts, DomainCounts, GroupKey, Groups, HeldGroup, NodeCounts, TermSet,
+    TopologyGroup,
+};
+use crate::ids::{GroupId, NodeId, PodId, TermId};
+pub use selectors::OwnerSelectors;
+use terms::{PodTerms, TermRegistry};
+
+/// A fresh value for a node version or node epoch, unique across every
+/// state of the process, so a [`crate::cache::SchedulerCache`] shared by a
+/// state and its overlays never mistakes one for the other.
+pub(crate) fn next_version() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What the scheduler accounts on a node for the pods bound to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Sum of the pods' actual requests.
+    pub requested: Resources,
+    /// Sum of the pods' requests with 100m / 200Mi defaults, for scoring.
+    pub non_zero_requested: (i64, i64),
+    /// Pods bound to the node, terminating ones included.
+    pub pods: Vec<PodId>,
+    /// Host ports in use.
+    pub used_ports: SmallVec<[HostPort; 2]>,
+}
+
+impl NodeInfo {
+    fn add(&mut self, id: PodId, pod: &Pod) {
+        self.requested.add(&pod.requests);
+        self.non_zero_requested.0 += pod.non_zero.0;
+        self.non_zero_requested.1 += pod.non_zero.1;
+        self.pods.push(id);
+        self.used_ports.extend(pod.host_ports.iter().cloned());
+    }
+
+    /// Removes a pod's accounting (used by unbind and by preemption's dry run).
+    pub fn remove(&mut self, id: PodId, pod: &Pod) {
+        self.requested.sub(&pod.requests);
+        self.non_zero_requested.0 -= pod.non_zero.0;
+        self.non_zero_requested.1 -= pod.non_zero.1;
+        if let Some(i) = self.pods.iter().position(|&p| p == id) {
+            self.pods.remove(i);
+        }
+        for hp in &pod.host_ports {
+            if let Some(i) = self.used_ports.iter().position(|u| u == hp) {
+                self.used_ports.remove(i);
+            }
+        }
+    }
+}
+
+/// A pod known to the state and where it is.
+#[derive(Debug, Clone)]
+pub struct PodEntry {
+    /// The compiled pod.
+    pub pod: Pod,
+    /// The node it is bound to, if any.
+    pub node: Option<NodeId>,
+    /// The distinct ids of its affinity terms, by kind.
+    pub terms: PodTerms,
+    /// A removed pod's slot is dead until a new pod reuses it.
+    pub alive: bool,
+    /// The matching and spread groups this pending pod needs.
+    pub(crate) needs: SmallVec<[GroupId; 2]>,
+}
+
+/// Sizes of the state's tables, to show memory stays flat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StateStats {
+    /// Live pods.
+    pub live_pods: usize,
+    /// Pod slots (live and free).
+    pub pod_slots: usize,
+    /// Nodes.
+    pub nodes: usize,
+    /// Distinct label pairs in the pod label index.
+    pub label_pairs: usize,
+    /// Entries over all lists of the pod label index.
+    pub label_entries: usize,
+    /// Live topology groups.
+    pub groups: usize,
+    /// Group slots (live and free).
+    pub group_slots: usize,
+    /// Label pairs of the group index.
+    pub group_index: usize,
+    /// Live distinct terms.
+    pub terms: usize,
+    /// Term slots (live and free).
+    pub term_slots: usize,
+    /// Pods by name.
+    pub names: usize,
+    /// Interned strings.
+    pub interned: usize,
+}
+
+/// A world ready to schedule into (see the module doc).
+#[derive(Debug, Clone)]
+pub struct ClusterState {
+    /// Every string of this world. Transition: read through
+    /// [`ClusterState::interner`]; public while callers intern through it.
+    pub interner: Interner,
+    /// Pod slots by [`PodId`]. Transition: read through
+    /// [`ClusterState::pod_entry`] and friends; public while callers index it.
+    pub pods: Vec<PodEntry>,
+    /// Per-node accounting, parallel to the nodes. Transition: read through
+    /// [`ClusterState::node_info`].
+    pub node_infos: Vec<NodeInfo>,
+    /// Namespaces and their labels. Transition: read through
+    /// [`ClusterState::namespace_labels`].
+    pub namespaces: FxHashMap<Sym, Labels>,
+    /// Selectors of Services by namespace (nil selectors are left out), for
+    /// the default topology spread constraints. Transition: public.
+    pub service_selectors: Vec<(Sym, LabelSelector)>,
+    /// Selectors of the controllers that own pods, for the same purpose.
+    /// Transition: public.
+    pub owner_selectors: OwnerSelectors,
+    /// Number of bound pods with any inter-pod affinity rule, per node (for
+    /// the "nodes having pods with affinity" lists). Transition: public.
+    pub pods_with_affinity: Vec<u32>,
+    nodes: Vec<Node>,
+    node_by_name: FxHashMap<Sym, NodeId>,
+    pod_by_name: FxHashMap<(Sym, Box<str>), PodId>,
+    /// Free pod slots, oldest first (a stale id is reused as late as possible).
+    free_pods: VecDeque<u32>,
+    live_pods: usize,
+    /// Alive pods by each of their label pairs, so a count built on demand
+    /// visits only the pods its selector could match.
+    pods_by_label: FxHashMap<(Sym, Sym), Vec<PodId>>,
+    terms: TermRegistry,
+    groups: Groups,
+    /// Per node: a fresh [`next_version`] whenever its accounting changes.
+    node_versions: Vec<u64>,
+    /// A fresh [`next_version`] whenever any node changes.
+    node_epoch: u64,
+    /// Nodes changed through [`ClusterState::node_mut`] and their labels before.
+    unsettled: Vec<(NodeId, Labels)>,
+    /// Groups pinned by [`ClusterState::prepare`] and the transition facade.
+    prepared: FxHashMap<GroupKey, u32>,
+}
+
+impl Default for ClusterState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClusterState {
+    /// An empty state.
+    pub fn new() -> Self {
+        let mut interner = Interner::new();
+        // What every cycle looks up: NodeUnschedulable's taint key and the
+        // wildcard host IP.
+        interner.intern(crate::statics::UNSCHEDULABLE_TAINT_KEY);
+        interner.intern(crate::cycle::WILDCARD_IP);
+        interner.intern(crate::plugins::pod_topology_spread::HOSTNAME);
+        interner.intern(crate::plugins::pod_topology_spread::ZONE);
+        ClusterState {
+            interner,
+            pods: Vec::new(),
+            node_infos: Vec::new(),
+            namespaces: FxHashMap::default(),
+            service_selectors: Vec::new(),
+            owner_selectors: OwnerSelectors::default(),
+            pods_with_affinity: Vec::new(),
+            nodes: Vec::new(),
+            node_by_name: FxHashMap::default(),
+            pod_by_name: FxHashMap::default(),
+            free_pods: VecDeque::new(),
+            live_pods: 0,
+            pods_by_label: FxHashMap::default(),
+            terms: TermRegistry::default(),
+            groups: Groups::default(),
+            node_versions: Vec::new(),
+            node_epoch: next_version(),
+            unsettled: Vec::new(),
+            prepared: FxHashMap::default(),
+        }
+    }
+
+    /// An independent copy to try changes on: whatever is applied to it
+    /// (binds, evictions, node or pod updates) leaves `self` untouched, so a
+    /// what-if (fix verification, a rollout replay, an admission check)
+    /// schedules on it and drops it. The copy shares nothing mutable with
+    /// `self`; a [`crate::cache::SchedulerCache`] may serve both.
+    pub fn overlay(&self) -> ClusterState {
+        self.clone()
+    }
+
+    /// Every string of this world.
+    pub fn interner(&self) -> &Interner {
+        &self.interner
+    }
+
+    /// The node with this id.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The node with this id, if there is one.
+    pub fn get_node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index())
+    }
+
+    /// Every node, in order (indexed by [`NodeId::index`]).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// All node ids.
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    /// What the scheduler accounts on a node.
+    pub fn node_info(&self, id: NodeId) -> &NodeInfo {
+        &self.node_infos[id.index()]
+    }
+
+    /// Looks a node up by name.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.interner
+            .lookup(name)
+            .and_then(|s| self.node_by_name.get(&s).copied())
+    }
+
+    /// Looks a pod up by namespace and name.
+    pub fn pod_id(&self, namespace: &str, name: &str) -> Option<PodId> {
+        let ns = self.interner.lookup(namespace)?;
+        self.pod_by_name.get(&(ns, name.into())).copied()
+    }
+
+    /// The pod with this id (a dead slot reads as the pod it last held).
+    pub fn pod(&self, id: PodId) -> &Pod {
+        &self.pods[id.index()].pod
+    }
+
+    /// The entry of a live pod; `None` for a removed pod or an unknown id.
+    pub fn pod_entry(&self, id: PodId) -> Option<&PodEntry> {
+        self.pods.get(id.index()).filter(|e| e.alive)
+    }
+
+    /// The node a live pod is bound to.
+    pub fn pod_node(&self, id: PodId) -> Option<NodeId> {
+        self.pod_entry(id).and_then(|e| e.node)
+    }
+
+    /// Every live pod, in id order.
+    pub fn live_pods(&self) -> impl Iterator<Item = (PodId, &PodEntry)> + '_ {
+        self.pods
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.alive)
+            .map(|(i, e)| (PodId(i as u32), e))
+    }
+
+    /// Number of pod slots: the bound of every [`PodId`], for side tables.
+    pub fn pod_slots(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Bound pods the scheduler sees, in id order (finished pods left out,
+    /// as kube-scheduler's informer leaves them out).
+    pub fn bound_pods(&self) -> impl Iterator<Item = (PodId, NodeId)> + '_ {
+        self.bound_pods_with_finished()
+            .filter(|(id, _)| !self.pods[id.index()].pod.finished)
+    }
+
+    /// Bound pods including finished (Succeeded or Failed) ones, which stay
+    /// on their node until deleted: what the descheduler's RemoveFailedPods
+    /// and PodLifeTime look at.
+    pub fn bound_pods_with_finished(&self) -> impl Iterator<Item = (PodId, NodeId)> + '_ {
+        self.pods
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.alive)
+            .filter_map(|(i, e)| e.node.map(|n| (PodId(i as u32), n)))
+    }
+
+    /// The term behind an id.
+    pub fn term(&self, id: TermId) -> &AffinityTerm {
+        self.terms.get(id)
+    }
+
+    /// The id of a term some pod carries.
+    pub fn lookup_term(&self, term: &AffinityTerm) -> Option<TermId> {
+        self.terms.lookup(term)
+    }
+
+    /// A pod's term ids, if the state knows every one of its terms (pods in
+    /// the state and prepared pods).
+    pub fn lookup_pod_terms(&self, pod: &Pod) -> Option<PodTerms> {
+        self.terms.lookup_pod(pod)
+    }
+
+    /// Per node: a version that changes whenever the node's accounting does.
+    pub fn node_versions(&self) -> &[u64] {
+        &self.node_versions
+    }
+
+    /// A value that changes whenever any node (labels, taints, allocatable,
+    /// the node set) changes: what node-derived caches are keyed by.
+    pub fn node_epoch(&self) -> u64 {
+        self.node_epoch
+    }
+
+    /// Held groups whose term could match an incoming pod with these labels.
+    pub fn held_groups_for<'a>(
+        &'a self,
+        labels: &'a Labels,
+    ) -> impl Iterator<Item = HeldGroup<'a>> + 'a {
+        self.groups.held_for(labels)
+    }
+
+    /// Every live topology group.
+    pub fn groups(&self) -> impl Iterator<Item = &TopologyGroup> + '_ {
+        self.groups.iter()
+    }
+
+    /// The live group with this id.
+    pub fn group(&self, id: GroupId) -> Option<&TopologyGroup> {
+        self.groups.get(id)
+    }
+
+    /// The alive, bound, unfinished pods a selector with these necessary
+    /// label pairs could match: those carrying the rarest of the pairs, or
+    /// every pod when there is none.
+    fn bound_candidates(
+        &self,
+        pairs: impl Iterator<Item = (Sym, Sym)>,
+    ) -> impl Iterator<Item = (&PodEntry, NodeId)> + '_ {
+        let rarest = pairs
+            .map(|pair| self.pods_by_label.get(&pair).map_or(&[][..], Vec::as_slice))
+            .min_by_key(|ids| ids.len());
+        let (listed, all) = match rarest {
+            Some(ids) => (Some(ids.iter().map(|id| &self.pods[id.index()])), None),
+            None => (None, Some(self.pods.iter())),
+        };
+        listed
+            .into_iter()
+            .flatten()
+            .chain(all.into_iter().flatten())
+            .filter(|e| e.alive && !e.pod.finished)
+            .filter_map(|e| e.node.map(|n| (e, n)))
+    }
+
+    /// Counts a matching or spread group from the bound pods.
+    fn count_group(&self, key: &GroupKey) -> Counts {
+        let mut counts = empty_counts(key, &self.terms, self.nodes.len());
+        match (key, &mut counts) {
+            (GroupKey::Matching(set), Counts::PerDomain(d)) => {
+                let terms: SmallVec<[&AffinityTerm; 2]> =
+                    set.iter().map(|&t| self.terms.get(t)).collect();
+                *d = self.count_matching_terms(&terms);
+            }
+            (
+                GroupKey::Spread {
+                    namespace,
+                    selector,
+                },
+                Counts::PerNode(n),
+            ) => *n = self.count_spread(*namespace, selector),
+            _ => {}
+        }
+        counts
+    }
+
+    /// Pods matching all of `terms`, per domain of each term's key, counted
+    /// now from the bound pods.
+    fn count_matching_terms(&self, terms: &[&AffinityTerm]) -> DomainCounts {
+        let mut counts = DomainCounts::default();
+        for t in terms {
+            if counts.domains(t.topology_key).is_none() {
+                counts.by_key.push((t.topology_key, FxHashMap::default()));
+            }
+        }
+        let pairs = terms.iter().filter_map(|t| t.selector.necessary_pair());
+        for (entry, node) in self.bound_candidates(pairs) {
+            let all = terms.iter().all(|t| {
+                terms::incoming_term_matches(t, &entry.pod, &self.namespaces, &self.interner)
+            });
+            if all {
+                counts.add(&self.nodes[node.index()].labels, 1);
+            }
+        }
+        counts
+    }
+
+    /// Non-terminating pods of `namespace` matching `selector` per node,
+    /// counted now from the bound pods.
+    fn count_spread(&self, namespace: Sym, selector: &LabelSelector) -> NodeCounts {
+        let mut counts = NodeCounts::new(self.nodes.len());
+        for (entry, node) in self.bound_candidates(selector.necessary_pair().into_iter()) {
+            if !entry.pod.terminating
+                && entry.pod.namespace == namespace
+                && selector.matches(&entry.pod.labels, &self.interner)
+            {
+                counts.add(node, 1);
+            }
+        }
+        counts
+    }
+
+    /// Pods matching all of an incoming pod's `terms`, per domain of each
+    /// term's key: from the kept group when some pod needs it, otherwise
+    /// counted on the fly (correct, slower).
+    pub fn matching_counts(&self, terms: &[&AffinityTerm]) -> Cow<'_, DomainCounts> {
+        let ids: Option<TermSet> = terms.iter().map(|t| self.terms.lookup(t)).collect();
+        if let Some(group) = ids.and_then(|set| self.groups.find(&GroupKey::Matching(set))) {
+            if let Some(d) = group.per_domain() {
+                return Cow::Borrowed(d);
+            }
+        }
+        Cow::Owned(self.count_matching_terms(terms))
+    }
+
+    /// Matching, non-terminating pods per node for a spread selector in a
+    /// namespace: from the kept group, or counted on the fly.
+    pub fn spread_counts(&self, namespace: Sym, selector: &LabelSelector) -> Cow<'_, NodeCounts> {
+        let key = GroupKey::Spread {
+            namespace,
+            selector: selector.clone(),
+        };
+        if let Some(n) = self.groups.find(&key).and_then(TopologyGroup::per_node) {
+            return Cow::Borrowed(n);
+        }
+        Cow::Owned(self.count_spread(namespace, selector))
+    }
+
+    /// The keys of the matching and spread groups a pod needs to be
+    /// scheduled fast (its terms must be acquired).
+    fn needed_keys(&self, pod: &Pod, terms: &PodTerms) -> SmallVec<[GroupKey; 4]> {
+        let mut keys: SmallVec<[GroupKey; 4]> = SmallVec::new();
+        if !terms.required_affinity.is_empty() {
+            keys.push(GroupKey::Matching(
+                terms.required_affinity.iter().copied().collect(),
+            ));
+        }
+        for t in terms
+            .required_anti_affinity
+            .iter()
+            .copied()
+            .chain(terms.preferred_affinity.iter().map(|&(t, _)| t))
+            .chain(terms.preferred_anti_affinity.iter().map(|&(t, _)| t))
+        {
+            keys.push(GroupKey::Matching(smallvec::smallvec![t]));
+        }
+        let mut spread = |selector: LabelSelector| {
+            if !selector.is_everything() {
+                keys.push(GroupKey::Spread {
+                    namespace: pod.namespace,
+                    selector,
+                });
+            }
+        };
+        if pod.spread.is_empty() {
+            spread(self.default_selector(pod));
+        } else {
+            for c in &pod.spread {
+                spread(c.selector.clone());
+            }
+        }
+        keys.dedup();
+        keys
+    }
+
+    /// The group of a key, counted and added when missing.
+    fn ensure_group(&mut self, key: GroupKey) -> GroupId {
+        if let Some(id) = self.groups.id_of(&key) {
+            return id;
+        }
+        let counts = self.count_group(&key);
+        self.groups.insert(key, counts, &self.terms)
+    }
+
+    /// Registers what scheduling `pod` (not in the state) reads, so
+    /// [`crate::cycle::schedule`] finds it kept instead of counting on the
+    /// fly: its terms and its matching and spread groups, refcounted until
+    /// [`ClusterState::release_prepared`]. Pods added to the state are
+    /// prepared while they are pending without this.
+    pub fn prepare(&mut self, pod: &Pod) {
+        self.settle();
+        let terms = self.terms.acquire_pod(pod);
+        for key in self.needed_keys(pod, &terms) {
+            let id = self.ensure_group(key.clone());
+            self.groups.need(id);
+            *self.prepared.entry(key).or_insert(0) += 1;
+        }
+    }
+
+    /// Undoes one [`ClusterState::prepare`] of the same pod.
+    pub fn release_prepared(&mut self, pod: &Pod) {
+        let Some(terms) = self.terms.lookup_pod(pod) else {
+            return;
+        };
+        for key in self.needed_keys(pod, &terms) {
+            let Some(count) = self.prepared.get_mut(&key) else {
+                continue;
+            };
+            *count -= 1;
+            if *count == 0 {
+                self.prepared.remove(&key);
+            }
+            if let Some(id) = self.groups.id_of(&key) {
+                self.groups.unneed(id, &self.terms);
+            }
+        }
+        self.terms.release_pod(&terms);
+    }
+
+    /// Pins a group for the transition facade (never released).
+    pub(crate) fn pin_group(&mut self, key: GroupKey) -> GroupId {
+        self.settle();
+        if let GroupKey::Matching(set) = &key {
+            for &t in set {
+                let term = self.terms.get(t).clone();
+                self.terms.acquire(&term);
+            }
+        }
+        let id = self.ensure_group(key.clone());
+        if !self.prepared.contains_key(&key) {
+            self.groups.need(id);
+            self.prepared.insert(key, 1);
+        }
+        id
+    }
+
+    /// Takes a reference to a term (transition facade; never released).
+    pub(crate) fn pin_term(&mut self, term: &AffinityTerm) -> TermId {
+        self.terms.acquire(term)
+    }
+
+    /// Sizes of the state's tables.
+    pub fn stats(&self) -> StateStats {
+        StateStats {
+            live_pods: self.live_pods,
+            pod_slots: self.pods.len(),
+            nodes: self.nodes.len(),
+            label_pairs: self.pods_by_label.len(),
+            label_entries: self.pods_by_label.values().map(Vec::len).sum(),
+            groups: self.groups.len(),
+            group_slots: self.groups.capacity(),
+            group_index: self.groups.index_len(),
+            terms: self.terms.len(),
+            term_slots: self.terms.capacity(),
+            names: self.pod_by_name.len(),
+            interned: interned_count(&self.interner),
+        }
+    }
+
+    /// A canonical text of everything observable in the state (nodes, live
+    /// pods by name with their node and accounting, every group's counts by
+    /// what it counts), independent of slot order: two states that answer
+    /// alike dump alike.
+    pub fn canonical_dump(&self) -> String {
+        use std::fmt::Write;
+        let r = |s: Sym| self.interner.resolve(s).to_string();
+        let labels = |l: &Labels| {
+            let mut v: Vec<String> = l
+                .iter()
+                .map(|(k, v)| format!("{}={}", r(k), r(v)))
+                .collect();
+            v.sort();
+            v.join(",")
+        };
+        let mut out = String::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let info = &self.node_infos[i];
+            let mut pods: Vec<String> = info
+                .pods
+                .iter()
+                .map(|p| {
+                    let pod = &self.pods[p.index()].pod;
+                    format!("{}/{}", r(pod.namespace), pod.name)
+                })
+                .collect();
+            pods.sort();
+            let _ = writeln!(
+                out,
+                "node {} [{}] taints={:?} unsched={} alloc={:?} req={:?} nz={:?} ports={} aff={} pods={:?}",
+                node.name,
+                labels(&node.labels),
+                node.taints.len(),
+                node.unschedulable,
+                node.allocatable,
+                info.requested,
+                info.non_zero_requested,
+                info.used_ports.len(),
+                self.pods_with_affinity[i],
+                pods
+            );
+        }
+        let mut pods: Vec<String> = self
+            .live_pods()
+            .map(|(_, e)| {
+                format!(
+                    "pod {}/{} [{}] node={:?} term={} fin={}",
+                    r(e.pod.namespace),
+                    e.pod.name,
+                    labels(&e.pod.labels),
+                    e.node.map(|n| self.nodes[n.index()].name.to_string()),
+                    e.pod.terminating,
+                    e.pod.finished
+                )
+            })
+            .collect();
+        pods.sort();
+        for p in pods {
+            let _ = writeln!(out, "{p}");
+        }
+        let mut groups: Vec<String> = self
+            .groups
+            .iter()
+            .filter(|g| match g.key() {
+                GroupKey::Held { .. } => !g.holders().is_empty(),
+                _ => true,
+            })
+            .map(|g| self.describe_group(g))
+            .collect();
+        groups.sort();
+        for g in groups {
+            let _ = writeln!(out, "{g}");
+        }
+        out
+    }
+
+    fn describe_group(&self, g: &TopologyGroup) -> String {
+        let r = |s: Sym| self.interner.resolve(s).to_string();
+        let term = |t: TermId| self.term_text(self.terms.get(t));
+        let key = match g.key() {
+            GroupKey::Held {
+                term: t,
+                kind,
+                weight,
+            } => format!("held {kind:?} {weight} {}", term(*t)),
+            GroupKey::Matching(set) => {
+                format!(
+                    "match {:?}",
+                    set.iter().map(|&t| term(t)).collect::<Vec<_>>()
+                )
+            }
+            GroupKey::Spread {
+                namespace,
+                selector,
+            } => format!("spread {} {}", r(*namespace), self.selector_text(selector)),
+        };
+        let counts = match g.counts() {
+            Counts::PerDomain(d) => {
+                let mut v: Vec<String> = d
+                    .by_key
+                    .iter()
+                    .flat_map(|(k, m)| m.iter().map(move |(v, c)| (*k, *v, *c)))
+                    .map(|(k, v, c)| format!("{}={}:{c}", r(k), r(v)))
+                    .collect();
+                v.sort();
+                v.join(",")
+            }
+            Counts::PerNode(n) => {
+                let mut v: Vec<String> = n
+                    .occupied()
+                    .iter()
+                    .map(|&id| format!("{}:{}", self.nodes[id.index()].name, n.get(id)))
+                    .collect();
+                v.sort();
+                v.join(",")
+            }
+        };
+        format!("{key} -> {counts}")
+    }
+}
+
+impl ClusterState {
+    fn selector_text(&self, s: &LabelSelector) -> String {
+        use podplace_model::selector::Requirement;
+        let r = |s: Sym| self.interner.resolve(s).to_string();
+        let vs = |v: &[Sym]| v.iter().map(|&s| r(s)).collect::<Vec<_>>().join("|");
+        if s.is_nothing() {
+            return "nil".into();
+        }
+        let mut reqs: Vec<String> = s
+            .requirements()
+            .iter()
+            .map(|q| match q {
+                Requirement::In(k, v) => format!("{} in {}", r(*k), vs(v)),
+                Requirement::NotIn(k, v) => format!("{} notin {}", r(*k), vs(v)),
+                Requirement::Exists(k) => format!("{} exists", r(*k)),
+                Requirement::DoesNotExist(k) => format!("!{}", r(*k)),
+                Requirement::Gt(k, b) => format!("{} > {b}", r(*k)),
+                Requirement::Lt(k, b) => format!("{} < {b}", r(*k)),
+            })
+            .collect();
+        reqs.sort();
+        format!("{{{}}}", reqs.join(","))
+    }
+
+    fn term_text(&self, t: &AffinityTerm) -> String {
+        let mut ns: Vec<String> = t
+            .namespaces
+            .iter()
+            .map(|&s| self.interner.resolve(s).to_string())
+            .collect();
+        ns.sort();
+        format!(
+            "({} ns={:?} nssel={} key={})",
+            self.selector_text(&t.selector),
+            ns,
+            self.selector_text(&t.namespace_selector),
+            self.interner.resolve(t.topology_key)
+        )
+    }
+}
+
+fn interned_count(interner: &Interner) -> usize {
+    // The interner hands out symbols densely: the next one is the count.
+    let mut probe = interner.clone();
+    probe.intern("\u{0}podplace-probe\u{0}").index()
+}

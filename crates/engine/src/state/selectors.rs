@@ -1,0 +1,140 @@
+//! Namespaces, and the Service and controller selectors the default
+//! topology spread reads (compiled by `podplace_model::spread_selectors`).
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use podplace_model::intern::Sym;
+use podplace_model::labels::Labels;
+use podplace_model::objects::{CompileError, Pod};
+use podplace_model::selector::{LabelSelector, Requirement};
+use podplace_model::spread_selectors;
+
+use super::ClusterState;
+
+/// Selectors of pod-owning controllers, as (namespace, name, selector).
+#[derive(Debug, Clone, Default)]
+pub struct OwnerSelectors {
+    /// ReplicationControllers.
+    pub replication_controllers: Vec<(Sym, Sym, LabelSelector)>,
+    /// ReplicaSets.
+    pub replica_sets: Vec<(Sym, Sym, LabelSelector)>,
+    /// StatefulSets.
+    pub stateful_sets: Vec<(Sym, Sym, LabelSelector)>,
+}
+
+fn owner_tuple(s: spread_selectors::OwnerSelector) -> (Sym, Sym, LabelSelector) {
+    (s.namespace, s.name, s.selector)
+}
+
+impl ClusterState {
+    /// Adds (or replaces) a namespace: its labels feed namespaceSelector.
+    pub fn add_namespace(&mut self, ns: &core::Namespace) {
+        let name = self
+            .interner
+            .intern(ns.metadata.name.as_deref().unwrap_or(""));
+        let labels = Labels::from_map(&mut self.interner, ns.metadata.labels.iter().flatten());
+        self.namespaces.insert(name, labels);
+    }
+
+    /// Forgets a namespace's labels.
+    pub fn remove_namespace(&mut self, name: &str) {
+        if let Some(sym) = self.interner.lookup(name) {
+            self.namespaces.remove(&sym);
+        }
+    }
+
+    /// Adds a Service; only its selector matters (default spread).
+    pub fn add_service(&mut self, svc: &core::Service) {
+        if let Some(s) = spread_selectors::service(svc, &mut self.interner) {
+            self.service_selectors.push((s.namespace, s.selector));
+        }
+    }
+
+    /// Adds a ReplicationController (default spread of the pods it owns).
+    pub fn add_replication_controller(&mut self, rc: &core::ReplicationController) {
+        let s = spread_selectors::replication_controller(rc, &mut self.interner);
+        self.owner_selectors
+            .replication_controllers
+            .push(owner_tuple(s));
+    }
+
+    /// Adds a ReplicaSet (default spread of the pods it owns).
+    pub fn add_replica_set(&mut self, rs: &apps::ReplicaSet) -> Result<(), CompileError> {
+        let s = spread_selectors::replica_set(rs, &mut self.interner)?;
+        self.owner_selectors.replica_sets.push(owner_tuple(s));
+        Ok(())
+    }
+
+    /// Adds a StatefulSet (default spread of the pods it owns).
+    pub fn add_stateful_set(&mut self, sts: &apps::StatefulSet) -> Result<(), CompileError> {
+        let s = spread_selectors::stateful_set(sts, &mut self.interner)?;
+        self.owner_selectors.stateful_sets.push(owner_tuple(s));
+        Ok(())
+    }
+
+    /// The labels of a namespace, or none when the Namespace object is unknown.
+    pub fn namespace_labels(&self, ns: Sym) -> Option<&Labels> {
+        self.namespaces.get(&ns)
+    }
+
+    /// The selector of the system default spread constraints: what the
+    /// Services, ReplicationControllers, ReplicaSets and StatefulSets that
+    /// own or select the pod select.
+    pub fn default_selector(&self, pod: &Pod) -> LabelSelector {
+        let mut requirements: Vec<Requirement> = Vec::new();
+        let mut label_set: Vec<(Sym, Sym)> = Vec::new();
+        let merge = |selector: &LabelSelector, label_set: &mut Vec<(Sym, Sym)>| {
+            for r in selector.requirements() {
+                if let Some(pair) = r.necessary_pair() {
+                    if let Some(existing) = label_set.iter_mut().find(|(k, _)| *k == pair.0) {
+                        existing.1 = pair.1;
+                    } else {
+                        label_set.push(pair);
+                    }
+                }
+            }
+        };
+        for (ns, selector) in &self.service_selectors {
+            if *ns == pod.namespace
+                && !selector.is_nothing()
+                && selector.matches(&pod.labels, &self.interner)
+            {
+                merge(selector, &mut label_set);
+            }
+        }
+        if let Some(owner) = &pod.owner {
+            let name = self.interner.lookup(&owner.name);
+            let find = |list: &[(Sym, Sym, LabelSelector)]| {
+                list.iter()
+                    .find(|(ns, n, _)| *ns == pod.namespace && Some(*n) == name)
+                    .map(|(_, _, s)| s.clone())
+            };
+            match &*owner.kind {
+                "ReplicationController" => {
+                    if let Some(s) = find(&self.owner_selectors.replication_controllers) {
+                        merge(&s, &mut label_set);
+                    }
+                }
+                "ReplicaSet" => {
+                    if let Some(s) = find(&self.owner_selectors.replica_sets) {
+                        requirements.extend(s.requirements().iter().cloned());
+                    }
+                }
+                "StatefulSet" => {
+                    if let Some(s) = find(&self.owner_selectors.stateful_sets) {
+                        requirements.extend(s.requirements().iter().cloned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut selector = LabelSelector::everything();
+        for (k, v) in label_set {
+            selector.push(Requirement::In(k, smallvec::smallvec![v]));
+        }
+        for r in requirements {
+            selector.push(r);
+        }
+        selector
+    }
+}
