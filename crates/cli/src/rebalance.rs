@@ -95,8 +95,41 @@ pub struct RebalanceArgs {
     pub cluster: ClusterArgs,
 }
 
-fn duration(flag: &str, text: &str) -> std::result::Result<Duration, String> {
-    podplace_rebalance::duration::parse_duration(text).map_err(|e| format!("--{flag}: {e}"))
+/// A rebalance flag whose value cannot be used; the message names the flag.
+#[derive(Debug, thiserror::Error)]
+enum FlagError {
+    /// A duration flag that does not parse.
+    #[error("--{flag}: {message}")]
+    Duration {
+        /// The flag, without `--`.
+        flag: &'static str,
+        /// What is wrong with its value.
+        message: String,
+    },
+    /// A Lease shorter than its resolution.
+    #[error("--lease-duration must be at least 1s (the Lease counts whole seconds)")]
+    LeaseTooShort,
+    /// The leader could still act after another replica may take over.
+    #[error("--renew-deadline ({renew_deadline}) must be shorter than --lease-duration ({lease_duration})")]
+    RenewDeadline {
+        /// `--renew-deadline` as given.
+        renew_deadline: String,
+        /// `--lease-duration` as given.
+        lease_duration: String,
+    },
+    /// The leader could not try to renew more than once in its deadline.
+    #[error("--retry-period ({retry_period}) must be more than 0 and shorter than --renew-deadline ({renew_deadline}) / 1.2")]
+    RetryPeriod {
+        /// `--retry-period` as given.
+        retry_period: String,
+        /// `--renew-deadline` as given.
+        renew_deadline: String,
+    },
+}
+
+fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
+    podplace_rebalance::duration::parse_duration(text)
+        .map_err(|message| FlagError::Duration { flag, message })
 }
 
 /// Runs `rebalance`.
@@ -175,7 +208,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
     runtime.block_on(live(args, policy, plan_opts, exec_opts))
 }
 
-fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, String> {
+fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, FlagError> {
     Ok(ExecuteOptions {
         poll_interval: duration("poll-interval", &args.poll_interval)?,
         wait_timeout: duration("wait-timeout", &args.wait_timeout)?,
@@ -204,28 +237,26 @@ struct ElectionTiming {
 /// The election flags, checked as client-go checks them: the leader must
 /// stop acting (renew deadline) before anyone may take over (lease
 /// duration), and try to renew more than once within its deadline.
-fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, String> {
+fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, FlagError> {
     let t = ElectionTiming {
         lease_duration: duration("lease-duration", &args.lease_duration)?,
         renew_deadline: duration("renew-deadline", &args.renew_deadline)?,
         retry_period: duration("retry-period", &args.retry_period)?,
     };
     if t.lease_duration < Duration::from_secs(1) {
-        return Err(
-            "--lease-duration must be at least 1s (the Lease counts whole seconds)".to_string(),
-        );
+        return Err(FlagError::LeaseTooShort);
     }
     if t.renew_deadline >= t.lease_duration {
-        return Err(format!(
-            "--renew-deadline ({}) must be shorter than --lease-duration ({})",
-            args.renew_deadline, args.lease_duration
-        ));
+        return Err(FlagError::RenewDeadline {
+            renew_deadline: args.renew_deadline.clone(),
+            lease_duration: args.lease_duration.clone(),
+        });
     }
     if t.retry_period.is_zero() || t.retry_period.mul_f64(1.2) >= t.renew_deadline {
-        return Err(format!(
-            "--retry-period ({}) must be more than 0 and shorter than --renew-deadline ({}) / 1.2",
-            args.retry_period, args.renew_deadline
-        ));
+        return Err(FlagError::RetryPeriod {
+            retry_period: args.retry_period.clone(),
+            renew_deadline: args.renew_deadline.clone(),
+        });
     }
     Ok(t)
 }
