@@ -1,4 +1,5 @@
-//! Builders for the Kubernetes objects podplace's tests are made of, so a
+//! Builders for the Kubernetes objects podplace's tests are made of (nodes,
+//! pods, namespaces, workloads, PodDisruptionBudgets), so a
 //! test case reads like the situation it tests (after kube-scheduler's
 //! `MakePod().Labels(...).Node("n1")`):
 //!
@@ -21,12 +22,14 @@
 
 mod namespace;
 mod node;
+mod pdb;
 mod pod;
 mod workload;
 mod yaml;
 
 pub use namespace::{namespace, NamespaceB};
 pub use node::{node, NodeB};
+pub use pdb::{pdb, PdbB};
 pub use pod::{label_term, pod, term, PodB};
 pub use workload::{daemonset, deployment, replicaset, statefulset, WorkloadB};
 pub use yaml::{documents, merge_json};

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use podplace_lint::{lint, LintOptions};
 use podplace_model::load::{load_with_source_map, LoadOptions, Source};
+use podplace_testkit::{deployment, label_term, node, pdb, statefulset, HOST, ZONE};
+use serde_json::json;
 
 /// 1,000 workloads in 20 namespaces, as one `helm template`-style stream:
 /// 40% Deployments with required hostname anti-affinity on their own label
@@ -23,42 +25,28 @@ fn manifests(workloads: usize) -> String {
     for i in 0..workloads {
         let ns = format!("team-{}", i % 20);
         let name = format!("app-{i}");
-        let (kind, extra, affinity) = match i % 10 {
-            0..=3 => (
-                "Deployment",
-                "",
-                format!(
-                    "      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector: {{matchLabels: {{app: {name}}}}}\n            topologyKey: kubernetes.io/hostname\n"
-                ),
-            ),
-            4..=6 => (
-                "Deployment",
-                "",
-                format!(
-                    "      affinity:\n        podAntiAffinity:\n          preferredDuringSchedulingIgnoredDuringExecution:\n          - weight: 100\n            podAffinityTerm:\n              labelSelector: {{matchLabels: {{app: {name}}}}}\n              topologyKey: kubernetes.io/hostname\n"
-                ),
-            ),
-            7 | 8 => (
-                "StatefulSet",
-                "  serviceName: svc\n",
-                format!(
-                    "      topologySpreadConstraints:\n      - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: {name}}}}}}}\n"
-                ),
-            ),
-            _ => (
-                "Deployment",
-                "",
-                "      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector: {matchLabels: {tier: shared}}\n            topologyKey: kubernetes.io/hostname\n".to_string(),
-            ),
+        let workload = match i % 10 {
+            0..=3 => deployment(&name, 3).template(|p| p.anti_term(label_term("app", &name, HOST))),
+            4..=6 => deployment(&name, 3).template(|p| p.prefer_anti(100, "app", &[&name], HOST)),
+            7 | 8 => statefulset(&name, 3)
+                .merge(json!({"spec": {"serviceName": "svc"}}))
+                .template(|p| p.spread(1, ZONE, "DoNotSchedule", &name, None)),
+            _ => deployment(&name, 3).template(|p| p.anti_term(label_term("tier", "shared", HOST))),
         };
-        out.push_str(&format!(
-            "---\n# Source: chart/templates/{name}.yaml\napiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  replicas: 3\n{extra}  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}, tier: shared}}\n    spec:\n{affinity}      containers:\n      - name: main\n        image: registry.example.com/{name}:1.0\n        resources:\n          requests: {{cpu: 100m, memory: 128Mi}}\n"
-        ));
+        let workload = workload.ns(&ns).template(|p| {
+            p.label("tier", "shared")
+                .merge(json!({"spec": {"containers": [{"name": "main"}]}}))
+                .image(&format!("registry.example.com/{name}:1.0"))
+                .requests("100m", "128Mi")
+        });
+        // As `helm template` writes it: the template's path after `---`.
+        out.push_str(&format!("---\n# Source: chart/templates/{name}.yaml\n"));
+        out.push_str(workload.yaml().trim_start_matches("---\n"));
         if i % 5 == 0 {
-            out.push_str(&format!(
-                "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  minAvailable: {}\n  selector:\n    matchLabels: {{app: {name}}}\n",
-                if i % 10 == 0 { 3 } else { 2 }
-            ));
+            let budget = pdb(&name, &name)
+                .ns(&ns)
+                .min_available(if i % 10 == 0 { 3 } else { 2 });
+            out.push_str(&budget.yaml());
         }
     }
     out
@@ -67,10 +55,10 @@ fn manifests(workloads: usize) -> String {
 fn nodes(count: usize) -> String {
     (0..count)
         .map(|i| {
-            format!(
-                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i}\n  labels:\n    kubernetes.io/hostname: node-{i}\n    topology.kubernetes.io/zone: zone-{}\nstatus:\n  allocatable: {{cpu: \"64\", memory: 256Gi, pods: \"110\"}}\n",
-                i % 3
-            )
+            node(&format!("node-{i}"))
+                .label(ZONE, &format!("zone-{}", i % 3))
+                .capacity("64", "256Gi", "110")
+                .yaml()
         })
         .collect()
 }

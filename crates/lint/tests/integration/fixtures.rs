@@ -160,7 +160,7 @@ fn apply_fix(text: &str, object: &str, patch: &str) -> String {
         let ns = v["metadata"]["namespace"].as_str().unwrap_or("default");
         let name = v["metadata"]["name"].as_str().unwrap_or("");
         if format!("{kind}/{ns}/{name}") == object {
-            merge(&mut v, &patch);
+            podplace_testkit::merge_json(&mut v, patch.clone());
         }
         out.push(serde_json::to_string(&v).unwrap());
     }
@@ -169,30 +169,4 @@ fn apply_fix(text: &str, object: &str, patch: &str) -> String {
 
 fn serde_saphyr_value(text: &str) -> serde_json::Value {
     serde_saphyr::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null)
-}
-
-fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    match patch {
-        serde_json::Value::Object(p) => {
-            if !target.is_object() {
-                *target = serde_json::Value::Object(Default::default());
-            }
-            let t = target.as_object_mut().unwrap();
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    merge(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
-                }
-            }
-        }
-        other => *target = other.clone(),
-    }
-}
-
-#[test]
-fn merge_patch_semantics_used_by_the_fix_check() {
-    let mut v = serde_json::json!({"a": {"b": 1, "c": [1, 2]}, "d": 1});
-    merge(&mut v, &serde_json::json!({"a": {"c": [3], "b": null}}));
-    assert_eq!(v, serde_json::json!({"a": {"c": [3]}, "d": 1}));
 }
