@@ -4,7 +4,8 @@
 use crate::support::*;
 use std::path::Path;
 
-use serde_json::Value;
+use podplace_testkit::{deployment, label_term, node, pod, HOST};
+use serde_json::{json, Value};
 
 fn place_json(files: &[&str]) -> Vec<Value> {
     let mut args = vec!["place", "-o", "json"];
@@ -135,33 +136,21 @@ fn bad_input_exits_2_with_file_line_and_column() {
 fn match_label_keys_scope_anti_affinity_to_the_pods_revision() {
     let mut world = String::new();
     for i in 1..=3 {
-        world.push_str(&format!(
-            "apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\n\
-             status: {{allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}}}\n---\n\
-             apiVersion: v1\nkind: Pod\nmetadata: {{name: web-old-{i}, labels: {{app: web, pod-template-hash: old}}}}\n\
-             spec: {{nodeName: n{i}, containers: [{{name: c, image: nginx}}]}}\n\
-             status: {{phase: Running}}\n---\n"
-        ));
+        let node_name = format!("n{i}");
+        world += &node(&node_name).capacity("4", "8Gi", "110").yaml();
+        world += &pod(&format!("web-old-{i}"))
+            .label("app", "web")
+            .label("pod-template-hash", "old")
+            .image("nginx")
+            .on(&node_name)
+            .phase("Running")
+            .yaml();
     }
-    world.push_str(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: c, image: nginx}]
-      affinity:
-        podAntiAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-          - labelSelector: {matchLabels: {app: web}}
-            topologyKey: kubernetes.io/hostname
-            matchLabelKeys: [pod-template-hash]
-",
-    );
+    let mut revision_term = label_term("app", "web", HOST);
+    revision_term["matchLabelKeys"] = json!(["pod-template-hash"]);
+    world += &deployment("web", 3)
+        .template(|p| p.image("nginx").anti_term(revision_term))
+        .yaml();
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("match-label-keys.yaml");
     std::fs::write(&path, world).unwrap();
     let placements = place_json(&[path.to_str().unwrap()]);

@@ -177,12 +177,11 @@ fn snapshot_keeps_runtime_classes_for_new_pods_admission() {
     assert_eq!(code, 0, "stderr: {stderr}");
     let snap = load(&[Source::Path(dir.join("snap.json"))]).expect("snapshot loads");
     assert_eq!(names(&snap.runtime_classes), ["sandboxed"]);
-    std::fs::write(
-        dir.join("pod.yaml"),
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: gvisor, namespace: shop}\n\
-         spec:\n  runtimeClassName: sandboxed\n  containers: [{name: c, image: busybox}]\n",
-    )
-    .expect("pod written");
+    let gvisor = podplace_testkit::pod("gvisor")
+        .ns("shop")
+        .image("busybox")
+        .merge(serde_json::json!({"spec": {"runtimeClassName": "sandboxed"}}));
+    std::fs::write(dir.join("pod.yaml"), gvisor.yaml()).expect("pod written");
     // Without the RuntimeClass the pod would go to a worker (infra-1 is
     // tainted) and podplace would warn that its overhead is not counted.
     let (stdout, stderr, code) = podplace_in(
