@@ -147,6 +147,23 @@ impl Health {
     }
 }
 
+/// Why an election round failed.
+#[derive(Debug, thiserror::Error)]
+enum RoundError {
+    /// The Lease could not be read or written.
+    #[error(transparent)]
+    Kube(#[from] podplace_kube::Error),
+    /// The round did not finish within the renew deadline (an API server
+    /// that accepts and never answers): leadership ended at the deadline.
+    #[error("renewing lease {lease} did not finish within the renew deadline ({seconds}s)")]
+    Hung {
+        /// `namespace/name`.
+        lease: String,
+        /// The renew deadline.
+        seconds: f64,
+    },
+}
+
 /// A leader election failure is logged again after this long while it
 /// lasts (it is logged at once when it starts or changes).
 pub const FAILURE_REMINDER: Duration = Duration::from_secs(600);
@@ -270,9 +287,23 @@ impl Daemon {
                     return;
                 }
                 let asked = Instant::now();
-                let state = e.try_acquire_or_renew().await;
+                // A round that hangs ends at the renew deadline: leading
+                // stops then (is_leader already says no from the last
+                // renewal's deadline on), not whenever the answer comes.
+                let state: Result<LeaderState, RoundError> =
+                    match tokio::time::timeout(config.renew_deadline, e.try_acquire_or_renew())
+                        .await
+                    {
+                        Ok(answer) => answer.map_err(RoundError::from),
+                        Err(_) => Err(RoundError::Hung {
+                            lease: lease.clone(),
+                            seconds: config.renew_deadline.as_secs_f64(),
+                        }),
+                    };
                 let now = Instant::now();
                 let leading = matches!(state, Ok(LeaderState::Leader { .. })) && e.is_leader();
+                // A hung round's leadership ended before it did.
+                let leading = leading && now < asked + config.renew_deadline;
                 // Published while the elector is locked, so a release()
                 // waiting for the lock always has the last word.
                 let was_leading = election.borrow().leading;

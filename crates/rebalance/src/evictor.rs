@@ -193,7 +193,8 @@ impl EvictorArgs {
             }
         }
         if let Some(s) = &raw.node_selector {
-            crate::selector_text::parse(s).map_err(|m| format!(".nodeSelector: {m}"))?;
+            podplace_model::selector::text::TextSelector::parse(s)
+                .map_err(|m| format!(".nodeSelector: {m}"))?;
         }
         if let Some(s) = &raw.label_selector {
             let mut interner = podplace_model::intern::Interner::new();
@@ -300,7 +301,7 @@ pub struct EvictorContext {
     /// The label selector, compiled.
     pub label_selector: Option<podplace_model::selector::LabelSelector>,
     /// The node selector, parsed.
-    pub node_selector: Option<crate::selector_text::TextSelector>,
+    pub node_selector: Option<podplace_model::selector::text::TextSelector>,
     /// The time `minPodAge` is measured against.
     pub now: Timestamp,
 }
@@ -320,6 +321,78 @@ pub struct Candidate<'a> {
     pub terminating: bool,
 }
 
+/// Why the evictor refuses a pod, shown in the descheduler's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The pod is already terminating.
+    #[error("pod is terminating")]
+    Terminating,
+    /// A static or mirror pod: the kubelet owns it.
+    #[error("pod is a static or mirror pod")]
+    StaticPod,
+    /// `prefer-no-eviction` with `noEvictionPolicy: Mandatory`.
+    #[error("pod carries descheduler.alpha.kubernetes.io/prefer-no-eviction and noEvictionPolicy is Mandatory")]
+    PreferNoEvictionMandatory,
+    /// No owner reference: nothing would recreate it.
+    #[error("pod does not have any ownerRefs: nothing would create a replacement")]
+    NoOwner,
+    /// System-critical priority.
+    #[error("pod has system critical priority")]
+    SystemCritical,
+    /// Priority at or above `priorityThreshold`.
+    #[error("pod has higher priority ({priority}) than the priority threshold ({threshold})")]
+    PriorityThreshold {
+        /// The pod's priority.
+        priority: i32,
+        /// The threshold.
+        threshold: i32,
+    },
+    /// emptyDir or hostPath volumes, protected.
+    #[error("pod has local storage and descheduler is not configured with evictLocalStoragePods")]
+    LocalStorage,
+    /// A DaemonSet's pod, protected.
+    #[error(
+        "pod is related to daemonset and descheduler is not configured with evictDaemonSetPods"
+    )]
+    DaemonSet,
+    /// A PersistentVolumeClaim, protected.
+    #[error("pod has a PVC and descheduler is configured to ignore PVC pods")]
+    Pvc,
+    /// No PodDisruptionBudget covers it, and only covered pods are evicted.
+    #[error("no PodDisruptionBudget found for pod")]
+    WithoutPdb,
+    /// DRA resource claims, protected.
+    #[error("pod has ResourceClaims and the PodsWithResourceClaims protection is on")]
+    ResourceClaims,
+    /// Outside the evictor's `labelSelector`.
+    #[error("pod labels do not match the labelSelector filter in the policy parameter")]
+    LabelSelector,
+    /// Its owner has fewer pods than `minReplicas`.
+    #[error("owner has {owner_pods} replicas which is less than minReplicas of {min_replicas}")]
+    MinReplicas {
+        /// The owner's pods.
+        owner_pods: usize,
+        /// `minReplicas`.
+        min_replicas: u32,
+    },
+    /// Younger than `minPodAge`.
+    #[error("pod age is not older than MinPodAge: {}", crate::duration::format_duration(*min_age))]
+    MinPodAge {
+        /// `minPodAge`.
+        min_age: std::time::Duration,
+    },
+    /// On a node outside the evictor's `nodeSelector`.
+    #[error("node {node} is outside the DefaultEvictor's nodeSelector")]
+    NodeSelector {
+        /// The node.
+        node: String,
+    },
+    /// `prefer-no-eviction` with `noEvictionPolicy: Mandatory` (the planner's check).
+    #[error("pod asks not to be evicted (noEvictionPolicy Mandatory)")]
+    AsksNotToBeEvicted,
+}
+
 /// The verdict: `Ok` when the pod may be evicted, else the reason in the
 /// descheduler's words. `labels_match` tells whether the pod's labels
 /// satisfy a selector.
@@ -328,7 +401,7 @@ pub fn check(
     cx: &EvictorContext,
     pod: Candidate<'_>,
     labels_match: impl Fn(&podplace_model::selector::LabelSelector) -> bool,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let Candidate {
         facts,
         priority,
@@ -337,89 +410,71 @@ pub fn check(
         terminating,
     } = pod;
     if terminating {
-        return Err("pod is terminating".to_string());
+        return Err(Refusal::Terminating);
     }
     if facts.static_pod {
-        return Err("pod is a static or mirror pod".to_string());
+        return Err(Refusal::StaticPod);
     }
     if facts.evict_annotation {
         return Ok(());
     }
     if facts.prefer_no_eviction && args.no_eviction_policy == NoEvictionPolicy::Mandatory {
-        return Err(
-            "pod carries descheduler.alpha.kubernetes.io/prefer-no-eviction and noEvictionPolicy is Mandatory"
-                .to_string(),
-        );
+        return Err(Refusal::PreferNoEvictionMandatory);
     }
     let p = &args.protections;
     if facts.owner_refs == 0 {
         let failed = facts.phase == "Failed";
         if p.contains(&Protection::FailedBarePods) || !failed {
-            return Err(
-                "pod does not have any ownerRefs: nothing would create a replacement".to_string(),
-            );
+            return Err(Refusal::NoOwner);
         }
     }
     if p.contains(&Protection::SystemCriticalPods) {
         if priority >= SYSTEM_CRITICAL_PRIORITY {
-            return Err("pod has system critical priority".to_string());
+            return Err(Refusal::SystemCritical);
         }
         if let Some(t) = cx.priority_threshold {
             if priority >= t {
-                return Err(format!(
-                    "pod has higher priority ({priority}) than the priority threshold ({t})"
-                ));
+                return Err(Refusal::PriorityThreshold {
+                    priority,
+                    threshold: t,
+                });
             }
         }
     }
     if p.contains(&Protection::PodsWithLocalStorage) && facts.local_storage {
-        return Err(
-            "pod has local storage and descheduler is not configured with evictLocalStoragePods"
-                .to_string(),
-        );
+        return Err(Refusal::LocalStorage);
     }
     if p.contains(&Protection::DaemonSetPods)
         && facts.owner.as_ref().is_some_and(|o| o.kind == "DaemonSet")
     {
-        return Err(
-            "pod is related to daemonset and descheduler is not configured with evictDaemonSetPods"
-                .to_string(),
-        );
+        return Err(Refusal::DaemonSet);
     }
     if p.contains(&Protection::PodsWithPvc) && facts.pvc {
-        return Err("pod has a PVC and descheduler is configured to ignore PVC pods".to_string());
+        return Err(Refusal::Pvc);
     }
     if p.contains(&Protection::PodsWithoutPdb) && !covered_by_pdb {
-        return Err("no PodDisruptionBudget found for pod".to_string());
+        return Err(Refusal::WithoutPdb);
     }
     if p.contains(&Protection::PodsWithResourceClaims) && facts.resource_claims {
-        return Err(
-            "pod has ResourceClaims and the PodsWithResourceClaims protection is on".to_string(),
-        );
+        return Err(Refusal::ResourceClaims);
     }
     if let Some(sel) = &cx.label_selector {
         if !labels_match(sel) {
-            return Err(
-                "pod labels do not match the labelSelector filter in the policy parameter"
-                    .to_string(),
-            );
+            return Err(Refusal::LabelSelector);
         }
     }
     if args.min_replicas > 1 && facts.owner.is_some() && (owner_pods as u32) < args.min_replicas {
-        return Err(format!(
-            "owner has {owner_pods} replicas which is less than minReplicas of {}",
-            args.min_replicas
-        ));
+        return Err(Refusal::MinReplicas {
+            owner_pods,
+            min_replicas: args.min_replicas,
+        });
     }
     if let Some(min_age) = args.min_pod_age {
         let old_enough = facts
             .start_time
             .is_some_and(|s| cx.now.as_second() - s.as_second() >= min_age.as_secs() as i64);
         if !old_enough {
-            return Err(format!(
-                "pod age is not older than MinPodAge: {}",
-                crate::duration::format_duration(min_age)
-            ));
+            return Err(Refusal::MinPodAge { min_age });
         }
     }
     Ok(())

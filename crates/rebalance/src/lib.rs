@@ -28,12 +28,11 @@ pub mod metrics;
 pub mod plan;
 pub mod planner;
 pub mod policy;
-pub mod selector_text;
 pub mod sim_step;
 pub mod strategies;
 pub mod world;
 
 pub use error::Error;
-pub use plan::{Eviction, Kept, Plan, Scheduled};
-pub use planner::{plan, PlanOptions, Planned};
+pub use plan::{Eviction, Kept, KeptReason, Plan, Scheduled};
+pub use planner::{plan, plan_spending, PlanOptions, Planned, Spent};
 pub use policy::Policy;

@@ -8,21 +8,83 @@
 //! budget runs out. A new wave starts once the previous wave's replacements
 //! are Ready. When a replacement lands anywhere but where the plan said, the
 //! rest of the plan rests on a state that does not exist: the mismatch is
-//! reported and the cluster is read and planned again.
+//! reported and the cluster is read and planned again — within what is
+//! left of the policy's limits: they are budgets for the whole run
+//! ([`Spent`]), and every eviction carried out, whichever plan it came
+//! from, is a [`Step`] of the report.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use podplace_kube::{
     evict, evict_uid, fetch_inventory, list_pods, Client, EvictionOutcome, FetchOptions,
 };
+use podplace_model::inventory::Inventory;
 use serde::Serialize;
 
 use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::planner::{plan, PlanOptions, Planned};
+use crate::planner::{plan_spending, PlanOptions, Planned, Spent};
 use crate::policy::Policy;
+
+/// What carrying a plan out needs of a cluster: evict, list a namespace's
+/// pods, read everything. [`KubeCluster`] is the API server; tests give a
+/// cluster of their own that lands replacements where they choose.
+pub trait LiveCluster: Sync {
+    /// Evicts `namespace/name` through the Eviction API, with the UID as a
+    /// precondition when one is given.
+    fn evict(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> impl Future<Output = Result<EvictionOutcome, Error>> + Send;
+    /// The pods of a namespace.
+    fn list_pods(&self, namespace: &str) -> impl Future<Output = Result<Vec<Pod>, Error>> + Send;
+    /// The whole cluster, for planning again.
+    fn read(&self) -> impl Future<Output = Result<Inventory, Error>> + Send;
+}
+
+/// The cluster behind a client, read as `fetch` says.
+#[derive(Clone, Copy)]
+pub struct KubeCluster<'a> {
+    /// The client.
+    pub client: &'a Client,
+    /// How to read.
+    pub fetch: &'a FetchOptions,
+}
+
+impl std::fmt::Debug for KubeCluster<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeCluster")
+            .field("fetch", self.fetch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveCluster for KubeCluster<'_> {
+    async fn evict(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<EvictionOutcome, Error> {
+        Ok(match uid {
+            Some(u) => evict_uid(self.client, namespace, name, u, false).await?,
+            None => evict(self.client, namespace, name, false).await?,
+        })
+    }
+
+    async fn list_pods(&self, namespace: &str) -> Result<Vec<Pod>, Error> {
+        Ok(list_pods(self.client, Some(namespace), None, self.fetch).await?)
+    }
+
+    async fn read(&self) -> Result<Inventory, Error> {
+        Ok(fetch_inventory(self.client, self.fetch).await?.inventory)
+    }
+}
 
 /// How patiently to act.
 #[derive(Debug, Clone)]
@@ -95,6 +157,10 @@ impl StepOutcome {
 pub struct Step {
     /// `namespace/name`.
     pub pod: String,
+    /// The node it was on.
+    pub from: String,
+    /// The plan it belongs to: 0 for the first, 1 after the first replan, ...
+    pub replan: u32,
     /// The strategy that planned it.
     pub strategy: String,
     /// Where the plan said the replacement lands.
@@ -184,12 +250,6 @@ fn ready(p: &Pod) -> bool {
             .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
-/// The pods of one namespace as last seen, by uid.
-struct Seen {
-    namespace: String,
-    pods: Vec<Pod>,
-}
-
 /// Executes `planned` (planned from `policy` on the cluster `client` reaches).
 /// `still_leader` is asked before every eviction (in-cluster leader
 /// election): when it says no, execution stops.
@@ -198,36 +258,83 @@ pub async fn execute(
     client: &Client,
     policy: &Policy,
     plan_opts: &PlanOptions,
+    planned: Planned,
+    inventory: &Inventory,
+    opts: &ExecuteOptions,
+    metrics: &Metrics,
+    still_leader: &(dyn Fn() -> bool + Sync),
+) -> Result<ExecutionReport, Error> {
+    let cluster = KubeCluster {
+        client,
+        fetch: &opts.fetch,
+    };
+    execute_on(
+        &cluster,
+        policy,
+        plan_opts,
+        planned,
+        inventory,
+        opts,
+        metrics,
+        still_leader,
+    )
+    .await
+}
+
+fn lost_lease() -> Option<String> {
+    Some("this replica lost the leader lease".to_string())
+}
+
+/// [`execute`] on any [`LiveCluster`].
+///
+/// The policy's limits hold for the whole run: every eviction carried out
+/// is recorded in a [`Spent`], and a plan made again after a deviation
+/// spends only what is left. Replacements of the wave in progress are
+/// carried into the next plan too: its first wave goes on with them (their
+/// disruptions still count against the budgets), and a later wave waits
+/// until they are Ready.
+#[allow(clippy::too_many_arguments)]
+pub async fn execute_on<C: LiveCluster>(
+    cluster: &C,
+    policy: &Policy,
+    plan_opts: &PlanOptions,
     mut planned: Planned,
-    inventory: &podplace_model::inventory::Inventory,
+    inventory: &Inventory,
     opts: &ExecuteOptions,
     metrics: &Metrics,
     still_leader: &(dyn Fn() -> bool + Sync),
 ) -> Result<ExecutionReport, Error> {
     let mut report = ExecutionReport::default();
     let mut known: Vec<Pod> = inventory.pods.iter().map(|p| p.object.clone()).collect();
-    let mut evicted_total = 0u32;
+    let mut spent = Spent::default();
+    // Replacements of the wave in progress, (namespace, uid): the next wave
+    // starts once they are Ready.
+    let mut wave_replacements: Vec<(String, String)> = Vec::new();
     loop {
         let mut deviated = false;
         let mut wave = 0usize;
-        let mut wave_replacements: Vec<(String, String)> = Vec::new();
         let evictions = planned.plan.evictions.clone();
         for ev in &evictions {
             if !still_leader() {
-                report.stopped = Some("this replica lost the leader lease".to_string());
+                report.stopped = lost_lease();
                 return Ok(report);
             }
+            // A plan's first wave goes on with the wave in progress; any
+            // later one waits for it.
             if ev.wave != wave {
-                if !wave_replacements.is_empty() {
-                    if let Err(why) =
-                        wait_ready(client, &wave_replacements, &mut known, opts).await?
-                    {
-                        report.stopped = Some(why);
-                        return Ok(report);
+                if wave != 0 || ev.wave > 1 {
+                    if !wave_replacements.is_empty() {
+                        if let Err(why) =
+                            wait_ready(cluster, &wave_replacements, &mut known, opts).await?
+                        {
+                            report.stopped = Some(why);
+                            return Ok(report);
+                        }
                     }
+                    wave_replacements.clear();
+                    spent.wave_done();
                 }
                 wave = ev.wave;
-                wave_replacements.clear();
             }
             let (ns, name) = ev
                 .pod
@@ -242,6 +349,8 @@ pub async fn execute(
                 .cloned();
             let mut step = Step {
                 pod: ev.pod.clone(),
+                from: ev.from.clone(),
+                replan: report.replans,
                 strategy: ev.strategy.clone(),
                 predicted: ev.to.clone(),
                 landed: None,
@@ -266,10 +375,7 @@ pub async fn execute(
             // budget, and only while this replica still leads.
             let answer = loop {
                 step.attempts += 1;
-                let outcome = match old.metadata.uid.as_deref() {
-                    Some(u) => evict_uid(client, ns, name, u, false).await?,
-                    None => evict(client, ns, name, false).await?,
-                };
+                let outcome = cluster.evict(ns, name, old.metadata.uid.as_deref()).await?;
                 match outcome {
                     EvictionOutcome::Blocked { message, causes } => {
                         // Counted per request; the give-up below is not
@@ -288,7 +394,7 @@ pub async fn execute(
                         if !still_leader() {
                             step.outcome = StepOutcome::Blocked;
                             report.steps.push(step);
-                            report.stopped = Some("this replica lost the leader lease".to_string());
+                            report.stopped = lost_lease();
                             return Ok(report);
                         }
                     }
@@ -327,11 +433,11 @@ pub async fn execute(
                 return Ok(report);
             }
             metrics.eviction(&ev.strategy, "evicted");
-            evicted_total += 1;
+            spent.record(ev);
             // Wait for the old pod to be gone and the replacement bound.
             let owner = controller(&old);
             let old_uid = uid(&old);
-            let seen = poll_until(client, ns, opts, &mut known, |pods| {
+            let seen = poll_until(cluster, ns, opts, &mut known, |pods| {
                 let old_present = pods.iter().any(|p| uid(p) == old_uid);
                 let new = pods.iter().find(|p| {
                     !before.contains(&uid(p))
@@ -380,19 +486,10 @@ pub async fn execute(
         }
         // Read the cluster and plan again, within what is left of the limits.
         report.replans += 1;
-        let fetched = fetch_inventory(client, &opts.fetch).await?;
-        let mut policy = policy.clone();
-        if let Some(t) = policy.limits.max_no_of_pods_to_evict_total.as_mut() {
-            *t = t.saturating_sub(evicted_total);
-        }
-        planned = plan(&fetched.inventory, &policy, plan_opts)?;
+        let fetched = cluster.read().await?;
+        planned = plan_spending(&fetched, policy, plan_opts, &spent)?;
         metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
-        known = fetched
-            .inventory
-            .pods
-            .iter()
-            .map(|p| p.object.clone())
-            .collect();
+        known = fetched.pods.iter().map(|p| p.object.clone()).collect();
         if planned.plan.is_empty() {
             return Ok(report);
         }
@@ -401,8 +498,8 @@ pub async fn execute(
 
 /// Polls the namespace's pods until `done` finds what it waits for (or the
 /// wait times out: `None`). Keeps `known` up to date for that namespace.
-async fn poll_until(
-    client: &Client,
+async fn poll_until<C: LiveCluster>(
+    cluster: &C,
     namespace: &str,
     opts: &ExecuteOptions,
     known: &mut Vec<Pod>,
@@ -410,14 +507,10 @@ async fn poll_until(
 ) -> Result<Option<Pod>, Error> {
     let deadline = tokio::time::Instant::now() + opts.wait_timeout;
     loop {
-        let pods = list_pods(client, Some(namespace), None, &opts.fetch).await?;
-        let seen = Seen {
-            namespace: namespace.to_string(),
-            pods,
-        };
-        let found = done(&seen.pods);
-        known.retain(|p| p.metadata.namespace.as_deref().unwrap_or("default") != seen.namespace);
-        known.extend(seen.pods);
+        let pods = cluster.list_pods(namespace).await?;
+        let found = done(&pods);
+        known.retain(|p| p.metadata.namespace.as_deref().unwrap_or("default") != namespace);
+        known.extend(pods);
         if found.is_some() || tokio::time::Instant::now() >= deadline {
             return Ok(found);
         }
@@ -427,8 +520,8 @@ async fn poll_until(
 
 /// Waits until the given replacements (namespace, uid) are Ready; reuses
 /// what the last poll saw before asking again.
-async fn wait_ready(
-    client: &Client,
+async fn wait_ready<C: LiveCluster>(
+    cluster: &C,
     replacements: &[(String, String)],
     known: &mut Vec<Pod>,
     opts: &ExecuteOptions,
@@ -454,7 +547,7 @@ async fn wait_ready(
                 crate::duration::format_duration(opts.wait_timeout)
             )));
         }
-        let pods = list_pods(client, Some(&ns), None, &opts.fetch).await?;
+        let pods = cluster.list_pods(&ns).await?;
         known.retain(|p| p.metadata.namespace.as_deref().unwrap_or("default") != ns);
         known.extend(pods);
         if replacements.iter().any(|(n, u)| !is_ready(known, n, u)) {

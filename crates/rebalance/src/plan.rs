@@ -7,6 +7,7 @@ use k8s_openapi::jiff::Timestamp;
 use podplace_model::inventory::{Inventory, Origin, Sourced};
 use serde::Serialize;
 
+use crate::evictor::Refusal;
 use crate::planner::Planned;
 use crate::policy::Limits;
 
@@ -73,6 +74,21 @@ pub struct Eviction {
     pub objective_before: i64,
     /// ... and after it.
     pub objective_after: i64,
+    /// The profile of the strategy (its `evictionLimits.node` is per
+    /// profile and strategy), for spending the run's limits.
+    #[serde(skip)]
+    pub profile: String,
+    /// The disruption budgets it counts against, by name
+    /// (`PodDisruptionBudget data/db-pdb`, `Deployment shop/web`).
+    #[serde(skip)]
+    pub budgets: Vec<String>,
+}
+
+impl Eviction {
+    /// The evicted pod's namespace.
+    pub fn namespace(&self) -> &str {
+        self.pod.split_once('/').map_or("default", |(ns, _)| ns)
+    }
 }
 
 /// A nominated pod the plan leaves where it is, and why.
@@ -85,7 +101,123 @@ pub struct Kept {
     /// The rule it breaks.
     pub rule: String,
     /// Why it is not evicted.
-    pub reason: String,
+    pub reason: KeptReason,
+}
+
+/// Why a nominated pod is left in place; shown (and serialized) in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeptReason {
+    /// The evictor of every nominating strategy's profile refuses it.
+    #[error("not evictable: {0}")]
+    NotEvictable(Refusal),
+    /// Its node is outside the policy's `nodeSelector`.
+    #[error("node {node} is outside the policy's nodeSelector")]
+    OutsideNodeSelector {
+        /// The node.
+        node: String,
+    },
+    /// `maxNoOfPodsToEvictTotal` is spent.
+    #[error("maxNoOfPodsToEvictTotal ({limit}) reached")]
+    TotalLimit {
+        /// The limit.
+        limit: u32,
+    },
+    /// `maxNoOfPodsToEvictPerNode` is spent on its node.
+    #[error("maxNoOfPodsToEvictPerNode ({limit}) reached on {node}")]
+    NodeLimit {
+        /// The limit.
+        limit: u32,
+        /// The node.
+        node: String,
+    },
+    /// `maxNoOfPodsToEvictPerNamespace` is spent in its namespace.
+    #[error("maxNoOfPodsToEvictPerNamespace ({limit}) reached in {namespace}")]
+    NamespaceLimit {
+        /// The limit.
+        limit: u32,
+        /// The namespace.
+        namespace: String,
+    },
+    /// Every nominating strategy's `evictionLimits.node` is spent on its node.
+    #[error("evictionLimits.node reached on {node}")]
+    StrategyNodeLimit {
+        /// The node.
+        node: String,
+    },
+    /// Two or more PodDisruptionBudgets select it (the eviction subresource answers 500).
+    #[error("more than one PodDisruptionBudget covers it ({}), which the eviction subresource does not support", .names.join(", "))]
+    SeveralPdbs {
+        /// The budgets, `namespace/name`.
+        names: Vec<String>,
+    },
+    /// A disruption budget allows no disruption now.
+    #[error("{budget} allows no disruption now ({why})")]
+    NoDisruption {
+        /// The budget (`PodDisruptionBudget data/db-pdb`, `Deployment shop/web`).
+        budget: String,
+        /// Why, in words.
+        why: String,
+    },
+    /// Another scheduler places its replacement: podplace cannot prove where.
+    #[error(
+        "its replacement is scheduled by {scheduler:?}, not {}: its landing cannot be proved",
+        podplace_engine::placement::DEFAULT_SCHEDULER
+    )]
+    OtherScheduler {
+        /// `spec.schedulerName`.
+        scheduler: String,
+    },
+    /// Its replacement fits on no node.
+    #[error("its replacement would fit on no node: {message}")]
+    FitsNowhere {
+        /// The scheduler's message.
+        message: String,
+    },
+    /// Its replacement would land on its node again.
+    #[error("its replacement would land on {node} again (score {score}{})", tied_text(.tied))]
+    SameNode {
+        /// The node.
+        node: String,
+        /// The node's score.
+        score: i64,
+        /// Nodes scored as high.
+        tied: Vec<String>,
+    },
+    /// The move would make an enabled strategy's objective worse.
+    #[error("moving it to {node} would make {strategy} worse ({measures} +{delta})")]
+    WorseFor {
+        /// Where the replacement would land.
+        node: String,
+        /// The strategy whose objective rises.
+        strategy: String,
+        /// What that objective counts.
+        measures: String,
+        /// By how much.
+        delta: i64,
+    },
+    /// The move would not lower any nominating strategy's objective.
+    #[error("moving it to {node} would not reduce {measures}")]
+    NoGain {
+        /// Where the replacement would land.
+        node: String,
+        /// What the first nominating strategy's objective counts.
+        measures: String,
+    },
+}
+
+fn tied_text(tied: &[String]) -> String {
+    if tied.is_empty() {
+        String::new()
+    } else {
+        format!(", tied with {}", tied.join(", "))
+    }
+}
+
+impl Serialize for KeptReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// A strategy's objective before and after the plan.

@@ -36,8 +36,10 @@ use podplace_model::workloads::Workloads;
 use rustc_hash::FxHashMap;
 
 use crate::error::Error;
-use crate::evictor::{self, EvictorContext, NoEvictionPolicy};
-use crate::plan::{Eviction, Kept, LimitStop, Plan, Scheduled, Scores, StrategySummary, Timings};
+use crate::evictor::{self, EvictorContext, NoEvictionPolicy, Refusal};
+use crate::plan::{
+    Eviction, Kept, KeptReason, LimitStop, Plan, Scheduled, Scores, StrategySummary, Timings,
+};
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
 use crate::world::{Budgets, PodFacts};
@@ -60,6 +62,52 @@ impl Default for PlanOptions {
             now: Timestamp::now(),
             max_rounds: 100,
         }
+    }
+}
+
+/// What earlier plans of the same run already evicted. The policy's
+/// limits (`maxNoOfPodsToEvictPerNode`, `...PerNamespace`, `...Total`, a
+/// strategy's `evictionLimits.node`) are budgets for the whole run, and the
+/// disruption budgets for the wave in progress: a plan made again after a
+/// replacement landed elsewhere spends what is left, never the whole limit
+/// again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Pods evicted.
+    pub total: u32,
+    /// Pods evicted, by the node they left.
+    pub per_node: BTreeMap<String, u32>,
+    /// Pods evicted, by namespace.
+    pub per_namespace: BTreeMap<String, u32>,
+    /// Pods evicted, by (profile, strategy, node left).
+    pub per_strategy_node: BTreeMap<(String, String, String), u32>,
+    /// Disruptions of the wave in progress (whose replacements are not yet
+    /// known to be Ready), by budget name.
+    pub wave: BTreeMap<String, i32>,
+}
+
+impl Spent {
+    /// Records a carried-out eviction.
+    pub fn record(&mut self, e: &Eviction) {
+        self.total += 1;
+        *self.per_node.entry(e.from.clone()).or_insert(0) += 1;
+        *self
+            .per_namespace
+            .entry(e.namespace().to_string())
+            .or_insert(0) += 1;
+        *self
+            .per_strategy_node
+            .entry((e.profile.clone(), e.strategy.clone(), e.from.clone()))
+            .or_insert(0) += 1;
+        for b in &e.budgets {
+            *self.wave.entry(b.clone()).or_insert(0) += 1;
+        }
+    }
+
+    /// The wave in progress is over: its replacements are Ready, so the
+    /// disruption budgets are whole again (the limits stay spent).
+    pub fn wave_done(&mut self) {
+        self.wave.clear();
     }
 }
 
@@ -92,6 +140,7 @@ pub struct Planned {
 
 struct StrategyEntry {
     profile: usize,
+    profile_name: String,
     strategy: Box<dyn Strategy>,
     before: i64,
     running: i64,
@@ -197,9 +246,20 @@ impl World {
 
 /// Plans the evictions `policy` calls for in the world `inv`.
 pub fn plan(inv: &Inventory, policy: &Policy, opts: &PlanOptions) -> Result<Planned, Error> {
+    plan_spending(inv, policy, opts, &Spent::default())
+}
+
+/// Plans within what is left of the run's limits after `spent` (a plan made
+/// again in the middle of a run).
+pub fn plan_spending(
+    inv: &Inventory,
+    policy: &Policy,
+    opts: &PlanOptions,
+    spent: &Spent,
+) -> Result<Planned, Error> {
     let started = Instant::now();
     let world = World::from_inventory(inv, opts.seed)?;
-    plan_world(world, policy, opts, started)
+    plan_world_spending(world, policy, opts, started, spent)
 }
 
 /// Plans on an already built world (the simulation's, for instance).
@@ -208,6 +268,17 @@ pub fn plan_world(
     policy: &Policy,
     opts: &PlanOptions,
     started: Instant,
+) -> Result<Planned, Error> {
+    plan_world_spending(world, policy, opts, started, &Spent::default())
+}
+
+/// [`plan_world`] within what is left after `spent`.
+pub fn plan_world_spending(
+    world: World,
+    policy: &Policy,
+    opts: &PlanOptions,
+    started: Instant,
+    spent: &Spent,
 ) -> Result<Planned, Error> {
     let mut timings = Timings {
         world_seconds: started.elapsed().as_secs_f64(),
@@ -268,14 +339,14 @@ pub fn plan_world(
                 .evictor
                 .node_selector
                 .as_deref()
-                .and_then(|s| crate::selector_text::parse(s).ok()),
+                .and_then(|s| podplace_model::selector::text::TextSelector::parse(s).ok()),
             now: opts.now,
         });
     }
     let global_nodes = policy
         .node_selector
         .as_deref()
-        .and_then(|s| crate::selector_text::parse(s).ok());
+        .and_then(|s| podplace_model::selector::text::TextSelector::parse(s).ok());
 
     let mut entries: Vec<StrategyEntry> = Vec::new();
     // Deschedule plugins of every profile first, then balance plugins, as
@@ -288,6 +359,7 @@ pub fn plan_world(
             for s in p.plugins.iter().filter(|s| s.point == point) {
                 entries.push(StrategyEntry {
                     profile: pi,
+                    profile_name: p.name.clone(),
                     strategy: strategies::build(&s.args, &mut cluster, &facts),
                     before: 0,
                     running: 0,
@@ -318,7 +390,15 @@ pub fn plan_world(
         }
     }
 
+    // The wave in progress goes on in this plan's first wave.
+    let mut wave_use: FxHashMap<usize, i32> = FxHashMap::default();
+    for (id, b) in budgets.budgets.iter().enumerate() {
+        if let Some(&n) = spent.wave.get(&b.name) {
+            wave_use.insert(id, n);
+        }
+    }
     let mut planner = Planner {
+        spent: spent.clone(),
         cluster,
         facts,
         entries,
@@ -326,7 +406,7 @@ pub fn plan_world(
         evictions: Vec::new(),
         ids: Vec::new(),
         wave: 1,
-        wave_use: FxHashMap::default(),
+        wave_use,
         per_node: FxHashMap::default(),
         per_strategy_node: FxHashMap::default(),
         per_namespace: FxHashMap::default(),
@@ -351,7 +431,7 @@ pub fn plan_world(
             let first = noms[0].0;
             let pod_key = planner.facts[pod.index()].key();
             let strategy_name = planner.entries[first].strategy.name();
-            let skip = |reason: String| Kept {
+            let skip = |reason: KeptReason| Kept {
                 pod: pod_key.clone(),
                 strategy: strategy_name.to_string(),
                 rule: noms[0].1.clone(),
@@ -378,10 +458,10 @@ pub fn plan_world(
                 }
             }
             if admitted.is_empty() {
-                kept.push(skip(format!(
-                    "not evictable: {}",
-                    refusal.unwrap_or_default()
-                )));
+                // Every nomination was refused, so there is a refusal.
+                if let Some(r) = refusal {
+                    kept.push(skip(KeptReason::NotEvictable(r)));
+                }
                 continue;
             }
             if let Some(sel) = &global_nodes {
@@ -394,10 +474,9 @@ pub fn plan_world(
                         .and_then(|s| n.labels.get(s))
                         .map(|v| planner.cluster.interner.resolve(v))
                 }) {
-                    kept.push(skip(format!(
-                        "node {} is outside the policy's nodeSelector",
-                        n.name
-                    )));
+                    kept.push(skip(KeptReason::OutsideNodeSelector {
+                        node: n.name.to_string(),
+                    }));
                     continue;
                 }
             }
@@ -411,9 +490,7 @@ pub fn plan_world(
             }
             let scheduler = planner.cluster.pod(pod).scheduler_name.to_string();
             if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
-                kept.push(skip(format!(
-                    "its replacement is scheduled by {scheduler:?}, not {DEFAULT_SCHEDULER}: its landing cannot be proved"
-                )));
+                kept.push(skip(KeptReason::OtherScheduler { scheduler }));
                 continue;
             }
             timings.proofs += 1;
@@ -454,7 +531,7 @@ pub fn plan_world(
             max_no_of_pods_to_evict_total: limit,
             deferred: kept
                 .iter()
-                .filter(|k| k.reason.starts_with(TOTAL_LIMIT))
+                .filter(|k| matches!(k.reason, KeptReason::TotalLimit { .. }))
                 .count(),
         }),
         _ => None,
@@ -486,10 +563,9 @@ pub fn plan_world(
 /// What the plan assumes about how replacements are scheduled, shown with it.
 pub const MODEL: &str = "Each replacement is the evicted pod's spec as its controller recreates it, scheduled by kube-scheduler v1.36 (podplace's engine) as soon as it is created: the evicted pod still counts for inter-pod affinity and anti-affinity and holds its resources while it terminates (not for topology spread). A replacement that fits nowhere then is scheduled once the evicted pod is gone; a StatefulSet's always is. Pods are evicted one at a time, each once the previous one is gone and its replacement bound; a new wave starts once the previous wave's replacements are ready.";
 
-/// The limit that ends a plan, as `kept` reasons name it.
-const TOTAL_LIMIT: &str = "maxNoOfPodsToEvictTotal";
-
 struct Planner {
+    /// What earlier plans of the run evicted.
+    spent: Spent,
     cluster: Cluster,
     facts: Vec<PodFacts>,
     entries: Vec<StrategyEntry>,
@@ -543,7 +619,7 @@ impl Planner {
         node: NodeId,
         owner_pods: &FxHashMap<(String, String, String), usize>,
         budgets: &Budgets,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         let args = &policy.profiles[profile].evictor;
         let cx = &contexts[profile];
         let f = &self.facts[pod.index()];
@@ -558,14 +634,13 @@ impl Planner {
                     .map(|v| self.cluster.interner.resolve(v))
             });
             if !ok {
-                return Err(format!(
-                    "node {} is outside the DefaultEvictor's nodeSelector",
-                    n.name
-                ));
+                return Err(Refusal::NodeSelector {
+                    node: n.name.to_string(),
+                });
             }
         }
         if f.prefer_no_eviction && args.no_eviction_policy == NoEvictionPolicy::Mandatory {
-            return Err("pod asks not to be evicted (noEvictionPolicy Mandatory)".to_string());
+            return Err(Refusal::AsksNotToBeEvicted);
         }
         let owner_count = f
             .owner
@@ -595,7 +670,7 @@ impl Planner {
         policy
             .limits
             .max_no_of_pods_to_evict_total
-            .is_some_and(|t| self.evictions.len() as u32 >= t)
+            .is_some_and(|t| self.evictions.len() as u32 + self.spent.total >= t)
     }
 
     fn limit_reached(
@@ -604,48 +679,57 @@ impl Planner {
         pod: PodId,
         node: NodeId,
         admitted: &[(usize, String)],
-    ) -> Option<String> {
+    ) -> Option<KeptReason> {
         let l = &policy.limits;
         let ns = &self.facts[pod.index()].namespace;
         if self.total_limit_reached(policy) {
-            let t = l.max_no_of_pods_to_evict_total.unwrap_or(0);
-            return Some(format!("{TOTAL_LIMIT} ({t}) reached"));
+            let limit = l.max_no_of_pods_to_evict_total.unwrap_or(0);
+            return Some(KeptReason::TotalLimit { limit });
         }
+        let node_name = self.cluster.node(node).name.to_string();
         if let Some(t) = l.max_no_of_pods_to_evict_per_node {
-            if self.per_node.get(&node).copied().unwrap_or(0) >= t {
-                return Some(format!(
-                    "maxNoOfPodsToEvictPerNode ({t}) reached on {}",
-                    self.cluster.node(node).name
-                ));
+            let before = self.spent.per_node.get(&node_name).copied().unwrap_or(0);
+            if self.per_node.get(&node).copied().unwrap_or(0) + before >= t {
+                return Some(KeptReason::NodeLimit {
+                    limit: t,
+                    node: node_name,
+                });
             }
         }
         if let Some(t) = l.max_no_of_pods_to_evict_per_namespace {
-            if self.per_namespace.get(ns).copied().unwrap_or(0) >= t {
-                return Some(format!(
-                    "maxNoOfPodsToEvictPerNamespace ({t}) reached in {ns}"
-                ));
+            let before = self.spent.per_namespace.get(ns).copied().unwrap_or(0);
+            if self.per_namespace.get(ns).copied().unwrap_or(0) + before >= t {
+                return Some(KeptReason::NamespaceLimit {
+                    limit: t,
+                    namespace: ns.clone(),
+                });
             }
         }
         // A strategy's own per-node limit only binds that strategy.
         let all_limited = admitted.iter().all(|(si, _)| {
-            self.entries[*si].strategy.node_limit().is_some_and(|lim| {
+            let e = &self.entries[*si];
+            let key = (
+                policy.profiles[e.profile].name.clone(),
+                e.strategy.name().to_string(),
+                node_name.clone(),
+            );
+            let before = self.spent.per_strategy_node.get(&key).copied().unwrap_or(0);
+            e.strategy.node_limit().is_some_and(|lim| {
                 self.per_strategy_node
                     .get(&(*si, node))
                     .copied()
                     .unwrap_or(0)
+                    + before
                     >= lim
             })
         });
         if all_limited {
-            return Some(format!(
-                "evictionLimits.node reached on {}",
-                self.cluster.node(node).name
-            ));
+            return Some(KeptReason::StrategyNodeLimit { node: node_name });
         }
         None
     }
 
-    fn budget_blocked(&self, budgets: &Budgets, pod: PodId) -> Option<String> {
+    fn budget_blocked(&self, budgets: &Budgets, pod: PodId) -> Option<KeptReason> {
         let pdbs: Vec<&str> = self.facts[pod.index()]
             .budgets
             .iter()
@@ -655,18 +739,17 @@ impl Planner {
             .collect();
         if pdbs.len() > 1 {
             // The eviction subresource answers 500 for such a pod.
-            return Some(format!(
-                "more than one PodDisruptionBudget covers it ({}), which the eviction subresource does not support",
-                pdbs.join(", ")
-            ));
+            return Some(KeptReason::SeveralPdbs {
+                names: pdbs.into_iter().map(str::to_string).collect(),
+            });
         }
         for &b in &self.facts[pod.index()].budgets {
             let budget = &budgets.budgets[b];
             if budget.allowed <= 0 {
-                return Some(format!(
-                    "{} allows no disruption now ({})",
-                    budget.name, budget.why
-                ));
+                return Some(KeptReason::NoDisruption {
+                    budget: budget.name.clone(),
+                    why: budget.why.clone(),
+                });
             }
         }
         None
@@ -740,7 +823,7 @@ impl Planner {
         pod: PodId,
         from: NodeId,
         admitted: &[(usize, String)],
-    ) -> Result<(usize, String, Proof), String> {
+    ) -> Result<(usize, String, Proof), KeptReason> {
         // Rules as they read now, with the moves already planned.
         let mut admitted = admitted.to_vec();
         for (si, rule) in admitted.iter_mut() {
@@ -803,10 +886,9 @@ impl Planner {
             Ok(found) => found,
             Err(outcome) => {
                 rollback(self);
-                return Err(format!(
-                    "its replacement would fit on no node: {}",
-                    outcome.message
-                ));
+                return Err(KeptReason::FitsNowhere {
+                    message: outcome.message.to_string(),
+                });
             }
         };
         let to = choice.node;
@@ -825,21 +907,14 @@ impl Planner {
             .all(|(si, _)| self.entries[*si].strategy.requires_move());
         if to == from && requires_move {
             rollback(self);
-            let tie = if tied.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", tied with {}",
-                    tied.iter()
-                        .map(|&n| self.cluster.node(n).name.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            return Err(format!(
-                "its replacement would land on {} again (score {to_score}{tie})",
-                self.cluster.node(from).name
-            ));
+            return Err(KeptReason::SameNode {
+                node: self.cluster.node(from).name.to_string(),
+                score: to_score,
+                tied: tied
+                    .iter()
+                    .map(|&n| self.cluster.node(n).name.to_string())
+                    .collect(),
+            });
         }
         self.cluster.bind(replacement, to);
         if self.cluster.pods[pod.index()].node.is_some() {
@@ -872,22 +947,21 @@ impl Planner {
             // Undo: unbind the replacement, restore the old pod.
             self.cluster.unbind(replacement);
             rollback(self);
-            return Err(format!(
-                "moving it to {} would make {} worse ({} +{d})",
-                self.cluster.node(to).name,
-                self.entries[si].strategy.name(),
-                self.entries[si].strategy.measures()
-            ));
+            return Err(KeptReason::WorseFor {
+                node: self.cluster.node(to).name.to_string(),
+                strategy: self.entries[si].strategy.name().to_string(),
+                measures: self.entries[si].strategy.measures(),
+                delta: d,
+            });
         }
         let helped = admitted.iter().find(|(si, _)| deltas[*si] < 0).cloned();
         let Some((si, rule)) = helped else {
             self.cluster.unbind(replacement);
             rollback(self);
-            return Err(format!(
-                "moving it to {} would not reduce {}",
-                self.cluster.node(to).name,
-                self.entries[admitted[0].0].strategy.measures()
-            ));
+            return Err(KeptReason::NoGain {
+                node: self.cluster.node(to).name.to_string(),
+                measures: self.entries[admitted[0].0].strategy.measures(),
+            });
         };
         self.cluster.remove_pod(pod);
         Ok((
@@ -957,6 +1031,11 @@ impl Planner {
             },
             objective_before,
             objective_after: self.entries[si].running,
+            profile: self.entries[si].profile_name.clone(),
+            budgets: ids
+                .iter()
+                .map(|&b| budgets.budgets[b].name.clone())
+                .collect(),
         });
         self.ids.push(EvictionIds {
             evicted: pod,

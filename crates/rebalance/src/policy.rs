@@ -662,7 +662,7 @@ impl Policy {
             }
         }
         if let Some(sel) = &raw.node_selector {
-            crate::selector_text::parse(&sel.value).map_err(|m| {
+            podplace_model::selector::text::TextSelector::parse(&sel.value).map_err(|m| {
                 err(Problem::at(
                     &sel.referenced,
                     format!("nodeSelector {:?}: {m}", sel.value),

@@ -890,3 +890,122 @@ async fn an_api_server_that_goes_away_keeps_healthz_unhealthy_from_the_first_fai
         "{health}"
     );
 }
+
+/// A TCP proxy in front of `target` that, once `stall` is set, reads what
+/// clients send and forwards nothing: requests on new and kept-alive
+/// connections alike are accepted and never answered.
+async fn stalling_proxy(
+    target: std::net::SocketAddr,
+    stall: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::net::SocketAddr {
+    use std::sync::atomic::Ordering::SeqCst;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let stall = stall.clone();
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                });
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    let n = match client_read.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if !stall.load(SeqCst) && server_write.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Leadership cannot outlive the Lease: when renewals hang (the API server
+/// accepts them and never answers), the leader stops acting at the renew
+/// deadline of its last renewal, its leader gauge drops when the hung round
+/// is given up (at the deadline, not whenever an answer comes), and a run
+/// then evicts nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_that_hangs_stops_leading_at_the_renew_deadline() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let s = setup("renewal-hangs").await;
+    let stall = std::sync::Arc::new(AtomicBool::new(false));
+    let target: std::net::SocketAddr = s
+        .server
+        .url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    let proxy = stalling_proxy(target, stall.clone()).await;
+    let kc = s._dir.0.join("kubeconfig-proxied");
+    std::fs::write(
+        &kc,
+        s.server
+            .kubeconfig()
+            .replace(&s.server.url(), &format!("http://{proxy}")),
+    )
+    .unwrap();
+    let client = connect(&ConnectOptions {
+        kubeconfig: Some(kc),
+        context: None,
+    })
+    .await
+    .unwrap();
+    let metrics = Metrics::new();
+    let mut l = lease("replica-a");
+    l.renew_deadline = Duration::from_millis(800);
+    l.lease_duration = Duration::from_millis(1500);
+    let daemon = Daemon::new(
+        client,
+        Policy::default_profile(),
+        true,
+        Some(l),
+        metrics.clone(),
+    )
+    .unwrap();
+    daemon.start_election(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !daemon.is_leader() {
+        assert!(std::time::Instant::now() < deadline, "never led");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(metrics.render().contains("podplace_rebalance_leader 1"));
+    stall.store(true, SeqCst);
+    let stalled = std::time::Instant::now();
+    while daemon.is_leader() {
+        assert!(
+            stalled.elapsed() < Duration::from_millis(800 + 150),
+            "still leading {:?} after renewals began to hang (renew deadline 800 ms)",
+            stalled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The gauge follows once the hung round is given up at its deadline.
+    loop {
+        if metrics.render().contains("podplace_rebalance_leader 0") {
+            break;
+        }
+        assert!(
+            stalled.elapsed() < Duration::from_millis(2 * 800 + 300),
+            "the leader gauge still says 1 {:?} after renewals began to hang",
+            stalled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Well before another replica could take the Lease over.
+    assert!(stalled.elapsed() < Duration::from_millis(1500 + 800));
+    s.server.clear_requests();
+    let run = daemon.run_once().await;
+    assert!(!matches!(run, Ok(RunResult::Ran { .. })), "{run:?}");
+    assert!(evictions_posted(&s.server).is_empty());
+}

@@ -5,6 +5,7 @@
 //! Each integration test file is a module of this one test binary, so the
 //! crate links its tests once instead of once per file.
 
+mod budgets;
 mod chart;
 mod drift;
 mod live;

@@ -3,7 +3,7 @@
 
 use k8s_openapi::jiff::Timestamp;
 use podplace_model::inventory::{Inventory, Origin, Sourced};
-use podplace_rebalance::{plan, PlanOptions, Policy};
+use podplace_rebalance::{plan, KeptReason, PlanOptions, Policy};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -256,7 +256,7 @@ fn a_capped_run_leaves_the_rest_to_the_next_run() {
         .plan
         .kept
         .iter()
-        .any(|k| k.reason == "maxNoOfPodsToEvictTotal (3) reached"));
+        .any(|k| k.reason == KeptReason::TotalLimit { limit: 3 }));
     // The next run goes on from the cluster as the first left it.
     let after_first = first.apply(&inv, opts(0).now);
     let second = plan(&after_first, &policy, &opts(0)).unwrap();

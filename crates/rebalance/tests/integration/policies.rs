@@ -89,7 +89,7 @@ fn policies_decide_what_is_planned() {
         }
         if let Some(k) = kept {
             assert!(
-                p.kept.iter().any(|x| x.reason.contains(k)),
+                p.kept.iter().any(|x| x.reason.to_string().contains(k)),
                 "{name}: {:#?}",
                 p.kept
             );
@@ -119,7 +119,8 @@ fn a_pdb_without_disruptions_keeps_its_pods() {
     assert!(p.plan.evictions.iter().all(|e| !e.pod.starts_with("data/")));
 }
 
-/// The README's example policies (`## Rebalance`) load and plan.
+/// The README's example policies (`## Rebalance`, and the policy file its
+/// example runs) load and plan.
 #[test]
 fn the_readme_example_policies_run() {
     let readme =
@@ -134,6 +135,16 @@ fn the_readme_example_policies_run() {
             continue;
         }
         let p = Policy::parse(body, "README.md").unwrap_or_else(|e| panic!("{e}\n{body}"));
+        plan(&world("drift-collapsed.yaml"), &p, &opts()).unwrap();
+        found += 1;
+    }
+    // The README's `--policy` example runs docs/examples/policy.yaml.
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/examples/policy.yaml"
+    );
+    if let Ok(body) = std::fs::read_to_string(example) {
+        let p = Policy::parse(&body, example).unwrap_or_else(|e| panic!("{e}\n{body}"));
         plan(&world("drift-collapsed.yaml"), &p, &opts()).unwrap();
         found += 1;
     }
@@ -170,7 +181,7 @@ fn a_pod_under_two_pdbs_is_never_planned() {
     assert!(p.plan.evictions.is_empty(), "{:?}", p.plan.evictions);
     assert!(
         p.plan.kept.iter().any(|k| k.pod.starts_with("shop/demo-app")
-            && k.reason
+            && k.reason.to_string()
                 == "more than one PodDisruptionBudget covers it (shop/one, shop/two), which the eviction subresource does not support"),
         "{:#?}",
         p.plan.kept
