@@ -608,13 +608,21 @@ impl ClusterState {
             pods.sort();
             let _ = writeln!(
                 out,
-                "node {} [{}] taints={:?} unsched={} alloc={:?} req={:?} nz={:?} ports={} aff={} pods={:?}",
+                "node {} [{}] taints={:?} unsched={} alloc={} req={} nz={:?} ports={} aff={} pods={:?}",
                 node.name,
                 labels(&node.labels),
-                node.taints.len(),
+                node.taints
+                    .iter()
+                    .map(|t| format!(
+                        "{}={}:{:?}",
+                        self.interner.resolve(t.key),
+                        self.interner.resolve(t.value),
+                        t.effect
+                    ))
+                    .collect::<Vec<_>>(),
                 node.unschedulable,
-                node.allocatable,
-                info.requested,
+                self.resources_text(&node.allocatable),
+                self.resources_text(&info.requested),
                 info.non_zero_requested,
                 info.used_ports.len(),
                 self.pods_with_affinity[i],
@@ -722,6 +730,23 @@ impl ClusterState {
             .collect();
         reqs.sort();
         format!("{{{}}}", reqs.join(","))
+    }
+
+    fn resources_text(&self, r: &Resources) -> String {
+        let mut scalar: Vec<String> = r
+            .scalar
+            .iter()
+            .map(|&(k, v)| format!("{}={v}", self.interner.resolve(k)))
+            .collect();
+        scalar.sort();
+        format!(
+            "cpu={} mem={} eph={} pods={} {}",
+            r.milli_cpu,
+            r.memory,
+            r.ephemeral_storage,
+            r.pods,
+            scalar.join(",")
+        )
     }
 
     fn term_text(&self, t: &AffinityTerm) -> String {

@@ -11,6 +11,12 @@ use crate::groups::{MatchContext, Scope};
 use crate::ids::{GroupId, NodeId, PodId};
 
 impl ClusterState {
+    /// Compiles an API pod against this state's strings (to schedule it
+    /// without adding it).
+    pub fn compile_pod(&mut self, pod: &core::Pod) -> Result<Pod, CompileError> {
+        Pod::compile(pod, &mut self.interner)
+    }
+
     /// Compiles and adds an API pod.
     pub fn add_api_pod(&mut self, pod: &core::Pod) -> Result<PodId, CompileError> {
         let pod = Pod::compile(pod, &mut self.interner)?;

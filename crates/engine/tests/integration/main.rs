@@ -7,5 +7,6 @@
 
 mod conformance;
 mod incremental;
+mod lifecycle;
 mod plugins;
 mod support;
