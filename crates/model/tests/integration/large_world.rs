@@ -6,39 +6,45 @@
 use std::time::Instant;
 
 use podplace_model::load::{load, Source};
+use podplace_testkit::{node, pod, HOST, ZONE};
+use serde_json::json;
 
 fn world_json(nodes: usize, pods: usize) -> String {
     serde_json::to_string_pretty(&world(nodes, pods)).unwrap()
 }
 
 fn world(nodes: usize, pods: usize) -> serde_json::Value {
+    let created = json!({"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"}});
     let mut items = Vec::with_capacity(nodes + pods);
     for n in 0..nodes {
-        items.push(serde_json::json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": format!("node-{n}"), "uid": format!("uid-n{n}"), "creationTimestamp": "2026-01-01T00:00:00Z",
-                "labels": {"kubernetes.io/hostname": format!("node-{n}"), "topology.kubernetes.io/zone": format!("zone-{}", n % 3)}},
-            "spec": {},
-            "status": {"capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"}, "allocatable": {"cpu": "31500m", "memory": "120Gi", "pods": "110"}}
-        }));
+        let node = node(&format!("node-{n}"))
+            .uid(&format!("uid-n{n}"))
+            .label(ZONE, &format!("zone-{}", n % 3))
+            .capacity("31500m", "120Gi", "110")
+            .merge(created.clone())
+            .merge(json!({"spec": {}, "status": {"capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}));
+        items.push(node.value());
     }
     for p in 0..pods {
-        items.push(serde_json::json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": format!("app-{}-{p}", p % 500), "namespace": format!("ns-{}", p % 50), "uid": format!("uid-p{p}"),
-                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": format!("app-{}", p % 500), "tier": "web"}},
-            "spec": {
-                "nodeName": format!("node-{}", p % nodes),
-                "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
-                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
-                    "podAffinityTerm": {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": [format!("app-{}", p % 500)]}]},
-                    "topologyKey": "kubernetes.io/hostname"}}]}},
-                "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
-            },
-            "status": {"phase": "Running"}
-        }));
+        let app = format!("app-{}", p % 500);
+        let pod = pod(&format!("{app}-{p}"))
+            .ns(&format!("ns-{}", p % 50))
+            .uid(&format!("uid-p{p}"))
+            .label("app", &app)
+            .label("tier", "web")
+            .on(&format!("node-{}", p % nodes))
+            .image("nginx")
+            .requests("100m", "128Mi")
+            .prefer_anti(100, "app", &[&app], HOST)
+            .phase("Running")
+            .merge(created.clone())
+            .merge(
+                json!({"spec": {"tolerations": [{"key": "node.kubernetes.io/not-ready",
+                "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]}}),
+            );
+        items.push(pod.value());
     }
-    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
 }
 
 /// Compact JSON is one line: positions of list items must be found by
