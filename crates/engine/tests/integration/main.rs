@@ -8,5 +8,6 @@
 mod conformance;
 mod incremental;
 mod lifecycle;
+mod overlay;
 mod plugins;
 mod support;
