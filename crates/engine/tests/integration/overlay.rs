@@ -118,7 +118,7 @@ fn apply(
             v["metadata"]["name"] = serde_json::json!(format!("added{}", ids.len()));
             let mut p = PodB::from_json(v);
             if let (Some(n), false) = (on, s.nodes().is_empty()) {
-                p = p.on(&s.node(node(s, *n)).name.to_string());
+                p = p.on(s.node(node(s, *n)).name.as_ref());
             }
             ids.push(s.add_api_pod(&p.build()).unwrap());
         }
@@ -159,7 +159,10 @@ fn apply(
     }
 }
 
-fn answer(o: &Outcome) -> (Vec<String>, Vec<(u32, i64)>, Option<NodeId>, String) {
+/// What a cycle answered: every node's status, the scores, the choice, the message.
+type Answer = (Vec<String>, Vec<(u32, i64)>, Option<NodeId>, String);
+
+fn answer(o: &Outcome) -> Answer {
     (
         o.statuses.iter().map(|s| format!("{s:?}")).collect(),
         o.scores.iter().map(|s| (s.node.0, s.total)).collect(),
