@@ -1,0 +1,316 @@
+//! One world, built once: the loaded objects, the cluster state after every
+//! waiting pod was placed, the placements, and a pod table every command
+//! reads the same way.
+//!
+//! `place`, `why`, `lint`, `rebalance` and `simulate` all start from the same
+//! thing: an [`Inventory`], compiled into the engine's [`ClusterState`], its
+//! pending pods placed in queue order (so `why vault-2` sees vault-0 and
+//! vault-1 bound, as the real cluster would). Each used to build that itself
+//! and keep its own pod-indexed side tables (a `(namespace, name)` map to
+//! the API objects, a `Vec` parallel to the cluster's pods). A [`World`]
+//! does it once; commands add what only they need as [`PodColumn`]s keyed
+//! by the same [`PodId`].
+//!
+//! A world is read with `&self`. A what-if (fix verification, a rollout
+//! replay, an admission check) takes an [`World::overlay`]: a copy of the
+//! state to change and schedule on, sharing the objects and the pod table
+//! with the world, which stays as it was for every other reader.
+//!
+//! ```
+//! use podplace_model::inventory::{Inventory, Origin, Sourced};
+//! use podplace_world::World;
+//!
+//! let node: k8s_openapi::api::core::v1::Node = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+//!     "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+//! })).unwrap();
+//! let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "web", "namespace": "shop"},
+//!     "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+//! })).unwrap();
+//! let origin = Origin { file: String::new(), line: 0, column: 0 };
+//! let mut inventory = Inventory::default();
+//! inventory.nodes.push(Sourced { object: node, origin: origin.clone() });
+//! inventory.pods.push(Sourced { object: pod, origin });
+//!
+//! let world = World::build(inventory, 0).unwrap();
+//! let web = world.find_pod("web", None).unwrap();
+//! assert_eq!(world.pod_name(web), "shop/web");
+//! assert_eq!(world.workload(web).to_string(), "Pod/shop/web");
+//! assert!(world.placed_by_podplace(web));
+//! assert_eq!(world.state().pod_node(web), world.state().node_id("n1"));
+//!
+//! // A what-if changes its own copy of the state; the world is unchanged.
+//! let mut what_if = world.overlay();
+//! what_if.state_mut().unbind(web);
+//! assert_eq!(what_if.state().pod_node(web), None);
+//! assert!(world.state().pod_node(web).is_some());
+//! ```
+
+pub mod column;
+pub mod find;
+pub mod pods;
+
+use std::borrow::Cow;
+
+use k8s_openapi::api::core::v1 as core;
+use podplace_engine::place::DEFAULT_SCHEDULER;
+use podplace_engine::{
+    build_state, place_all, schedule, ClusterState, Outcome, PlaceOptions, Placement,
+    SchedulerCache,
+};
+use podplace_model::inventory::Inventory;
+use podplace_model::objects::Pod;
+use podplace_model::workloads::WorkloadRef;
+
+pub use column::PodColumn;
+pub use find::FindError;
+pub use podplace_engine::{BuildError, NodeId, PodId};
+pub use pods::{Owner, PodRow, PodTable};
+
+/// The objects, the placed cluster state and the pod table (see the crate doc).
+#[derive(Debug)]
+pub struct World {
+    inventory: Inventory,
+    state: ClusterState,
+    /// What the placement cached; what-ifs start from a copy of it, so their
+    /// first cycle does not recompute every node's static verdicts.
+    cache: SchedulerCache,
+    pods: PodTable,
+    placements: Vec<Placement>,
+    /// Per pod: its index in `placements` (pods that were waiting).
+    placement_of: PodColumn<Option<usize>>,
+    seed: u64,
+}
+
+impl World {
+    /// Compiles `inventory` into a cluster state and places every waiting
+    /// pod in queue order, choosing among equally scored nodes with `seed`.
+    pub fn build(inventory: Inventory, seed: u64) -> Result<World, BuildError> {
+        World::build_with(
+            inventory,
+            PlaceOptions {
+                seed,
+                keep_outcomes: false,
+            },
+        )
+    }
+
+    /// [`World::build`] with every [`PlaceOptions`] (`keep_outcomes` keeps
+    /// each placement's full scheduling result).
+    pub fn build_with(inventory: Inventory, options: PlaceOptions) -> Result<World, BuildError> {
+        let (mut state, pending) = build_state(&inventory)?;
+        let mut cache = SchedulerCache::new();
+        let placements = place_all(&mut state, &mut cache, &pending, options);
+        let mut placement_of = PodColumn::from_fn(state.pod_slots(), |_| None);
+        for (i, p) in placements.iter().enumerate() {
+            placement_of[p.pod] = Some(i);
+        }
+        let pods = PodTable::new(&inventory, &state);
+        Ok(World {
+            inventory,
+            state,
+            cache,
+            pods,
+            placements,
+            placement_of,
+            seed: options.seed,
+        })
+    }
+
+    /// Everything loaded (workloads expanded into pods).
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    /// The cluster state after placement.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// What scheduling cached while placing (topology tables, per-node
+    /// verdicts), for readers of those tables.
+    pub fn cache(&self) -> &SchedulerCache {
+        &self.cache
+    }
+
+    /// The seed placement chose among equally scored nodes with; what-ifs
+    /// schedule with it too, so they agree with the placement.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Where each waiting pod went, in load order.
+    pub fn placements(&self) -> &[Placement] {
+        &self.placements
+    }
+
+    /// Where a pod that was waiting went; `None` for pods that were bound
+    /// (or finished) in the input.
+    pub fn placement(&self, id: PodId) -> Option<&Placement> {
+        let i = (*self.placement_of.get(id)?)?;
+        self.placements.get(i)
+    }
+
+    /// Whether podplace placed this pod (it was waiting in the input).
+    pub fn placed_by_podplace(&self, id: PodId) -> bool {
+        self.placement(id).is_some_and(|p| p.node.is_some())
+    }
+
+    /// Whether the pod was waiting for a scheduler other than
+    /// kube-scheduler (`spec.schedulerName`), so podplace left it alone.
+    pub fn other_scheduler(&self, id: PodId) -> bool {
+        self.placement(id).is_some_and(|p| {
+            let scheduler = &*self.state.pod(id).scheduler_name;
+            p.node.is_none() && !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER
+        })
+    }
+
+    /// The pod table.
+    pub fn pods(&self) -> &PodTable {
+        &self.pods
+    }
+
+    /// A pod's row: API object, workload, owner.
+    pub fn pod(&self, id: PodId) -> Option<&PodRow> {
+        self.pods.get(id)
+    }
+
+    /// The bound of every [`PodId`] of this world, for [`PodColumn`]s.
+    pub fn pod_slots(&self) -> usize {
+        self.state.pod_slots()
+    }
+
+    /// A column with a value for every pod slot, made by `f`.
+    pub fn column<T>(&self, f: impl FnMut(PodId) -> T) -> PodColumn<T> {
+        PodColumn::from_fn(self.pod_slots(), f)
+    }
+
+    /// A live pod by namespace and name.
+    pub fn pod_id(&self, namespace: &str, name: &str) -> Option<PodId> {
+        self.state
+            .pod_id(namespace, name)
+            .filter(|&id| self.state.pod_entry(id).is_some())
+    }
+
+    /// `namespace/name` of a pod.
+    pub fn pod_name(&self, id: PodId) -> String {
+        pod_name(&self.state, id)
+    }
+
+    /// The API object a pod was compiled from, when it was loaded.
+    pub fn api_pod(&self, id: PodId) -> Option<&core::Pod> {
+        let i = self.pods.get(id)?.api?;
+        self.inventory.pods.get(i).map(|p| &p.object)
+    }
+
+    /// The workload a pod belongs to (resolved through ReplicaSet to
+    /// Deployment and Job to CronJob); for a pod without a row, its
+    /// controlling owner or itself.
+    pub fn workload(&self, id: PodId) -> Cow<'_, WorkloadRef> {
+        match self.pods.get(id) {
+            Some(row) => Cow::Borrowed(&row.workload),
+            None => Cow::Owned(pods::compiled_row(&self.state, id).0),
+        }
+    }
+
+    /// A what-if over this world: its own copy of the state (and of the
+    /// scheduler cache) to change and schedule on, sharing the objects and
+    /// pod table. The world itself is never changed by it.
+    pub fn overlay(&self) -> WhatIf<'_> {
+        WhatIf {
+            base: self,
+            state: self.state.overlay(),
+            cache: self.cache.clone(),
+        }
+    }
+
+    /// Gives the objects back (for a command that continues with them).
+    pub fn into_inventory(self) -> Inventory {
+        self.inventory
+    }
+}
+
+fn pod_name(state: &ClusterState, id: PodId) -> String {
+    let pod = state.pod(id);
+    format!("{}/{}", state.interner().resolve(pod.namespace), pod.name)
+}
+
+/// A what-if world: the base [`World`]'s objects and pod table, and a state
+/// of its own (see [`World::overlay`]).
+#[derive(Debug)]
+pub struct WhatIf<'w> {
+    base: &'w World,
+    state: ClusterState,
+    cache: SchedulerCache,
+}
+
+impl<'w> WhatIf<'w> {
+    /// The world this what-if was taken from, as it was.
+    pub fn base(&self) -> &'w World {
+        self.base
+    }
+
+    /// The what-if's state.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// The what-if's state, to apply changes to (bind, unbind, add, remove,
+    /// update): only this what-if sees them.
+    pub fn state_mut(&mut self) -> &mut ClusterState {
+        &mut self.state
+    }
+
+    /// The state (node changes accounted) and the cache, for the engine's
+    /// entry points (`schedule_choice`, preemption).
+    pub fn parts(&mut self) -> (&ClusterState, &mut SchedulerCache) {
+        self.state.settle();
+        (&self.state, &mut self.cache)
+    }
+
+    /// One scheduling cycle for `pod` on the what-if's state, with the
+    /// world's seed.
+    pub fn schedule(&mut self, pod: &Pod) -> Outcome {
+        let seed = self.base.seed;
+        let (state, cache) = self.parts();
+        schedule(state, cache, pod, seed)
+    }
+
+    /// A pod's row in the base world, when the what-if still holds that pod
+    /// under the id (a pod it added, or one that reused a removed pod's
+    /// slot, has none).
+    pub fn pod(&self, id: PodId) -> Option<&'w PodRow> {
+        let entry = self.state.pod_entry(id)?;
+        let was = self.base.state.pod_entry(id)?;
+        let same = entry.pod.namespace == was.pod.namespace && entry.pod.name == was.pod.name;
+        if same {
+            self.base.pod(id)
+        } else {
+            None
+        }
+    }
+
+    /// `namespace/name` of a pod.
+    pub fn pod_name(&self, id: PodId) -> String {
+        pod_name(&self.state, id)
+    }
+
+    /// The workload a pod belongs to: the base world's answer for pods it
+    /// knows, else the pod's controlling owner or itself.
+    pub fn workload(&self, id: PodId) -> Cow<'w, WorkloadRef> {
+        match self.pod(id) {
+            Some(row) => Cow::Borrowed(&row.workload),
+            None => Cow::Owned(pods::compiled_row(&self.state, id).0),
+        }
+    }
+
+    /// The API object of a pod the base world loaded.
+    pub fn api_pod(&self, id: PodId) -> Option<&'w core::Pod> {
+        let i = self.pod(id)?.api?;
+        self.base.inventory.pods.get(i).map(|p| &p.object)
+    }
+}
+
+#[cfg(test)]
+mod tests;
