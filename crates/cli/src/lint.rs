@@ -7,7 +7,9 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use podplace_lint::render;
 use podplace_lint::{lint, LintOptions, Severity};
-use podplace_model::load::{load, load_with_source_map, LoadOptions, Source, SourceMap};
+use podplace_model::load::{
+    load_with_options, load_with_source_map, LoadOptions, Source, SourceMap,
+};
 
 use crate::args::{FileArgs, KubeArgs, OutputArgs, PageArgs, SeedArgs};
 use crate::snapshot::{fetch_live, report_gaps, ClusterArgs};
@@ -128,7 +130,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     } else if cluster_only {
         // Its workloads are the manifests: keep where each is written.
         let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();
-        match load_with_source_map(&sources, &LoadOptions::default()) {
+        match load_with_source_map(&sources, &args.more_files.load_options()) {
             Ok((inv, map)) => {
                 for w in &inv.warnings {
                     eprintln!("warning: {w}");
@@ -143,7 +145,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         }
     } else {
         let sources: Vec<Source> = args.cluster.iter().map(|f| Source::from_arg(f)).collect();
-        match load(&sources) {
+        match load_with_options(&sources, &args.more_files.load_options()) {
             Ok(inv) => {
                 for w in &inv.warnings {
                     eprintln!("warning: {w}");
@@ -177,7 +179,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
                         .iter()
                         .filter_map(|n| n.object.metadata.name.clone())
                         .collect(),
-                    ..LoadOptions::default()
+                    ..args.more_files.load_options()
                 };
                 match load_with_source_map(&sources, &options) {
                     Ok((workloads, map)) => (workloads, map, Some(rest)),
@@ -195,7 +197,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
                     .flat_map(|s| &s.nodes)
                     .filter_map(|n| n.object.metadata.name.clone())
                     .collect(),
-                ..LoadOptions::default()
+                ..args.more_files.load_options()
             };
             let sources: Vec<Source> = inputs.iter().map(|f| Source::from_arg(f)).collect();
             let (manifests, source_map) = match load_with_source_map(&sources, &load_options) {

@@ -67,9 +67,9 @@ fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
 
 /// Runs `place`.
 pub fn run(args: &PlaceArgs) -> Result<Exit> {
-    let (filenames, output) = (&args.files.filenames, args.output.output);
+    let output = args.output.output;
     let (seed, verbose) = (args.seed.seed(), args.verbose.verbose);
-    let inventory = match load_world(filenames, verbose) {
+    let inventory = match load_world(&args.files, verbose) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use podplace_kube::{ConnectOptions, FetchOptions, LeaseConfig};
+use podplace_kube::{FetchOptions, LeaseConfig};
 use podplace_rebalance::daemon::{serve, stop_signal, Daemon, RunResult};
-use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, Step, StepOutcome};
+use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, StepOutcome};
 use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
 
@@ -106,6 +106,12 @@ enum FlagError {
         /// What is wrong with its value.
         message: String,
     },
+    /// A pause or wait of zero.
+    #[error("--{flag} must be more than 0 (e.g. 2s): a zero pause would query the API server in a tight loop")]
+    Zero {
+        /// The flag, without `--`.
+        flag: &'static str,
+    },
     /// A Lease shorter than its resolution.
     #[error("--lease-duration must be at least 1s (the Lease counts whole seconds)")]
     LeaseTooShort,
@@ -130,6 +136,15 @@ enum FlagError {
 fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
     podplace_rebalance::duration::parse_duration(text)
         .map_err(|message| FlagError::Duration { flag, message })
+}
+
+/// A pause or wait that must be more than zero: `--poll-interval 0` would
+/// list the pods in a tight loop (22 lists a second were measured).
+fn positive(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
+    match duration(flag, text)? {
+        d if d.is_zero() => Err(FlagError::Zero { flag }),
+        d => Ok(d),
+    }
 }
 
 /// Runs `rebalance`.
@@ -167,7 +182,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
             eprintln!("error: --execute and --interval act on a live cluster; they cannot be used with -f");
             return Ok(Exit::BadInput);
         }
-        let inv = match crate::world::load_world(&args.files.filenames, args.verbose.verbose) {
+        let inv = match crate::world::load_world(&args.files, args.verbose.verbose) {
             Ok(inv) => inv,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -210,9 +225,9 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
 
 fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, FlagError> {
     Ok(ExecuteOptions {
-        poll_interval: duration("poll-interval", &args.poll_interval)?,
-        wait_timeout: duration("wait-timeout", &args.wait_timeout)?,
-        retry_backoff: duration("retry-backoff", &args.retry_backoff)?,
+        poll_interval: positive("poll-interval", &args.poll_interval)?,
+        wait_timeout: positive("wait-timeout", &args.wait_timeout)?,
+        retry_backoff: positive("retry-backoff", &args.retry_backoff)?,
         max_retries: args.retries,
         max_replans: 3,
         fetch: FetchOptions {
@@ -274,12 +289,8 @@ async fn live(
     plan_opts: PlanOptions,
     exec_opts: ExecuteOptions,
 ) -> Result<Exit> {
-    let client = match podplace_kube::connect(&ConnectOptions {
-        kubeconfig: args.cluster.kube.kubeconfig.clone(),
-        context: args.cluster.kube.context.clone(),
-    })
-    .await
-    {
+    let kube = &args.cluster.kube;
+    let client = match podplace_kube::connect_with(&kube.connect_options(), &kube.limits()).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -573,40 +584,6 @@ fn tied_text(tied: &[String]) -> String {
     }
 }
 
-/// What happened to one eviction, for text.
-fn step_result(step: &Step) -> String {
-    format!(
-        "{}{}{}",
-        match step.outcome {
-            StepOutcome::AsPredicted => "evicted; landed as planned".to_string(),
-            StepOutcome::Tied => format!(
-                "evicted; landed on {} (scored equal)",
-                step.landed.clone().unwrap_or_default()
-            ),
-            StepOutcome::Elsewhere => format!(
-                "evicted; MISMATCH: landed on {}, planned {}",
-                step.landed.clone().unwrap_or_default(),
-                step.predicted
-            ),
-            StepOutcome::NotScheduled =>
-                "evicted; the replacement was not scheduled in time".to_string(),
-            StepOutcome::Blocked => "blocked by a PodDisruptionBudget".to_string(),
-            StepOutcome::Gone => "already gone".to_string(),
-            StepOutcome::Forbidden => "forbidden".to_string(),
-        },
-        if step.attempts > 1 {
-            format!(" after {} attempts", step.attempts)
-        } else {
-            String::new()
-        },
-        step.message
-            .as_ref()
-            .filter(|_| step.attempts > 1 || step.outcome != StepOutcome::AsPredicted)
-            .map(|m| format!(" ({m})"))
-            .unwrap_or_default()
-    )
-}
-
 fn render_text(
     plan: &Plan,
     report: Option<&ExecutionReport>,
@@ -651,25 +628,39 @@ fn render_text(
             e.objective_after
         );
         if let Some(r) = report {
-            if let Some(step) = r.steps.iter().find(|st| st.replan == 0 && st.pod == e.pod) {
-                let _ = writeln!(s, "      result: {}", step_result(step));
+            if let Some(step) = r.steps.iter().find(|st| st.pod == e.pod) {
+                let _ = writeln!(
+                    s,
+                    "      result: {}{}{}",
+                    match step.outcome {
+                        StepOutcome::AsPredicted => "evicted; landed as planned".to_string(),
+                        StepOutcome::Tied => format!(
+                            "evicted; landed on {} (scored equal)",
+                            step.landed.clone().unwrap_or_default()
+                        ),
+                        StepOutcome::Elsewhere => format!(
+                            "evicted; MISMATCH: landed on {}, planned {}",
+                            step.landed.clone().unwrap_or_default(),
+                            step.predicted
+                        ),
+                        StepOutcome::NotScheduled =>
+                            "evicted; the replacement was not scheduled in time".to_string(),
+                        StepOutcome::Blocked => "blocked by a PodDisruptionBudget".to_string(),
+                        StepOutcome::Gone => "already gone".to_string(),
+                        StepOutcome::Forbidden => "forbidden".to_string(),
+                    },
+                    if step.attempts > 1 {
+                        format!(" after {} attempts", step.attempts)
+                    } else {
+                        String::new()
+                    },
+                    step.message
+                        .as_ref()
+                        .filter(|_| step.attempts > 1 || step.outcome != StepOutcome::AsPredicted)
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default()
+                );
             }
-        }
-    }
-    // Evictions of plans made again after a deviation, each itemized.
-    let later: Vec<_> = report
-        .iter()
-        .flat_map(|r| r.steps.iter().filter(|st| st.replan > 0))
-        .collect();
-    if !later.is_empty() {
-        let _ = writeln!(s, "\nafter planning again:");
-        for step in later {
-            let _ = writeln!(
-                s,
-                "  {}  {} → {}  [{}] (replan {})",
-                step.pod, step.from, step.predicted, step.strategy, step.replan
-            );
-            let _ = writeln!(s, "      result: {}", step_result(step));
         }
     }
     let changed: Vec<_> = plan
@@ -744,8 +735,6 @@ mod tests {
     fn step(outcome: StepOutcome) -> Step {
         Step {
             pod: "shop/web-1".to_string(),
-            from: "n1".to_string(),
-            replan: 0,
             strategy: "SoftRules".to_string(),
             predicted: "n2".to_string(),
             landed: Some("n3".to_string()),

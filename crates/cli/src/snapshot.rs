@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use podplace_kube::snapshot::{render, Format};
-use podplace_kube::{ConnectOptions, FetchOptions, Fetched};
+use podplace_kube::{FetchOptions, Fetched};
 
 use crate::args::{KubeArgs, PageArgs};
 use crate::Exit;
@@ -83,12 +83,9 @@ pub fn fetch_live(args: &ClusterArgs) -> Result<Fetched, LiveError> {
             })
         })?;
     runtime.block_on(async {
-        let client = podplace_kube::connect(&ConnectOptions {
-            kubeconfig: args.kube.kubeconfig.clone(),
-            context: args.kube.context.clone(),
-        })
-        .await
-        .map_err(LiveError)?;
+        let client = podplace_kube::connect_with(&args.kube.connect_options(), &args.kube.limits())
+            .await
+            .map_err(LiveError)?;
         let opts = FetchOptions {
             namespaces: if args.all_namespaces {
                 Vec::new()

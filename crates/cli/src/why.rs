@@ -58,7 +58,7 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
         return live(args);
     }
     let started = Instant::now();
-    let inventory = match load_world(&args.files.filenames, args.verbose.verbose) {
+    let inventory = match load_world(&args.files, args.verbose.verbose) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");

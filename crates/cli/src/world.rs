@@ -3,15 +3,22 @@
 
 use anyhow::Result;
 use podplace_model::inventory::Inventory;
-use podplace_model::load::{load, Source};
+use podplace_model::load::{load_with_options, Source};
 
-/// Loads `-f` arguments into one world and expands its workloads.
+use crate::args::FileArgs;
+
+/// Loads `-f` arguments into one world (each file within
+/// `--max-input-size`) and expands its workloads.
 pub fn load_world(
-    filenames: &[String],
+    files: &FileArgs,
     verbose: bool,
 ) -> Result<Inventory, podplace_model::load::LoadError> {
-    let sources: Vec<Source> = filenames.iter().map(|f| Source::from_arg(f)).collect();
-    let mut inventory = load(&sources)?;
+    let sources: Vec<Source> = files
+        .filenames
+        .iter()
+        .map(|f| Source::from_arg(f))
+        .collect();
+    let mut inventory = load_with_options(&sources, &files.load_options())?;
     podplace_model::expand::expand_workloads(&mut inventory);
     for warning in &inventory.warnings {
         eprintln!("warning: {warning}");

@@ -180,6 +180,18 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bytes(pub u64);
 
+impl Bytes {
+    /// `2 GiB (2147483648 bytes)`, or `1000 bytes` when that is all.
+    pub fn with_exact(self) -> String {
+        let short = self.to_string();
+        if short.ends_with(" bytes") {
+            short
+        } else {
+            format!("{short} ({} bytes)", self.0)
+        }
+    }
+}
+
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
@@ -262,5 +274,7 @@ mod tests {
         assert_eq!(Bytes(1536).to_string(), "1536 bytes");
         assert_eq!(Bytes(3 << 10).to_string(), "3 KiB");
         assert_eq!(Bytes(1000).to_string(), "1000 bytes");
+        assert_eq!(Bytes(1000).with_exact(), "1000 bytes");
+        assert_eq!(Bytes(1 << 20).with_exact(), "1 MiB (1048576 bytes)");
     }
 }

@@ -384,8 +384,8 @@ fn too_large(name: &str, max_bytes: u64) -> LoadError {
         LoadErrorKind::Limit,
         name,
         format!(
-            "{what} is larger than the input limit of {} ({max_bytes} bytes); raise it with --max-input-size if it really is one world",
-            limits::Bytes(max_bytes)
+            "{what} is larger than the input limit of {}; raise it with --max-input-size if it really is one world",
+            limits::Bytes(max_bytes).with_exact()
         ),
     )
 }
