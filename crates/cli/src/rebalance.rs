@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Result;
 use podplace_kube::{FetchOptions, LeaseConfig};
 use podplace_rebalance::daemon::{serve, stop_signal, Daemon, RunResult};
-use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, StepOutcome};
+use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, Step, StepOutcome};
 use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
 
@@ -584,6 +584,40 @@ fn tied_text(tied: &[String]) -> String {
     }
 }
 
+/// What happened to one eviction, for text.
+fn step_result(step: &Step) -> String {
+    format!(
+        "{}{}{}",
+        match step.outcome {
+            StepOutcome::AsPredicted => "evicted; landed as planned".to_string(),
+            StepOutcome::Tied => format!(
+                "evicted; landed on {} (scored equal)",
+                step.landed.clone().unwrap_or_default()
+            ),
+            StepOutcome::Elsewhere => format!(
+                "evicted; MISMATCH: landed on {}, planned {}",
+                step.landed.clone().unwrap_or_default(),
+                step.predicted
+            ),
+            StepOutcome::NotScheduled =>
+                "evicted; the replacement was not scheduled in time".to_string(),
+            StepOutcome::Blocked => "blocked by a PodDisruptionBudget".to_string(),
+            StepOutcome::Gone => "already gone".to_string(),
+            StepOutcome::Forbidden => "forbidden".to_string(),
+        },
+        if step.attempts > 1 {
+            format!(" after {} attempts", step.attempts)
+        } else {
+            String::new()
+        },
+        step.message
+            .as_ref()
+            .filter(|_| step.attempts > 1 || step.outcome != StepOutcome::AsPredicted)
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default()
+    )
+}
+
 fn render_text(
     plan: &Plan,
     report: Option<&ExecutionReport>,
@@ -628,39 +662,25 @@ fn render_text(
             e.objective_after
         );
         if let Some(r) = report {
-            if let Some(step) = r.steps.iter().find(|st| st.pod == e.pod) {
-                let _ = writeln!(
-                    s,
-                    "      result: {}{}{}",
-                    match step.outcome {
-                        StepOutcome::AsPredicted => "evicted; landed as planned".to_string(),
-                        StepOutcome::Tied => format!(
-                            "evicted; landed on {} (scored equal)",
-                            step.landed.clone().unwrap_or_default()
-                        ),
-                        StepOutcome::Elsewhere => format!(
-                            "evicted; MISMATCH: landed on {}, planned {}",
-                            step.landed.clone().unwrap_or_default(),
-                            step.predicted
-                        ),
-                        StepOutcome::NotScheduled =>
-                            "evicted; the replacement was not scheduled in time".to_string(),
-                        StepOutcome::Blocked => "blocked by a PodDisruptionBudget".to_string(),
-                        StepOutcome::Gone => "already gone".to_string(),
-                        StepOutcome::Forbidden => "forbidden".to_string(),
-                    },
-                    if step.attempts > 1 {
-                        format!(" after {} attempts", step.attempts)
-                    } else {
-                        String::new()
-                    },
-                    step.message
-                        .as_ref()
-                        .filter(|_| step.attempts > 1 || step.outcome != StepOutcome::AsPredicted)
-                        .map(|m| format!(" ({m})"))
-                        .unwrap_or_default()
-                );
+            if let Some(step) = r.steps.iter().find(|st| st.replan == 0 && st.pod == e.pod) {
+                let _ = writeln!(s, "      result: {}", step_result(step));
             }
+        }
+    }
+    // Evictions of plans made again after a deviation, each itemized.
+    let later: Vec<_> = report
+        .iter()
+        .flat_map(|r| r.steps.iter().filter(|st| st.replan > 0))
+        .collect();
+    if !later.is_empty() {
+        let _ = writeln!(s, "\nafter planning again:");
+        for step in later {
+            let _ = writeln!(
+                s,
+                "  {}  {} → {}  [{}] (replan {})",
+                step.pod, step.from, step.predicted, step.strategy, step.replan
+            );
+            let _ = writeln!(s, "      result: {}", step_result(step));
         }
     }
     let changed: Vec<_> = plan
@@ -735,6 +755,8 @@ mod tests {
     fn step(outcome: StepOutcome) -> Step {
         Step {
             pod: "shop/web-1".to_string(),
+            from: "n1".to_string(),
+            replan: 0,
             strategy: "SoftRules".to_string(),
             predicted: "n2".to_string(),
             landed: Some("n3".to_string()),
