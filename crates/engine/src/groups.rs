@@ -22,6 +22,8 @@
 //! (by a label pair every matched pod carries) serves all three, and one
 //! accounting path updates them.
 
+use std::sync::Arc;
+
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
 use podplace_model::objects::Pod;
@@ -307,7 +309,8 @@ pub(crate) struct Scope {
 /// Every topology group, with one candidate index and one accounting path.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Groups {
-    slots: Vec<Option<TopologyGroup>>,
+    /// Shared with overlays until written ([`Arc::make_mut`] per group).
+    slots: Vec<Option<Arc<TopologyGroup>>>,
     free: Vec<u32>,
     ids: FxHashMap<GroupKey, GroupId>,
     /// Groups by a label pair every pod they could count (or, for held
@@ -344,7 +347,7 @@ pub(crate) fn empty_counts(key: &GroupKey, terms: &TermRegistry, nodes: usize) -
 impl Groups {
     /// The group with this id, if it is live.
     pub(crate) fn get(&self, id: GroupId) -> Option<&TopologyGroup> {
-        self.slots.get(id.index()).and_then(Option::as_ref)
+        self.slots.get(id.index()).and_then(Option::as_deref)
     }
 
     /// The live group counting this key.
@@ -369,7 +372,7 @@ impl Groups {
 
     /// Every live group.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &TopologyGroup> + '_ {
-        self.slots.iter().flatten()
+        self.slots.iter().flatten().map(|g| &**g)
     }
 
     /// Label pairs indexed.
@@ -393,11 +396,11 @@ impl Groups {
         };
         let id = match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = Some(group);
+                self.slots[i as usize] = Some(Arc::new(group));
                 GroupId(i)
             }
             None => {
-                self.slots.push(Some(group));
+                self.slots.push(Some(Arc::new(group)));
                 GroupId((self.slots.len() - 1) as u32)
             }
         };
@@ -438,13 +441,14 @@ impl Groups {
     /// Takes one need on a group (it must be live).
     pub(crate) fn need(&mut self, id: GroupId) {
         if let Some(Some(g)) = self.slots.get_mut(id.index()) {
-            g.needs += 1;
+            Arc::make_mut(g).needs += 1;
         }
     }
 
     /// Drops one need; the group goes with its last need and holder.
     pub(crate) fn unneed(&mut self, id: GroupId, terms: &TermRegistry) {
         if let Some(Some(g)) = self.slots.get_mut(id.index()) {
+            let g = Arc::make_mut(g);
             g.needs = g.needs.saturating_sub(1);
         }
         self.release_if_unused(id, terms);
@@ -528,6 +532,7 @@ impl Groups {
             let Some(Some(g)) = self.slots.get_mut(gid.index()) else {
                 continue;
             };
+            let g = Arc::make_mut(g);
             if matches!(g.key, GroupKey::Held { .. }) {
                 if sign > 0 {
                     g.holders.push(id);
@@ -549,7 +554,7 @@ impl Groups {
     pub(crate) fn push_node(&mut self) {
         self.nodes += 1;
         for g in self.slots.iter_mut().flatten() {
-            if let Counts::PerNode(n) = &mut g.counts {
+            if let Counts::PerNode(n) = &mut Arc::make_mut(g).counts {
                 n.push_node();
             }
         }
@@ -559,7 +564,7 @@ impl Groups {
     pub(crate) fn swap_remove_node(&mut self, index: usize) {
         self.nodes = self.nodes.saturating_sub(1);
         for g in self.slots.iter_mut().flatten() {
-            if let Counts::PerNode(n) = &mut g.counts {
+            if let Counts::PerNode(n) = &mut Arc::make_mut(g).counts {
                 n.swap_remove_node(index);
             }
         }

@@ -19,6 +19,7 @@ pub mod terms;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
@@ -149,16 +150,17 @@ pub struct ClusterState {
     /// Number of bound pods with any inter-pod affinity rule, per node (for
     /// the "nodes having pods with affinity" lists). Transition: public.
     pub pods_with_affinity: Vec<u32>,
-    nodes: Vec<Node>,
-    node_by_name: FxHashMap<Sym, NodeId>,
-    pod_by_name: FxHashMap<(Sym, Box<str>), PodId>,
+    // The parts below are shared with overlays until written (`Arc::make_mut`).
+    nodes: Arc<Vec<Node>>,
+    node_by_name: Arc<FxHashMap<Sym, NodeId>>,
+    pod_by_name: Arc<FxHashMap<(Sym, Box<str>), PodId>>,
     /// Free pod slots, oldest first (a stale id is reused as late as possible).
     free_pods: VecDeque<u32>,
     live_pods: usize,
     /// Alive pods by each of their label pairs, so a count built on demand
     /// visits only the pods its selector could match.
-    pods_by_label: FxHashMap<(Sym, Sym), Vec<PodId>>,
-    terms: TermRegistry,
+    pods_by_label: Arc<FxHashMap<(Sym, Sym), Vec<PodId>>>,
+    terms: Arc<TermRegistry>,
     groups: Groups,
     /// Per node: a fresh [`next_version`] whenever its accounting changes.
     node_versions: Vec<u64>,
@@ -194,13 +196,13 @@ impl ClusterState {
             service_selectors: Vec::new(),
             owner_selectors: OwnerSelectors::default(),
             pods_with_affinity: Vec::new(),
-            nodes: Vec::new(),
-            node_by_name: FxHashMap::default(),
-            pod_by_name: FxHashMap::default(),
+            nodes: Arc::default(),
+            node_by_name: Arc::default(),
+            pod_by_name: Arc::default(),
             free_pods: VecDeque::new(),
             live_pods: 0,
-            pods_by_label: FxHashMap::default(),
-            terms: TermRegistry::default(),
+            pods_by_label: Arc::default(),
+            terms: Arc::default(),
             groups: Groups::default(),
             node_versions: Vec::new(),
             node_epoch: next_version(),
@@ -511,7 +513,7 @@ impl ClusterState {
     /// prepared while they are pending without this.
     pub fn prepare(&mut self, pod: &Pod) {
         self.settle();
-        let terms = self.terms.acquire_pod(pod);
+        let terms = Arc::make_mut(&mut self.terms).acquire_pod(pod);
         for key in self.needed_keys(pod, &terms) {
             let id = self.ensure_group(key.clone());
             self.groups.need(id);
@@ -536,7 +538,7 @@ impl ClusterState {
                 self.groups.unneed(id, &self.terms);
             }
         }
-        self.terms.release_pod(&terms);
+        Arc::make_mut(&mut self.terms).release_pod(&terms);
     }
 
     /// Pins a group for the transition facade (never released).
@@ -545,7 +547,7 @@ impl ClusterState {
         if let GroupKey::Matching(set) = &key {
             for &t in set {
                 let term = self.terms.get(t).clone();
-                self.terms.acquire(&term);
+                Arc::make_mut(&mut self.terms).acquire(&term);
             }
         }
         let id = self.ensure_group(key.clone());
@@ -558,7 +560,7 @@ impl ClusterState {
 
     /// Takes a reference to a term (transition facade; never released).
     pub(crate) fn pin_term(&mut self, term: &AffinityTerm) -> TermId {
-        self.terms.acquire(term)
+        Arc::make_mut(&mut self.terms).acquire(term)
     }
 
     /// Sizes of the state's tables.

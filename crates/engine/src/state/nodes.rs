@@ -1,6 +1,8 @@
 //! Nodes join, change (labels, taints, allocatable, cordon) and leave; the
 //! pods bound to a node are re-accounted in every group when its labels change.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1 as core;
 use podplace_model::labels::Labels;
 use podplace_model::objects::{CompileError, Node};
@@ -19,8 +21,8 @@ impl ClusterState {
     pub fn insert_node(&mut self, node: Node) -> NodeId {
         self.settle();
         let id = NodeId(self.nodes.len() as u32);
-        self.node_by_name.insert(node.name_sym, id);
-        self.nodes.push(node);
+        Arc::make_mut(&mut self.node_by_name).insert(node.name_sym, id);
+        Arc::make_mut(&mut self.nodes).push(node);
         self.node_infos.push(NodeInfo::default());
         self.node_versions.push(next_version());
         self.pods_with_affinity.push(0);
@@ -50,8 +52,8 @@ impl ClusterState {
         }
         let old_name = self.nodes[id.index()].name_sym;
         if old_name != node.name_sym {
-            self.node_by_name.remove(&old_name);
-            self.node_by_name.insert(node.name_sym, id);
+            Arc::make_mut(&mut self.node_by_name).remove(&old_name);
+            Arc::make_mut(&mut self.node_by_name).insert(node.name_sym, id);
             for e in self
                 .pods
                 .iter_mut()
@@ -60,7 +62,7 @@ impl ClusterState {
                 e.pod.node_name = Some(node.name.clone());
             }
         }
-        self.nodes[id.index()] = node;
+        Arc::make_mut(&mut self.nodes)[id.index()] = node;
         for &p in &pods {
             self.account(p, id, 1);
         }
@@ -100,14 +102,13 @@ impl ClusterState {
             self.account(p, NodeId(last as u32), -1);
         }
         self.groups.swap_remove_node(id.index());
-        let removed = self.nodes.swap_remove(id.index());
+        let removed = Arc::make_mut(&mut self.nodes).swap_remove(id.index());
         self.node_infos.swap_remove(id.index());
         self.node_versions.swap_remove(id.index());
         self.pods_with_affinity.swap_remove(id.index());
-        self.node_by_name.remove(&removed.name_sym);
+        Arc::make_mut(&mut self.node_by_name).remove(&removed.name_sym);
         if id.index() != last {
-            self.node_by_name
-                .insert(self.nodes[id.index()].name_sym, id);
+            Arc::make_mut(&mut self.node_by_name).insert(self.nodes[id.index()].name_sym, id);
             self.node_infos[id.index()] = NodeInfo::default();
             self.pods_with_affinity[id.index()] = 0;
             for &p in &moving {
@@ -131,7 +132,7 @@ impl ClusterState {
         }
         self.node_epoch = next_version();
         self.node_versions[id.index()] = next_version();
-        &mut self.nodes[id.index()]
+        &mut Arc::make_mut(&mut self.nodes)[id.index()]
     }
 
     /// Re-accounts the pods of nodes whose labels changed through
@@ -144,12 +145,15 @@ impl ClusterState {
             if id.index() >= self.nodes.len() || self.nodes[id.index()].labels == before {
                 continue;
             }
-            let after: Labels = std::mem::replace(&mut self.nodes[id.index()].labels, before);
+            let after: Labels = std::mem::replace(
+                &mut Arc::make_mut(&mut self.nodes)[id.index()].labels,
+                before,
+            );
             let pods: Vec<PodId> = self.node_infos[id.index()].pods.clone();
             for &p in &pods {
                 self.account(p, id, -1);
             }
-            self.nodes[id.index()].labels = after;
+            Arc::make_mut(&mut self.nodes)[id.index()].labels = after;
             for &p in &pods {
                 self.account(p, id, 1);
             }

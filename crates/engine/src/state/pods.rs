@@ -2,6 +2,8 @@
 //! terminating, anything), bind, unbind and remove, with slot reuse and the
 //! groups pending pods need acquired and released.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1 as core;
 use podplace_model::objects::{CompileError, Pod};
 use smallvec::SmallVec;
@@ -27,7 +29,7 @@ impl ClusterState {
     /// Reuses the oldest free slot.
     pub fn add_pod(&mut self, pod: Pod) -> PodId {
         self.settle();
-        let terms = self.terms.acquire_pod(&pod);
+        let terms = Arc::make_mut(&mut self.terms).acquire_pod(&pod);
         let node = pod.node_name.as_deref().and_then(|n| self.node_id(n));
         let entry = PodEntry {
             pod,
@@ -67,12 +69,12 @@ impl ClusterState {
             self.account(id, n, -1);
         }
         self.unindex_pod(id);
-        let terms = self.terms.acquire_pod(&pod);
+        let terms = Arc::make_mut(&mut self.terms).acquire_pod(&pod);
         let entry = &mut self.pods[id.index()];
         let old_terms = std::mem::replace(&mut entry.terms, terms);
         let named = pod.node_name.clone();
         entry.pod = pod;
-        self.terms.release_pod(&old_terms);
+        Arc::make_mut(&mut self.terms).release_pod(&old_terms);
         self.index_pod(id);
         match node {
             Some(n) => {
@@ -139,7 +141,7 @@ impl ClusterState {
         self.refresh_needs(id);
         self.unindex_pod(id);
         let terms = std::mem::take(&mut self.pods[id.index()].terms);
-        self.terms.release_pod(&terms);
+        Arc::make_mut(&mut self.terms).release_pod(&terms);
         self.live_pods -= 1;
         self.free_pods.push_back(id.0);
     }
@@ -186,10 +188,13 @@ impl ClusterState {
 
     fn index_pod(&mut self, id: PodId) {
         let entry = &self.pods[id.index()];
-        self.pod_by_name
+        Arc::make_mut(&mut self.pod_by_name)
             .insert((entry.pod.namespace, entry.pod.name.clone()), id);
         for pair in entry.pod.labels.iter() {
-            self.pods_by_label.entry(pair).or_default().push(id);
+            Arc::make_mut(&mut self.pods_by_label)
+                .entry(pair)
+                .or_default()
+                .push(id);
         }
     }
 
@@ -197,15 +202,15 @@ impl ClusterState {
         let entry = &self.pods[id.index()];
         let key = (entry.pod.namespace, entry.pod.name.clone());
         if self.pod_by_name.get(&key) == Some(&id) {
-            self.pod_by_name.remove(&key);
+            Arc::make_mut(&mut self.pod_by_name).remove(&key);
         }
         for pair in entry.pod.labels.iter() {
-            if let Some(list) = self.pods_by_label.get_mut(&pair) {
+            if let Some(list) = Arc::make_mut(&mut self.pods_by_label).get_mut(&pair) {
                 if let Some(i) = list.iter().position(|&p| p == id) {
                     list.swap_remove(i);
                 }
                 if list.is_empty() {
-                    self.pods_by_label.remove(&pair);
+                    Arc::make_mut(&mut self.pods_by_label).remove(&pair);
                 }
             }
         }
