@@ -55,16 +55,24 @@ fn size(text: &str) -> Result<u64, limits::SizeError> {
     limits::parse_size(text)
 }
 
+/// Why a `--request-timeout` value was refused (clap names the flag).
+#[derive(Debug, thiserror::Error)]
+enum TimeoutError {
+    /// Whole seconds that do not fit.
+    #[error(transparent)]
+    Seconds(#[from] std::num::ParseIntError),
+    /// Not a Go duration; the parser's words.
+    #[error("{0}")]
+    Duration(String),
+}
+
 /// `--request-timeout`, as kubectl reads it: a duration (`30s`, `2m`), a
 /// whole number of seconds, or 0 (no timeout).
-fn request_timeout(text: &str) -> Result<Duration, String> {
+fn request_timeout(text: &str) -> Result<Duration, TimeoutError> {
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse::<u64>()
-            .map(Duration::from_secs)
-            .map_err(|e| e.to_string());
+        return Ok(Duration::from_secs(text.parse::<u64>()?));
     }
-    podplace_rebalance::duration::parse_duration(text)
+    podplace_rebalance::duration::parse_duration(text).map_err(TimeoutError::Duration)
 }
 
 /// `-o`/`--output` as a format: `text` (the default), `json`, or the
