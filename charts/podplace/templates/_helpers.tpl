@@ -17,3 +17,26 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/name: podplace
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+
+{{/*
+The election Lease's name: the --lease argument and the Role's
+resourceNames must agree, so both take it from here.
+*/}}
+{{- define "podplace.leaseName" -}}
+{{- include "podplace.fullname" . -}}
+{{- end -}}
+
+{{/*
+REPOSITORY@DIGEST when image.digest is set (pinned: what runs is exactly
+what was checked), else REPOSITORY:TAG.
+*/}}
+{{- define "podplace.image" -}}
+{{- if .Values.image.digest -}}
+{{- if not (regexMatch "^sha256:[a-f0-9]{64}$" .Values.image.digest) -}}
+{{- fail (printf "image.digest %q is not a digest: expected sha256: and 64 hexadecimal digits" .Values.image.digest) -}}
+{{- end -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}

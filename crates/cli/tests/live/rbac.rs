@@ -3,15 +3,24 @@
 //! Role and bindings applied with kubectl, and `podplace rebalance
 //! --execute` run with a token of that ServiceAccount against a collapsed
 //! Deployment: the run succeeds with every request allowed, and
-//! SelfSubjectAccessReviews with the same token prove what it may not do.
+//! SelfSubjectAccessReviews with the same token prove what it may not do:
+//! among others, read or renew any Lease but its own (kube-scheduler's, in
+//! the same namespace), which real requests confirm while podplace's own
+//! leader election with that token holds its Lease.
+//!
+//! The chart's other safety defaults are checked on helm's rendering:
+//! reporting only unless `execute` is set, `listenAddress`, a startupProbe,
+//! a PodDisruptionBudget for podplace itself, the image pinnable by digest.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, ensure, Context as _, Result};
 use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::PostParams;
 use kube::Api;
+use podplace_kube::{LeaderElector, LeaderState, LeaseConfig};
 use serde_json::{json, Value};
 
 use crate::support::*;
@@ -19,7 +28,10 @@ use crate::why::uncordon;
 
 /// This module's tests.
 pub fn tests() -> Vec<LiveTest> {
-    live_tests![chart_rbac_runs_rebalance_and_nothing_more]
+    live_tests![
+        chart_rbac_runs_rebalance_and_nothing_more,
+        chart_defaults_report_and_pin
+    ]
 }
 
 /// The kinds of the chart applied here: all but the Deployment (there is no
@@ -271,6 +283,250 @@ async fn with_rbac(
         wrong.is_empty(),
         "the chart's ServiceAccount: {}",
         wrong.join("; ")
+    );
+    leases_but_its_own_are_out_of_reach(live, &reviews, &kc, ns, &sa).await
+}
+
+/// One SelfSubjectAccessReview: may the token `verb` the object?
+async fn may(
+    reviews: &Api<SelfSubjectAccessReview>,
+    verb: &str,
+    (group, resource): (&str, &str),
+    namespace: &str,
+    name: &str,
+) -> Result<bool> {
+    let review: SelfSubjectAccessReview = serde_json::from_value(json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {
+            "verb": verb, "group": group, "resource": resource,
+            "namespace": namespace, "name": name,
+        }},
+    }))?;
+    Ok(reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .with_context(|| format!("SelfSubjectAccessReview {verb} {resource} {name:?}"))?
+        .status
+        .map(|s| s.allowed)
+        .unwrap_or(false))
+}
+
+/// The chart's Role reaches its own Lease (named as the release, the
+/// `--lease` the Deployment passes) and no other: kube-scheduler's Lease in
+/// the same namespace can be neither read nor renewed, as the reviews say
+/// and real requests show, while podplace's own election works.
+async fn leases_but_its_own_are_out_of_reach(
+    live: &Live,
+    reviews: &Api<SelfSubjectAccessReview>,
+    kubeconfig: &Path,
+    ns: &str,
+    own: &str,
+) -> Result<()> {
+    let leases = ("coordination.k8s.io", "leases");
+    let checks: [(&str, &str, &str, bool); 9] = [
+        // (verb, namespace, name, allowed)
+        ("get", ns, own, true),
+        ("update", ns, own, true),
+        // create cannot be limited by name.
+        ("create", ns, "", true),
+        ("get", ns, "kube-scheduler", false),
+        ("update", ns, "kube-scheduler", false),
+        ("update", ns, "kube-controller-manager", false),
+        ("delete", ns, own, false),
+        ("list", ns, "", false),
+        ("update", "kube-system", own, false),
+    ];
+    let mut wrong = Vec::new();
+    for (verb, namespace, name, want) in checks {
+        let got = may(reviews, verb, leases, namespace, name).await?;
+        live.note(format!("may {verb} lease {namespace}/{name}: {got}"));
+        if got != want {
+            wrong.push(format!(
+                "{verb} lease {namespace}/{name}: allowed={got}, want {want}"
+            ));
+        }
+    }
+    ensure!(wrong.is_empty(), "the chart's Role: {}", wrong.join("; "));
+
+    // kube-scheduler's Lease, as the admin creates it; the token may
+    // neither read nor take it.
+    let admin: Api<Lease> = Api::namespaced(live.client.clone(), ns);
+    let mut theirs: Lease = serde_json::from_value(json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "kube-scheduler"},
+        "spec": {"holderIdentity": "kube-scheduler-0", "leaseDurationSeconds": 15},
+    }))?;
+    theirs = admin.create(&PostParams::default(), &theirs).await?;
+    let client = kube::Client::try_from(podplace_envtest::config_from(kubeconfig).await?)?;
+    let as_sa: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let code = |e: kube::Error| match e {
+        kube::Error::Api(s) => s.code,
+        _ => 0,
+    };
+    let got = as_sa.get("kube-scheduler").await.map_err(code).err();
+    ensure!(
+        got == Some(403),
+        "get kube-scheduler's Lease: {got:?}, want 403"
+    );
+    theirs
+        .spec
+        .get_or_insert_with(Default::default)
+        .holder_identity = Some(own.to_string());
+    let got = as_sa
+        .replace("kube-scheduler", &PostParams::default(), &theirs)
+        .await
+        .map_err(code)
+        .err();
+    ensure!(
+        got == Some(403),
+        "update kube-scheduler's Lease: {got:?}, want 403"
+    );
+
+    // Its own election, with the same token: created, then renewed.
+    let sa = podplace_kube::connect(&podplace_kube::ConnectOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        context: None,
+    })
+    .await?;
+    let mut elector = LeaderElector::new(sa, LeaseConfig::new(ns, own, "rbac-test"))?;
+    for round in ["create", "renew"] {
+        let state = elector.try_acquire_or_renew().await?;
+        ensure!(
+            matches!(state, LeaderState::Leader { .. }),
+            "{round} of its own Lease {ns}/{own}: {state:?}"
+        );
+    }
+    elector.release().await?;
+    let still = admin.get("kube-scheduler").await?;
+    ensure!(
+        still.spec.and_then(|s| s.holder_identity).as_deref() == Some("kube-scheduler-0"),
+        "kube-scheduler's Lease changed hands"
+    );
+    Ok(())
+}
+
+/// Renders the chart with `args` (`--set` pairs) for release `r` in
+/// namespace `ns`: its documents.
+fn render(live: &Live, chart: &str, sets: &[&str]) -> Result<Vec<Value>> {
+    let mut args = vec!["template", "r", chart, "--namespace", "ns"];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    let rendered = helm(live, &args)?;
+    serde_saphyr::from_multiple(&rendered).context("parsing helm template's output")
+}
+
+fn kind<'a>(docs: &'a [Value], kind: &str) -> Option<&'a Value> {
+    docs.iter().find(|d| d["kind"] == kind)
+}
+
+/// The podplace container of the rendered Deployment.
+fn container(docs: &[Value]) -> Result<&Value> {
+    kind(docs, "Deployment")
+        .map(|d| &d["spec"]["template"]["spec"]["containers"][0])
+        .context("no Deployment rendered")
+}
+
+fn args_of(docs: &[Value]) -> Result<Vec<String>> {
+    Ok(container(docs)?["args"]
+        .as_array()
+        .context("no args")?
+        .iter()
+        .filter_map(|a| a.as_str().map(str::to_string))
+        .collect())
+}
+
+/// The value following `flag` in the args.
+fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+async fn chart_defaults_report_and_pin(live: &Live) -> Result<()> {
+    let chart = chart().display().to_string();
+
+    // The defaults: a report, never an eviction; probes with a startup
+    // grace; podplace's own PodDisruptionBudget; the Role limited to the
+    // Lease the Deployment names.
+    let docs = render(live, &chart, &[])?;
+    let args = args_of(&docs)?;
+    ensure!(
+        !args.iter().any(|a| a == "--execute"),
+        "evicts by default: {args:?}"
+    );
+    ensure!(flag(&args, "--listen") == Some("0.0.0.0:8080"), "{args:?}");
+    ensure!(flag(&args, "--lease") == Some("ns/r-podplace"), "{args:?}");
+    let c = container(&docs)?;
+    ensure!(
+        c["image"] == "ghcr.io/podplace/podplace:0.1.0",
+        "image {}",
+        c["image"]
+    );
+    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+        ensure!(
+            c[probe]["httpGet"]["path"] == "/healthz",
+            "{probe}: {}",
+            c[probe]
+        );
+    }
+    let pdb = kind(&docs, "PodDisruptionBudget").context("no PodDisruptionBudget")?;
+    ensure!(pdb["spec"]["maxUnavailable"] == 1, "{pdb}");
+    ensure!(
+        pdb["spec"]["selector"]["matchLabels"]
+            == kind(&docs, "Deployment").context("no Deployment")?["spec"]["selector"]
+                ["matchLabels"],
+        "the PodDisruptionBudget does not select podplace's pods: {pdb}"
+    );
+    let role = kind(&docs, "Role").context("no Role")?;
+    ensure!(
+        role["rules"]
+            == json!([
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                 "resourceNames": ["r-podplace"], "verbs": ["get", "update"]},
+            ]),
+        "Role rules: {}",
+        role["rules"]
+    );
+
+    // Acting, a listen address, a pinned image, one replica (no budget
+    // that would block every drain).
+    let digest = format!("sha256:{}", "0123456789abcdef".repeat(4));
+    let docs = render(
+        live,
+        &chart,
+        &[
+            "execute=true",
+            "listenAddress=127.0.0.1",
+            &format!("image.digest={digest}"),
+            "replicas=1",
+        ],
+    )?;
+    let args = args_of(&docs)?;
+    ensure!(args.iter().any(|a| a == "--execute"), "{args:?}");
+    ensure!(
+        flag(&args, "--listen") == Some("127.0.0.1:8080"),
+        "{args:?}"
+    );
+    let image = &container(&docs)?["image"];
+    ensure!(
+        *image == format!("ghcr.io/podplace/podplace@{digest}"),
+        "image {image}"
+    );
+    ensure!(
+        kind(&docs, "PodDisruptionBudget").is_none(),
+        "a budget for one replica"
+    );
+
+    // A digest that is not one is refused by name.
+    let bad = render(live, &chart, &["image.digest=latest"]);
+    let message = format!("{:#}", bad.err().context("image.digest=latest rendered")?);
+    ensure!(
+        message.contains("image.digest \"latest\" is not a digest"),
+        "{message}"
     );
     Ok(())
 }
