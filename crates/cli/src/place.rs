@@ -5,10 +5,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use owo_colors::{OwoColorize, Stream};
-use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
+use podplace_world::World;
 use serde::Serialize;
-
-use podplace_model::workloads::Workloads;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
 use crate::world::load_world;
@@ -76,17 +74,18 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
-    let (mut cluster, pending) = match build_cluster(&inventory) {
-        Ok(c) => c,
+    let world = match World::build(inventory, seed) {
+        Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(Exit::BadInput);
         }
     };
-    if cluster.nodes().is_empty() {
+    let state = world.state();
+    let nodes = state.nodes().len();
+    if nodes == 0 {
         eprintln!("warning: no nodes were loaded: every pod stays Pending");
     }
-    let nodes = cluster.nodes().len();
     if let Some(found) = nodes_kube_scheduler_scores(nodes) {
         eprintln!(
             "note: podplace filters and scores all {nodes} nodes for every pod; kube-scheduler's \
@@ -94,53 +93,19 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
              so where several nodes score alike it may pick another of them"
         );
     }
-    let placements = place_all(
-        &mut cluster,
-        &pending,
-        PlaceOptions {
-            seed,
-            keep_outcomes: false,
-        },
-    );
-    let api_pods: std::collections::HashMap<(&str, &str), &k8s_openapi::api::core::v1::Pod> =
-        inventory
-            .pods
-            .iter()
-            .map(|s| {
-                let m = &s.object.metadata;
-                (
-                    (
-                        m.namespace.as_deref().unwrap_or("default"),
-                        m.name.as_deref().unwrap_or(""),
-                    ),
-                    &s.object,
-                )
-            })
-            .collect();
-    let workloads = Workloads::new(&inventory);
-    let mut rows = Vec::new();
-    for p in &placements {
-        let pod = cluster.pod(p.pod);
-        let namespace = cluster.interner.resolve(pod.namespace).to_string();
-        let api_pod = api_pods.get(&(namespace.as_str(), &*pod.name));
-        let workload = api_pod
-            .map(|p| workloads.of(p).to_string())
-            .unwrap_or_else(|| format!("Pod/{namespace}/{}", pod.name));
-        let tied = p
-            .tied
-            .iter()
-            .map(|&n| cluster.node(n).name.to_string())
-            .collect();
-        let score = p.score;
-        rows.push(JsonPlacement {
-            pod: format!("{namespace}/{}", pod.name),
-            workload,
-            node: p.node.map(|n| cluster.node(n).name.to_string()),
+    let node_name = |n| state.node(n).name.to_string();
+    let rows: Vec<JsonPlacement> = world
+        .placements()
+        .iter()
+        .map(|p| JsonPlacement {
+            pod: world.pod_name(p.pod),
+            workload: world.workload(p.pod).to_string(),
+            node: p.node.map(node_name),
             message: p.message.clone(),
-            tied,
-            score,
-        });
-    }
+            tied: p.tied.iter().copied().map(node_name).collect(),
+            score: p.score,
+        })
+        .collect();
     let placed = rows.iter().filter(|r| r.node.is_some()).count();
     let pending_count = rows.len() - placed;
     let stdout = std::io::stdout();
