@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 use podplace_kube::{FetchOptions, LeaseConfig};
-use podplace_rebalance::daemon::{serve, stop_signal, Daemon, RunResult};
-use podplace_rebalance::live::{execute, ExecuteOptions, ExecutionReport, Step, StepOutcome};
-use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, Plan, PlanOptions, Policy};
+use podplace_runtime::daemon::{serve, stop_signal, Daemon, RunResult};
+use podplace_runtime::live::{execute, ExecuteOptions, ExecutionReport, Step, StepOutcome};
+use podplace_runtime::metrics::Metrics;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
 use crate::snapshot::ClusterArgs;
@@ -193,7 +193,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("error: {e}");
-                return Ok(exit_of(&e));
+                return Ok(exit_of(e.exit_code()));
             }
         };
         print_plan(
@@ -276,8 +276,9 @@ fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, 
     Ok(t)
 }
 
-fn exit_of(e: &podplace_rebalance::Error) -> Exit {
-    match e.exit_code() {
+/// The exit of an error by its exit code (planning's and acting's errors alike).
+fn exit_of(code: u8) -> Exit {
+    match code {
         3 => Exit::ClusterError,
         _ => Exit::BadInput,
     }
@@ -341,7 +342,7 @@ async fn live(
             Ok(d) => d,
             Err(e) => {
                 eprintln!("error: {e}");
-                return Ok(exit_of(&e));
+                return Ok(exit_of(e.exit_code()));
             }
         };
         daemon.plan_opts = plan_opts;
@@ -350,7 +351,7 @@ async fn live(
             Ok(a) => a,
             Err(e) => {
                 eprintln!("error: {e}");
-                return Ok(exit_of(&e));
+                return Ok(exit_of(e.exit_code()));
             }
         };
         eprintln!(
@@ -419,7 +420,7 @@ async fn live(
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
-            return Ok(exit_of(&e));
+            return Ok(exit_of(e.exit_code()));
         }
     };
     metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
@@ -454,7 +455,7 @@ async fn live(
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            return Ok(exit_of(&e));
+            return Ok(exit_of(e.exit_code()));
         }
     };
     print_plan(
@@ -750,7 +751,7 @@ fn render_text(
 #[cfg(test)]
 mod tests {
     use super::{run_summary, tied_text};
-    use podplace_rebalance::live::{ExecutionReport, Step, StepOutcome};
+    use podplace_runtime::live::{ExecutionReport, Step, StepOutcome};
 
     fn step(outcome: StepOutcome) -> Step {
         Step {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Why a rebalance could not be planned or carried out.
+/// Why a rebalance could not be planned.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -30,36 +30,13 @@ pub enum Error {
     /// A value in the world cannot be used (a PodDisruptionBudget percentage that does not parse).
     #[error("{0}")]
     Invalid(String),
-    /// The cluster or its API failed.
-    #[error("{0}")]
-    Kube(#[from] podplace_kube::Error),
-    /// Leader election fails (the Lease cannot be read or written), so
-    /// whether this replica may act is unknown: the run did nothing.
-    #[error("leader election has failed for {seconds}s: {message}")]
-    LeaderElection {
-        /// How long it has failed.
-        seconds: u64,
-        /// The last round's error.
-        message: String,
-    },
-    /// Serving `/healthz` and `/metrics` failed.
-    #[error("cannot serve metrics on {address}: {message}")]
-    Serve {
-        /// The address asked for.
-        address: String,
-        /// What went wrong.
-        message: String,
-    },
 }
 
 impl Error {
-    /// The exit code DESIGN.md gives this error: 2 for bad input, 3 for the cluster.
+    /// The exit code DESIGN.md gives this error: 2 (bad input: a policy,
+    /// a world that cannot be compiled or budgeted).
     pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Kube(e) => e.exit_code(),
-            Error::Serve { .. } | Error::LeaderElection { .. } => 3,
-            _ => 2,
-        }
+        2
     }
 }
 

@@ -1,4 +1,5 @@
-//! `podplace rebalance`: a descheduler that plans, proves, then acts.
+//! `podplace rebalance`'s planner: a descheduler that plans and proves
+//! before anything acts (acting is `podplace-runtime`'s).
 //!
 //! The descheduler evicts pods and hopes the scheduler puts the
 //! replacements somewhere better. podplace schedules every replacement
@@ -14,17 +15,15 @@
 //! - [`evictor`]: the DefaultEvictor's protections;
 //! - [`strategies`]: one module per strategy, named as the descheduler
 //!   names them, plus [`strategies::soft_rules`] for preferred rules;
-//! - [`planner`]: planning with proof; [`plan`]: the result;
-//! - [`live`]: carrying a plan out through the Eviction API, checking every
-//!   landing; [`daemon`]: the in-cluster loop with leader election,
-//!   `/healthz` and [`metrics`].
+//! - [`planner`]: planning with proof, within what a run has already
+//!   spent of the policy's limits ([`Spent`]); [`plan`]: the result.
+//!
+//! Everything here is pure: no cluster, no clock but the one given in
+//! [`PlanOptions`], no I/O but reading a policy file.
 
-pub mod daemon;
 pub mod duration;
 pub mod error;
 pub mod evictor;
-pub mod live;
-pub mod metrics;
 pub mod plan;
 pub mod planner;
 pub mod policy;

@@ -55,14 +55,27 @@ pub struct PlanOptions {
     pub max_rounds: usize,
 }
 
+/// Seed 0, the wall clock's time, 100 rounds.
 impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
             seed: 0,
-            now: Timestamp::now(),
+            now: wall_clock(),
             max_rounds: 100,
         }
     }
+}
+
+/// The wall clock's time (the planner itself reads no clock but this
+/// default: lifecycle strategies measure against [`PlanOptions::now`]).
+pub fn wall_clock() -> Timestamp {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_secs())
+        .ok()
+        .and_then(|s| Timestamp::new(s, since.subsec_nanos() as i32).ok())
+        .unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// What earlier plans of the same run already evicted. The policy's

@@ -298,7 +298,7 @@ pub fn pair_cost(
         if !existing_term_matches(term, p, ns_labels, &cluster.interner) {
             continue;
         }
-        let mut n = i64::from(g.domains.get(&value).copied().unwrap_or(0));
+        let mut n = g.domains.get(&value).copied().unwrap_or(0);
         let holds = match g.kind {
             HeldKind::RequiredAntiAffinity => pod_terms.required_anti_affinity.contains(&g.term),
             HeldKind::RequiredAffinity => pod_terms.required_affinity.contains(&g.term),

@@ -215,8 +215,8 @@ impl SoftRules {
                 continue;
             }
             let holds = held_terms.contains(&(g.term, g.weight));
-            let here = i64::from(g.domains.get(&v).copied().unwrap_or(0)) - i64::from(holds);
-            let counts: Vec<i64> = g.domains.values().map(|&c| i64::from(c)).collect();
+            let here = g.domains.get(&v).copied().unwrap_or(0) - i64::from(holds);
+            let counts: Vec<i64> = g.domains.values().copied().collect();
             movable.push((term.topology_key, here, counts));
         }
         for (key, here, counts) in movable {

@@ -26,8 +26,8 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::metrics::Metrics;
-use crate::planner::{plan_spending, PlanOptions, Planned, Spent};
-use crate::policy::Policy;
+use podplace_rebalance::planner::{plan_spending, PlanOptions, Planned, Spent};
+use podplace_rebalance::policy::Policy;
 
 /// What carrying a plan out needs of a cluster: evict, list a namespace's
 /// pods, read everything. [`KubeCluster`] is the API server; tests give a
@@ -544,7 +544,7 @@ async fn wait_ready<C: LiveCluster>(
             return Ok(Err(format!(
                 "{} replacement(s) of the last wave were not Ready within {}; stopping before the next wave",
                 waiting.len(),
-                crate::duration::format_duration(opts.wait_timeout)
+                podplace_rebalance::duration::format_duration(opts.wait_timeout)
             )));
         }
         let pods = cluster.list_pods(&ns).await?;

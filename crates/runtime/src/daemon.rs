@@ -23,8 +23,8 @@ use tokio::sync::Mutex;
 use crate::error::Error;
 use crate::live::{execute, ExecuteOptions, ExecutionReport};
 use crate::metrics::Metrics;
-use crate::planner::{plan, PlanOptions};
-use crate::policy::Policy;
+use podplace_rebalance::planner::{plan, PlanOptions};
+use podplace_rebalance::policy::Policy;
 
 /// Serves `/healthz` and `/metrics` on `address` (port 0 picks one) until
 /// the process ends; returns the address it listens on. `/healthz` answers

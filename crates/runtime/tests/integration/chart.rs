@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use podplace_kube::testserver::TestServer;
 use podplace_kube::{connect, ConnectOptions, LeaseConfig};
-use podplace_rebalance::daemon::{Daemon, RunResult};
-use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::Policy;
+use podplace_runtime::daemon::{Daemon, RunResult};
+use podplace_runtime::metrics::Metrics;
 use serde_json::Value;
 
 fn chart(rel: &str) -> String {

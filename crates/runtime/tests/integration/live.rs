@@ -10,10 +10,10 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use podplace_kube::testserver::TestServer;
 use podplace_kube::{connect, fetch_inventory, Client, ConnectOptions, FetchOptions, LeaseConfig};
-use podplace_rebalance::daemon::{serve, Daemon, RunResult};
-use podplace_rebalance::live::{execute, ExecuteOptions, StepOutcome};
-use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::{plan, PlanOptions, Planned, Policy};
+use podplace_runtime::daemon::{serve, Daemon, RunResult};
+use podplace_runtime::live::{execute, ExecuteOptions, StepOutcome};
+use podplace_runtime::metrics::Metrics;
 use serde_json::{json, Value};
 
 const COLLAPSED: &str = concat!(
@@ -859,7 +859,7 @@ async fn an_api_server_that_goes_away_keeps_healthz_unhealthy_from_the_first_fai
     // Still within its renew deadline: the run meets the unreachable server.
     let err = daemon.run_once().await.expect_err("the server is gone");
     assert!(
-        !matches!(err, podplace_rebalance::Error::LeaderElection { .. }),
+        !matches!(err, podplace_runtime::Error::LeaderElection { .. }),
         "{err}"
     );
     let health = wait_unhealthy(addr).await;
@@ -875,7 +875,7 @@ async fn an_api_server_that_goes_away_keeps_healthz_unhealthy_from_the_first_fai
     }
     let err = daemon.run_once().await.expect_err("the election fails");
     assert!(
-        matches!(err, podplace_rebalance::Error::LeaderElection { .. }),
+        matches!(err, podplace_runtime::Error::LeaderElection { .. }),
         "{err}"
     );
     assert!(

@@ -16,10 +16,10 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use podplace_kube::EvictionOutcome;
 use podplace_model::inventory::{Inventory, Origin, Sourced};
-use podplace_rebalance::live::{execute_on, ExecuteOptions, ExecutionReport, LiveCluster};
-use podplace_rebalance::metrics::Metrics;
 use podplace_rebalance::policy::Limits;
 use podplace_rebalance::{plan, PlanOptions, Policy};
+use podplace_runtime::live::{execute_on, ExecuteOptions, ExecutionReport, LiveCluster};
+use podplace_runtime::metrics::Metrics;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -205,7 +205,7 @@ impl LiveCluster for TestCluster {
         namespace: &str,
         name: &str,
         uid: Option<&str>,
-    ) -> Result<EvictionOutcome, podplace_rebalance::Error> {
+    ) -> Result<EvictionOutcome, podplace_runtime::Error> {
         let mut state = self.state.lock().unwrap();
         let Some(at) = state.pods.iter().position(|(p, _)| {
             p.metadata.namespace.as_deref() == Some(namespace)
@@ -249,7 +249,7 @@ impl LiveCluster for TestCluster {
         Ok(EvictionOutcome::Evicted)
     }
 
-    async fn list_pods(&self, namespace: &str) -> Result<Vec<Pod>, podplace_rebalance::Error> {
+    async fn list_pods(&self, namespace: &str) -> Result<Vec<Pod>, podplace_runtime::Error> {
         let mut state = self.state.lock().unwrap();
         let mut out = Vec::new();
         for (p, left) in state.pods.iter_mut() {
@@ -267,7 +267,7 @@ impl LiveCluster for TestCluster {
         Ok(out)
     }
 
-    async fn read(&self) -> Result<Inventory, podplace_rebalance::Error> {
+    async fn read(&self) -> Result<Inventory, podplace_runtime::Error> {
         Ok(self.inventory())
     }
 }
@@ -364,7 +364,7 @@ fn check(s: &Scenario) -> Result<(), TestCaseError> {
     let mut itemized: Vec<(String, String)> = report
         .steps
         .iter()
-        .filter(|st| st.outcome != podplace_rebalance::live::StepOutcome::Gone)
+        .filter(|st| st.outcome != podplace_runtime::live::StepOutcome::Gone)
         .map(|st| {
             (
                 st.pod.split_once('/').unwrap().0.to_string(),
