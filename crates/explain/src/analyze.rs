@@ -24,6 +24,7 @@ use podplace_engine::status::{Code, Status};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
 use podplace_model::selector::{LabelSelector, NodeSelectorTerm, Requirement};
+use podplace_world::World as Base;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 use smallvec::smallvec;
@@ -32,7 +33,6 @@ use crate::model::{
     AffinityMiss, Blocker, BlockerCount, Detail, DomainCount, LabelMiss, NodeVerdict, PortView,
     Reason, RuleOwner, ShortageView, TaintView, TermKind, TermView,
 };
-use crate::world::Objects;
 use crate::yaml::to_yaml;
 use crate::MAX_BLOCKERS;
 
@@ -346,7 +346,7 @@ struct BlockerIndex {
 /// Everything needed to explain nodes for one pod.
 pub(crate) struct Analyzer<'a> {
     pub cluster: &'a Cluster,
-    pub objects: &'a Objects,
+    pub base: &'a Base,
     pub pod: &'a Pod,
     /// The pod's API object (its terms as written).
     pub api_pod: Option<&'a core::Pod>,
@@ -366,7 +366,7 @@ impl<'a> Analyzer<'a> {
     /// An analyzer for one pod.
     pub fn new(
         cluster: &'a Cluster,
-        objects: &'a Objects,
+        base: &'a Base,
         pod: &'a Pod,
         api_pod: Option<&'a core::Pod>,
         workload: &'a str,
@@ -375,7 +375,7 @@ impl<'a> Analyzer<'a> {
     ) -> Self {
         Analyzer {
             cluster,
-            objects,
+            base,
             pod,
             api_pod,
             workload,
@@ -499,7 +499,7 @@ impl<'a> Analyzer<'a> {
                         port: c.wanted.port,
                         protocol: interner.resolve(c.wanted.protocol).to_string(),
                         ip: interner.resolve(c.wanted.ip).to_string(),
-                        used_by: self.objects.pod_name(cluster, c.holder),
+                        used_by: self.base.pod_name(c.holder),
                     })
                     .collect();
                 out.push(Self::reason(&s, Detail::Ports { ports }));
@@ -624,7 +624,7 @@ impl<'a> Analyzer<'a> {
         if let Some(w) = self.workload_cache.get(&id) {
             return w.clone();
         }
-        let w = self.objects.workload(self.cluster, id);
+        let w = self.base.workload(id).to_string();
         self.workload_cache.insert(id, w.clone());
         w
     }
@@ -824,7 +824,7 @@ impl<'a> Analyzer<'a> {
                             t,
                             &workload,
                             TermSource {
-                                api_pod: self.objects.api_pod(cluster, p),
+                                api_pod: self.base.api_pod(p),
                                 kind: TermKind::RequiredAntiAffinity,
                                 index,
                                 compiled,
@@ -859,7 +859,7 @@ impl<'a> Analyzer<'a> {
     fn blocker(&mut self, pod: PodId, term: usize, domain: Sym, owner: RuleOwner) -> Blocker {
         let cluster = self.cluster;
         Blocker {
-            pod: self.objects.pod_name(cluster, pod),
+            pod: self.base.pod_name(pod),
             workload: self.workload_of(pod),
             node: cluster.pods[pod.index()]
                 .node

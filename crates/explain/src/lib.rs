@@ -21,7 +21,7 @@ use podplace_engine::cluster::PodId;
 use podplace_engine::framework::schedule;
 
 pub use model::*;
-pub use world::{FindError, Objects, World};
+pub use world::{FindError, World};
 
 /// Blockers kept per reason (the total is counted).
 pub const MAX_BLOCKERS: usize = 10;
@@ -53,14 +53,14 @@ fn explain_unbound(
     } else {
         None
     };
-    let workload_ref = world.objects.workload_ref(&world.cluster, id);
+    let workload_ref = world.base.workload(id).into_owned();
     let workload = workload_ref.to_string();
-    let pod_name = world.objects.pod_name(&world.cluster, id);
+    let pod_name = world.base.pod_name(id);
     let phase = match bound {
         _ if pod.finished => Phase::Finished {
             phase: world
-                .objects
-                .api_pod(&world.cluster, id)
+                .base
+                .api_pod(id)
                 .and_then(|p| p.status.as_ref()?.phase.clone())
                 .unwrap_or_default(),
             node: bound
@@ -118,16 +118,17 @@ fn explain_unbound(
         };
     }
 
-    let outcome = schedule(&mut world.cluster, &pod, world.seed);
+    let seed = world.seed();
+    let outcome = schedule(&mut world.cluster, &pod, seed);
     let prepared = analyze::prepare(&mut world.cluster, &pod);
     let mut terms = analyze::Terms::default();
     let world_ref: &World = world;
     let cluster = &world_ref.cluster;
-    let api_pod = world_ref.objects.api_pod(cluster, id);
+    let api_pod = world_ref.base.api_pod(id);
     let (verdicts, notes) = {
         let mut analyzer = analyze::Analyzer::new(
             cluster,
-            &world_ref.objects,
+            &world_ref.base,
             &pod,
             api_pod,
             &workload,
@@ -182,7 +183,7 @@ fn explain_unbound(
         .collect();
     let would_land_on = outcome.chosen.map(|n| cluster.node(n).name.to_string());
     let node_count = cluster.nodes().len();
-    let fixes = fixes::verify_all(&mut world.cluster, world.seed, &pod, candidates);
+    let fixes = fixes::verify_all(&mut world.cluster, seed, &pod, candidates);
     Explanation {
         pod: pod_name,
         workload,

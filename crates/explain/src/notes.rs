@@ -149,7 +149,7 @@ pub(crate) fn notes(
                 .victims
                 .iter()
                 .take(5)
-                .map(|&v| analyzer.objects.pod_name(cluster, v))
+                .map(|&v| analyzer.base.pod_name(v))
                 .collect();
             out.push(Note {
                 kind: NoteKind::Preemption,
