@@ -24,7 +24,9 @@ pub use crate::groups::{
     DomainCounts as MatchCounts, HeldGroup, NodeCounts as SpreadCounts, TopologyGroup,
 };
 pub use crate::ids::{NodeId, PodId, TermId};
-pub use crate::state::terms::{existing_term_matches, incoming_term_matches, HeldKind, PodTerms};
+pub use crate::state::terms::{
+    existing_term_matches, incoming_term_matches, HeldKind, PodTerms, TermKind,
+};
 pub use crate::state::{ClusterState, NodeInfo, OwnerSelectors, PodEntry};
 
 /// Index of a pinned spread group (see [`Cluster::ensure_spread_counts`]).

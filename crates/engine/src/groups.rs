@@ -32,7 +32,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::ids::{GroupId, NodeId, PodId, TermId};
-use crate::state::terms::{incoming_term_matches, HeldKind, PodTerms, TermRegistry};
+use crate::state::terms::{incoming_term_matches, PodTerms, TermKind, TermRegistry};
 
 /// A set of terms an existing pod must all match to be counted.
 pub type TermSet = SmallVec<[TermId; 2]>;
@@ -46,7 +46,7 @@ pub enum GroupKey {
         /// The shared term.
         term: TermId,
         /// What kind of rule it is.
-        kind: HeldKind,
+        kind: TermKind,
         /// Its weight.
         weight: i32,
     },
@@ -262,7 +262,7 @@ pub struct HeldGroup<'a> {
     /// The shared term.
     pub term: TermId,
     /// What kind of rule it is.
-    pub kind: HeldKind,
+    pub kind: TermKind,
     /// Its weight (1 for required terms).
     pub weight: i32,
     /// Holders per topology value (holders on nodes without the key are not counted).

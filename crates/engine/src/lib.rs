@@ -59,5 +59,5 @@ pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodId, TermId};
 pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
 pub use placement::build_cluster;
-pub use state::terms::{HeldKind, PodTerms};
+pub use state::terms::{HeldKind, PodTerms, TermKind};
 pub use state::{ClusterState, NodeInfo, PodEntry, StateStats};

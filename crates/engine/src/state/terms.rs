@@ -10,18 +10,11 @@ use smallvec::SmallVec;
 
 use crate::ids::TermId;
 
+pub use podplace_model::terms::TermKind;
+
 /// The kind of rule an existing pod holds, for the symmetric checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum HeldKind {
-    /// Required anti-affinity: blocks matching pods from its domain.
-    RequiredAntiAffinity,
-    /// Required affinity: scores matching pods towards it (hardPodAffinityWeight).
-    RequiredAffinity,
-    /// Preferred affinity: scores matching pods towards it.
-    PreferredAffinity,
-    /// Preferred anti-affinity: scores matching pods away from it.
-    PreferredAntiAffinity,
-}
+/// Transition: the model's [`TermKind`] under its old engine name.
+pub type HeldKind = TermKind;
 
 /// A pod's affinity terms as shared term ids.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -48,27 +41,27 @@ impl PodTerms {
     }
 
     /// The (term, kind, weight) rules an existing pod holds.
-    pub fn held(&self) -> SmallVec<[(TermId, HeldKind, i32); 4]> {
+    pub fn held(&self) -> SmallVec<[(TermId, TermKind, i32); 4]> {
         let mut held = SmallVec::new();
         held.extend(
             self.required_anti_affinity
                 .iter()
-                .map(|&t| (t, HeldKind::RequiredAntiAffinity, 1)),
+                .map(|&t| (t, TermKind::RequiredAntiAffinity, 1)),
         );
         held.extend(
             self.required_affinity
                 .iter()
-                .map(|&t| (t, HeldKind::RequiredAffinity, 1)),
+                .map(|&t| (t, TermKind::RequiredAffinity, 1)),
         );
         held.extend(
             self.preferred_affinity
                 .iter()
-                .map(|&(t, w)| (t, HeldKind::PreferredAffinity, w)),
+                .map(|&(t, w)| (t, TermKind::PreferredAffinity, w)),
         );
         held.extend(
             self.preferred_anti_affinity
                 .iter()
-                .map(|&(t, w)| (t, HeldKind::PreferredAntiAffinity, w)),
+                .map(|&(t, w)| (t, TermKind::PreferredAntiAffinity, w)),
         );
         held
     }

@@ -10,7 +10,7 @@ use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY
 use crate::cache::SchedulerCache;
 use crate::cluster::Cluster;
 use crate::ids::NodeId;
-use crate::state::terms::{existing_term_matches, incoming_term_matches, HeldKind, PodTerms};
+use crate::state::terms::{existing_term_matches, incoming_term_matches, PodTerms, TermKind};
 use crate::state::ClusterState;
 use crate::status::{Code, Plugin, Status};
 use crate::topology::DomainValues;
@@ -136,7 +136,7 @@ pub fn pre_filter_with(
     };
     let interner = cluster.interner();
     for group in cluster.held_groups_for(&pod.labels) {
-        if group.kind != HeldKind::RequiredAntiAffinity {
+        if group.kind != TermKind::RequiredAntiAffinity {
             continue;
         }
         let term = cluster.term(group.term);

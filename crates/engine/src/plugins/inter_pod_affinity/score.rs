@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use super::HARD_POD_AFFINITY_WEIGHT;
 use crate::cache::SchedulerCache;
 use crate::ids::NodeId;
-use crate::state::terms::{existing_term_matches, HeldKind};
+use crate::state::terms::{existing_term_matches, TermKind};
 use crate::state::ClusterState;
 use crate::topology::DomainValues;
 
@@ -54,10 +54,10 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
         .unwrap_or_default();
     for group in cluster.held_groups_for(&pod.labels) {
         let weight = match group.kind {
-            HeldKind::RequiredAntiAffinity => continue,
-            HeldKind::RequiredAffinity => HARD_POD_AFFINITY_WEIGHT,
-            HeldKind::PreferredAffinity => i64::from(group.weight),
-            HeldKind::PreferredAntiAffinity => -i64::from(group.weight),
+            TermKind::RequiredAntiAffinity => continue,
+            TermKind::RequiredAffinity => HARD_POD_AFFINITY_WEIGHT,
+            TermKind::PreferredAffinity => i64::from(group.weight),
+            TermKind::PreferredAntiAffinity => -i64::from(group.weight),
         };
         let term = cluster.term(group.term);
         if group.domains.is_empty()
