@@ -18,7 +18,7 @@ use podplace_engine::cluster::{Cluster, NodeId, PodId, TermId};
 use podplace_engine::framework::{schedule, Outcome};
 use podplace_model::intstr::resolve_fenceposts;
 use podplace_model::objects::Pod;
-use podplace_model::workloads::WorkloadRef;
+use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use serde_json::{json, Map, Value};
 
 use crate::analyze::{api_term, Prepared};
@@ -255,45 +255,45 @@ struct SpecAt {
 }
 
 fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Option<SpecAt> {
-    let inv = world.base.inventory();
+    let inv = &world.objects.inventory;
     let same = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         m.name.as_deref() == Some(w.name.as_str())
             && m.namespace.as_deref().unwrap_or("default") == w.namespace
     };
     const TEMPLATE: &[&str] = &["spec", "template", "spec"];
-    let template: Option<(core::PodTemplateSpec, &'static [&'static str])> = match w.kind.as_str() {
-        "Deployment" => inv
+    let template: Option<(core::PodTemplateSpec, &'static [&'static str])> = match &w.kind {
+        WorkloadKind::Deployment => inv
             .deployments
             .iter()
             .find(|d| same(&d.object.metadata))
             .and_then(|d| d.object.spec.as_ref())
             .map(|s| (s.template.clone(), TEMPLATE)),
-        "StatefulSet" => inv
+        WorkloadKind::StatefulSet => inv
             .stateful_sets
             .iter()
             .find(|d| same(&d.object.metadata))
             .and_then(|d| d.object.spec.as_ref())
             .map(|s| (s.template.clone(), TEMPLATE)),
-        "DaemonSet" => inv
+        WorkloadKind::DaemonSet => inv
             .daemon_sets
             .iter()
             .find(|d| same(&d.object.metadata))
             .and_then(|d| d.object.spec.as_ref())
             .map(|s| (s.template.clone(), TEMPLATE)),
-        "ReplicaSet" => inv
+        WorkloadKind::ReplicaSet => inv
             .replica_sets
             .iter()
             .find(|d| same(&d.object.metadata))
             .and_then(|d| d.object.spec.as_ref())
             .and_then(|s| s.template.clone())
             .map(|t| (t, TEMPLATE)),
-        "Job" => inv
+        WorkloadKind::Job => inv
             .jobs
             .iter()
             .find(|d| same(&d.object.metadata))
             .and_then(|d| d.object.spec.as_ref())
             .map(|s| (s.template.clone(), TEMPLATE)),
-        "CronJob" => inv
+        WorkloadKind::CronJob => inv
             .cron_jobs
             .iter()
             .find(|d| same(&d.object.metadata))
@@ -304,7 +304,7 @@ fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Opti
                     &["spec", "jobTemplate", "spec", "template", "spec"][..],
                 )
             }),
-        "ReplicationController" => inv
+        WorkloadKind::ReplicationController => inv
             .replication_controllers
             .iter()
             .find(|d| same(&d.object.metadata))
@@ -326,7 +326,11 @@ fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Opti
     Some(SpecAt {
         labels: own_labels(pod.metadata.labels.as_ref()),
         spec: pod.spec.clone().unwrap_or_default(),
-        path: if w.kind == "Pod" { &["spec"] } else { TEMPLATE },
+        path: if w.kind == WorkloadKind::Pod {
+            &["spec"]
+        } else {
+            TEMPLATE
+        },
     })
 }
 
@@ -350,7 +354,7 @@ fn nest(path: &[&str], leaf: Value) -> Value {
 
 /// How to apply a patch to a target.
 fn command(w: &WorkloadRef, patch: &Value) -> String {
-    if w.kind == "Pod" {
+    if w.kind == WorkloadKind::Pod {
         return format!(
             "a Pod's spec cannot be changed in place: apply the patch to its manifest and \
              recreate it (kubectl replace --force -f pod.yaml -n {})",
@@ -385,24 +389,7 @@ fn list_at(affinity: &Value, kind: TermKind) -> Vec<Value> {
 }
 
 fn field_of(kind: TermKind) -> (&'static str, &'static str) {
-    match kind {
-        TermKind::RequiredAffinity => (
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-        ),
-        TermKind::RequiredAntiAffinity => (
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-        ),
-        TermKind::PreferredAffinity => (
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-        ),
-        TermKind::PreferredAntiAffinity => (
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-        ),
-    }
+    (kind.affinity_field(), kind.list_field())
 }
 
 /// A copy of an API pod with one of its rule lists replaced.
@@ -444,7 +431,8 @@ fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
     let mut out: Vec<PodId> = Vec::new();
     for (id, _) in cluster.bound_pods() {
         let entry = &cluster.pods[id.index()];
-        if entry.terms.required_anti_affinity.contains(&term) && *ctx.world.base.workload(id) == *w
+        if entry.terms.required_anti_affinity.contains(&term)
+            && &ctx.world.objects.workload_ref(cluster, id) == w
         {
             out.push(id);
         }
@@ -634,7 +622,7 @@ fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, Stri
                 let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                     continue;
                 };
-                let w = ctx.world.base.workload(id).into_owned();
+                let w = ctx.world.objects.workload_ref(cluster, id);
                 if w == ctx.workload {
                     continue;
                 }
@@ -654,7 +642,7 @@ fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
             continue;
         };
         let entry = &cluster.pods[holder.index()];
-        let Some(holder_api) = ctx.world.base.api_pod(holder) else {
+        let Some(holder_api) = ctx.world.objects.api_pod(cluster, holder) else {
             continue;
         };
         // The holder's terms that match the pending pod.
@@ -757,7 +745,7 @@ fn narrowed(
         if p == ctx.pod_id {
             continue;
         }
-        let api = ctx.world.base.api_pod(p)?;
+        let api = ctx.world.objects.api_pod(cluster, p)?;
         change.replace.push((p, patch_pod(api)?));
     }
     if own {
@@ -811,13 +799,13 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
     let world = ctx.world;
     let cluster = &world.cluster;
     let w = &ctx.workload;
-    if w.kind != "Deployment" {
+    if w.kind != WorkloadKind::Deployment {
         return out;
     }
     let Some(owner) = &ctx.pod.owner else {
         return out;
     };
-    if &*owner.kind != "ReplicaSet" {
+    if WorkloadKind::of(&owner.kind) != WorkloadKind::ReplicaSet {
         return out;
     }
     // Nodes rejected only because of old pods of the same Deployment.
@@ -833,7 +821,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
                     let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                         return false;
                     };
-                    let is_old = *world.base.workload(id) == *w
+                    let is_old = world.objects.workload_ref(cluster, id) == *w
                         && cluster
                             .pod(id)
                             .owner
@@ -852,7 +840,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
     if stalled.is_empty() {
         return out;
     }
-    let inv = world.base.inventory();
+    let inv = &world.objects.inventory;
     let deployment = inv.deployments.iter().find(|d| {
         d.object.metadata.name.as_deref() == Some(w.name.as_str())
             && d.object.metadata.namespace.as_deref().unwrap_or("default") == w.namespace
@@ -880,10 +868,9 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
                 let m = &rs.object.metadata;
                 m.namespace.as_deref().unwrap_or("default") == w.namespace
                     && m.name.as_deref() != Some(&*owner.name)
-                    && m.owner_references
-                        .iter()
-                        .flatten()
-                        .any(|o| o.kind == "Deployment" && o.name == w.name)
+                    && m.owner_references.iter().flatten().any(|o| {
+                        WorkloadKind::of(&o.kind) == WorkloadKind::Deployment && o.name == w.name
+                    })
             })
             .filter_map(|rs| rs.object.spec.as_ref().and_then(|s| s.replicas))
             .sum(),
@@ -945,7 +932,10 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
         let Some((node, old)) = stalled.iter().find(|(_, old)| old.len() <= u as usize) else {
             continue;
         };
-        let freed: Vec<String> = old.iter().map(|&p| world.base.pod_name(p)).collect();
+        let freed: Vec<String> = old
+            .iter()
+            .map(|&p| world.objects.pod_name(cluster, p))
+            .collect();
         let node_name = cluster.node(*node).name.to_string();
         let shown = match &value {
             IntOrString::Int(i) => i.to_string(),

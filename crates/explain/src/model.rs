@@ -23,49 +23,8 @@ impl RuleOwner {
     }
 }
 
-/// The kind of an inter-pod rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TermKind {
-    /// `podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
-    RequiredAffinity,
-    /// `podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
-    RequiredAntiAffinity,
-    /// `podAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
-    PreferredAffinity,
-    /// `podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
-    PreferredAntiAffinity,
-}
-
-impl TermKind {
-    /// The field path of the rule's list inside `spec.affinity`.
-    pub fn field(self) -> &'static str {
-        match self {
-            TermKind::RequiredAffinity => {
-                "podAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-            }
-            TermKind::RequiredAntiAffinity => {
-                "podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-            }
-            TermKind::PreferredAffinity => {
-                "podAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-            }
-            TermKind::PreferredAntiAffinity => {
-                "podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-            }
-        }
-    }
-
-    /// A short name: `podAffinity` / `podAntiAffinity`, with `(preferred)`
-    /// for soft rules.
-    pub fn short(self) -> &'static str {
-        match self {
-            TermKind::RequiredAffinity => "podAffinity",
-            TermKind::RequiredAntiAffinity => "podAntiAffinity",
-            TermKind::PreferredAffinity => "podAffinity (preferred)",
-            TermKind::PreferredAntiAffinity => "podAntiAffinity (preferred)",
-        }
-    }
-}
+/// The kind of an inter-pod rule (which list of `spec.affinity` it is in).
+pub use podplace_model::terms::TermKind;
 
 /// One inter-pod affinity term as its author wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]

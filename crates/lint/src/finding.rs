@@ -38,16 +38,19 @@ impl fmt::Display for Severity {
     }
 }
 
+/// A severity name that is not `error`, `warning` or `note`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity {0:?}: expected error, warning or note")]
+pub struct UnknownSeverity(pub String);
+
 impl FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownSeverity;
+    fn from_str(s: &str) -> Result<Self, UnknownSeverity> {
         match s {
             "note" => Ok(Severity::Note),
             "warning" => Ok(Severity::Warning),
             "error" => Ok(Severity::Error),
-            other => Err(format!(
-                "unknown severity {other:?}: expected error, warning or note"
-            )),
+            other => Err(UnknownSeverity(other.to_string())),
         }
     }
 }

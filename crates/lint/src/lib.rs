@@ -24,9 +24,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use podplace_model::inventory::Inventory;
 use podplace_model::load::SourceMap;
 use podplace_model::objects::CompileError;
+use podplace_model::workloads::WorkloadKind;
 use thiserror::Error;
 
-pub use finding::{Finding, Fix, Location, Related, RuleInfo, Severity};
+pub use finding::{Finding, Fix, Location, Related, RuleInfo, Severity, UnknownSeverity};
 pub use world::IGNORE_ANNOTATION;
 
 /// Why a lint run could not look at its input.
@@ -123,11 +124,11 @@ impl Sink {
 /// and pods controllers made), so each running pod counts once and a
 /// Deployment's rollout is replayed from its real ReplicaSets and pods.
 pub fn running_workloads(cluster: &Inventory) -> (Inventory, Inventory) {
-    fn controlled_by(meta: &ObjectMeta, kinds: &[&str]) -> bool {
+    fn controlled_by(meta: &ObjectMeta, kind: WorkloadKind) -> bool {
         meta.owner_references
             .iter()
             .flatten()
-            .any(|o| o.controller == Some(true) && kinds.contains(&o.kind.as_str()))
+            .any(|o| o.controller == Some(true) && WorkloadKind::of(&o.kind) == kind)
     }
     fn controlled(meta: &ObjectMeta) -> bool {
         meta.owner_references
@@ -150,12 +151,12 @@ pub fn running_workloads(cluster: &Inventory) -> (Inventory, Inventory) {
     let mut manifests = manifests;
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.replica_sets)
         .into_iter()
-        .partition(|r| !controlled_by(&r.object.metadata, &["Deployment"]));
+        .partition(|r| !controlled_by(&r.object.metadata, WorkloadKind::Deployment));
     manifests.replica_sets = own;
     rest.replica_sets = made;
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.jobs)
         .into_iter()
-        .partition(|j| !controlled_by(&j.object.metadata, &["CronJob"]));
+        .partition(|j| !controlled_by(&j.object.metadata, WorkloadKind::CronJob));
     manifests.jobs = own;
     rest.jobs = made;
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.pods)

@@ -69,7 +69,7 @@ pub enum Controller<'a> {
 #[derive(Debug)]
 pub struct Subject<'a> {
     /// API kind (`Deployment`, ..., `Pod`).
-    pub kind: &'static str,
+    pub kind: WorkloadKind,
     /// Namespace.
     pub namespace: String,
     /// Name.
@@ -144,7 +144,7 @@ impl Subject<'_> {
             compiled: &'s [AffinityTerm],
         ) {
             let list_path = base
-                .child(kind.field())
+                .child(kind.affinity_field())
                 .child("requiredDuringSchedulingIgnoredDuringExecution");
             for (i, (api, compiled)) in api.into_iter().flatten().zip(compiled).enumerate() {
                 out.push(TermRef {
@@ -200,7 +200,7 @@ impl Subject<'_> {
         ];
         for (kind, api, compiled) in preferred {
             let list_path = base
-                .child(kind.field())
+                .child(kind.affinity_field())
                 .child("preferredDuringSchedulingIgnoredDuringExecution");
             for (i, (api, compiled)) in api.into_iter().flatten().zip(compiled).enumerate() {
                 out.push(TermRef {
@@ -235,53 +235,7 @@ impl Subject<'_> {
 }
 
 /// Which list an affinity term is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TermKind {
-    /// `podAffinity.requiredDuringScheduling...`.
-    RequiredAffinity,
-    /// `podAntiAffinity.requiredDuringScheduling...`.
-    RequiredAntiAffinity,
-    /// `podAffinity.preferredDuringScheduling...`.
-    PreferredAffinity,
-    /// `podAntiAffinity.preferredDuringScheduling...`.
-    PreferredAntiAffinity,
-}
-
-impl TermKind {
-    /// `podAffinity` or `podAntiAffinity`.
-    pub fn field(self) -> &'static str {
-        match self {
-            TermKind::RequiredAffinity | TermKind::PreferredAffinity => "podAffinity",
-            _ => "podAntiAffinity",
-        }
-    }
-
-    /// Whether the term filters (required) rather than scores.
-    pub fn required(self) -> bool {
-        matches!(
-            self,
-            TermKind::RequiredAffinity | TermKind::RequiredAntiAffinity
-        )
-    }
-
-    /// Whether it is an anti-affinity term.
-    pub fn anti(self) -> bool {
-        matches!(
-            self,
-            TermKind::RequiredAntiAffinity | TermKind::PreferredAntiAffinity
-        )
-    }
-
-    /// How the term is named in messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TermKind::RequiredAffinity => "required pod affinity",
-            TermKind::RequiredAntiAffinity => "required pod anti-affinity",
-            TermKind::PreferredAffinity => "preferred pod affinity",
-            TermKind::PreferredAntiAffinity => "preferred pod anti-affinity",
-        }
-    }
-}
+pub use podplace_model::terms::TermKind;
 
 /// One affinity term of a subject.
 #[derive(Debug, Clone)]
@@ -390,7 +344,7 @@ fn id(kind: &str, meta: &ObjectMeta) -> String {
 
 /// A subject before compilation.
 struct Raw<'a> {
-    kind: &'static str,
+    kind: WorkloadKind,
     meta: &'a ObjectMeta,
     origin: &'a Origin,
     controller: Controller<'a>,
@@ -404,11 +358,11 @@ struct Raw<'a> {
 fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     let tpl = FieldPath::of(&["spec", "template"]);
     let mut out = Vec::new();
-    let owned_by = |meta: &ObjectMeta, kind: &str, names: &FxHashSet<(String, String)>| {
+    let owned_by = |meta: &ObjectMeta, kind: WorkloadKind, names: &FxHashSet<(String, String)>| {
         let ns = meta.namespace.clone().unwrap_or_default();
         meta.owner_references.iter().flatten().any(|o| {
             o.controller == Some(true)
-                && o.kind == kind
+                && WorkloadKind::of(&o.kind) == kind
                 && names.contains(&(ns.clone(), o.name.clone()))
         })
     };
@@ -427,7 +381,7 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     for d in &inv.deployments {
         let spec = d.object.spec.as_ref();
         out.push(Raw {
-            kind: "Deployment",
+            kind: WorkloadKind::Deployment,
             meta: &d.object.metadata,
             origin: &d.origin,
             controller: Controller::Deployment(&d.object),
@@ -440,7 +394,7 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     for s in &inv.stateful_sets {
         let spec = s.object.spec.as_ref();
         out.push(Raw {
-            kind: "StatefulSet",
+            kind: WorkloadKind::StatefulSet,
             meta: &s.object.metadata,
             origin: &s.origin,
             controller: Controller::StatefulSet,
@@ -451,12 +405,12 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
         });
     }
     for r in &inv.replica_sets {
-        if owned_by(&r.object.metadata, "Deployment", &deployments) {
+        if owned_by(&r.object.metadata, WorkloadKind::Deployment, &deployments) {
             continue;
         }
         let spec = r.object.spec.as_ref();
         out.push(Raw {
-            kind: "ReplicaSet",
+            kind: WorkloadKind::ReplicaSet,
             meta: &r.object.metadata,
             origin: &r.origin,
             controller: Controller::ReplicaSet,
@@ -469,7 +423,7 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     for r in &inv.replication_controllers {
         let spec = r.object.spec.as_ref();
         out.push(Raw {
-            kind: "ReplicationController",
+            kind: WorkloadKind::ReplicationController,
             meta: &r.object.metadata,
             origin: &r.origin,
             controller: Controller::ReplicationController,
@@ -485,7 +439,7 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     for d in &inv.daemon_sets {
         let spec = d.object.spec.as_ref();
         out.push(Raw {
-            kind: "DaemonSet",
+            kind: WorkloadKind::DaemonSet,
             meta: &d.object.metadata,
             origin: &d.origin,
             controller: Controller::DaemonSet,
@@ -496,12 +450,12 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
         });
     }
     for j in &inv.jobs {
-        if owned_by(&j.object.metadata, "CronJob", &cron_jobs) {
+        if owned_by(&j.object.metadata, WorkloadKind::CronJob, &cron_jobs) {
             continue;
         }
         let spec = j.object.spec.as_ref();
         out.push(Raw {
-            kind: "Job",
+            kind: WorkloadKind::Job,
             meta: &j.object.metadata,
             origin: &j.origin,
             controller: Controller::Job,
@@ -514,7 +468,7 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     for c in &inv.cron_jobs {
         let job = c.object.spec.job_template.spec.as_ref();
         out.push(Raw {
-            kind: "CronJob",
+            kind: WorkloadKind::CronJob,
             meta: &c.object.metadata,
             origin: &c.origin,
             controller: Controller::CronJob,
@@ -591,12 +545,12 @@ impl<'a> World<'a> {
             };
             let meta = &p.object.metadata;
             let pod = Pod::compile(&p.object, &mut cluster.interner)
-                .map_err(|e| LintError::compile(&id("Pod", meta), e))?;
+                .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
             subjects.push(Subject {
-                kind: "Pod",
+                kind: WorkloadKind::Pod,
                 namespace: meta.namespace.clone().unwrap_or_default(),
                 name: meta.name.clone().unwrap_or_default(),
-                id: id("Pod", meta),
+                id: id(WorkloadKind::Pod.as_str(), meta),
                 workload,
                 origin: p.origin.clone(),
                 controller: Controller::Pod,
@@ -643,7 +597,7 @@ impl<'a> World<'a> {
             for p in &inv.pods {
                 let meta = &p.object.metadata;
                 let pod = Pod::compile(&p.object, &mut cluster.interner)
-                    .map_err(|e| LintError::compile(&id("Pod", meta), e))?;
+                    .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
                 let workload = workloads.of(&p.object);
                 // Running pods that hold required anti-affinity stay apart:
                 // where each runs matters (PP012).
@@ -697,7 +651,7 @@ impl<'a> World<'a> {
                 ignored: ignored(meta),
             });
         }
-        let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&mut cluster);
+        let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&cluster);
         Ok(World {
             cluster,
             subjects,
@@ -855,7 +809,7 @@ fn compile_subject<'a>(
     raw: Raw<'a>,
 ) -> Result<Option<Subject<'a>>, LintError> {
     let meta = raw.meta;
-    let object_id = id(raw.kind, meta);
+    let object_id = id(raw.kind.as_str(), meta);
     let Some(template) = raw.template else {
         return Ok(None);
     };
@@ -897,19 +851,22 @@ fn compile_subject<'a>(
     let own = own_selectors(cluster, raw.selector.as_ref(), &labels);
     // A ReplicaSet belongs to its Deployment and a Job to its CronJob, as
     // for pods (`Workloads::of`), even when the owner is not loaded.
-    let owner = meta.owner_references.iter().flatten().find(|o| {
-        o.controller == Some(true)
+    let owner = meta.owner_references.iter().flatten().find_map(|o| {
+        let kind = WorkloadKind::of(&o.kind);
+        (o.controller == Some(true)
             && matches!(
-                (raw.kind, o.kind.as_str()),
-                ("ReplicaSet", "Deployment") | ("Job", "CronJob")
-            )
+                (&raw.kind, &kind),
+                (WorkloadKind::ReplicaSet, WorkloadKind::Deployment)
+                    | (WorkloadKind::Job, WorkloadKind::CronJob)
+            ))
+        .then_some((kind, o))
     });
     let workload = match owner {
-        Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), namespace.clone(), &o.name),
-        None => WorkloadRef::new(WorkloadKind::of(raw.kind), namespace.clone(), &name),
+        Some((kind, o)) => WorkloadRef::new(kind, namespace.clone(), &o.name),
+        None => WorkloadRef::new(raw.kind.clone(), namespace.clone(), &name),
     };
     Ok(Some(Subject {
-        kind: raw.kind,
+        kind: raw.kind.clone(),
         workload,
         namespace,
         name,

@@ -63,6 +63,22 @@ pub fn replica_set_name(deployment: &str, template_hash: &str) -> String {
     format!("{deployment}-{template_hash}")
 }
 
+/// [`replica_set_name`], or, while `taken` holds that name, the same with
+/// 1, 2, ... appended (a ReplicaSet of another template took it).
+pub fn free_replica_set_name(
+    deployment: &str,
+    template_hash: &str,
+    taken: impl Fn(&str) -> bool,
+) -> String {
+    let mut name = replica_set_name(deployment, template_hash);
+    let mut n = 1u32;
+    while taken(&name) {
+        name = format!("{}{n}", replica_set_name(deployment, template_hash));
+        n = n.wrapping_add(1);
+    }
+    name
+}
+
 /// The `generateName` a controller gives its pods: `<controller>-`.
 pub fn generate_name_base(controller: &str) -> String {
     format!("{controller}-")
@@ -184,6 +200,11 @@ mod tests {
     #[test]
     fn names_as_the_controllers_make_them() {
         assert_eq!(replica_set_name("web", "5d8f"), "web-5d8f");
+        assert_eq!(free_replica_set_name("web", "5d8f", |_| false), "web-5d8f");
+        assert_eq!(
+            free_replica_set_name("web", "5d8f", |n| n == "web-5d8f" || n == "web-5d8f1"),
+            "web-5d8f2"
+        );
         assert_eq!(generate_name_base("web-5d8f"), "web-5d8f-");
         assert_eq!(stateful_pod_name("db", 2), "db-2");
         let mut used = UsedNames::new();

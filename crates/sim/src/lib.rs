@@ -18,7 +18,6 @@ pub mod report;
 pub mod rollout;
 pub mod runner;
 pub mod scenario;
-pub mod selector;
 pub mod sim;
 pub mod time;
 

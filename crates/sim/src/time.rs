@@ -4,6 +4,27 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer};
+use thiserror::Error;
+
+/// Why a duration could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DurationError {
+    /// Nothing was written.
+    #[error("empty duration")]
+    Empty,
+    /// A negative number of seconds.
+    #[error("negative duration {0:?}")]
+    Negative(String),
+    /// A character that is neither a digit nor a unit.
+    #[error("invalid duration {0:?}: expected a number of seconds or units s, m, h, d (e.g. 10m, 1h30m)")]
+    BadUnit(String),
+    /// A unit with no number before it.
+    #[error("invalid duration {0:?}: a unit without a number")]
+    UnitWithoutNumber(String),
+    /// Digits at the end with no unit after them.
+    #[error("invalid duration {0:?}: the last number has no unit")]
+    NumberWithoutUnit(String),
+}
 
 /// A length of simulated time, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -16,14 +37,14 @@ impl Duration {
     }
 
     /// Parses `90`, `90s`, `10m`, `1h30m`, `2h` (units s, m, h, d).
-    pub fn parse(text: &str) -> Result<Duration, String> {
+    pub fn parse(text: &str) -> Result<Duration, DurationError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("empty duration".to_string());
+            return Err(DurationError::Empty);
         }
         if let Ok(n) = text.parse::<i64>() {
             return if n < 0 {
-                Err(format!("negative duration {text:?}"))
+                Err(DurationError::Negative(text.to_string()))
             } else {
                 Ok(Duration(n))
             };
@@ -40,22 +61,16 @@ impl Duration {
                 'm' => 60,
                 'h' => 3600,
                 'd' => 86_400,
-                _ => {
-                    return Err(format!(
-                        "invalid duration {text:?}: expected a number of seconds or units s, m, h, d (e.g. 10m, 1h30m)"
-                    ))
-                }
+                _ => return Err(DurationError::BadUnit(text.to_string())),
             };
             let n: i64 = number
                 .parse()
-                .map_err(|_| format!("invalid duration {text:?}: a unit without a number"))?;
+                .map_err(|_| DurationError::UnitWithoutNumber(text.to_string()))?;
             total = total.saturating_add(n.saturating_mul(unit));
             number.clear();
         }
         if !number.is_empty() {
-            return Err(format!(
-                "invalid duration {text:?}: the last number has no unit"
-            ));
+            return Err(DurationError::NumberWithoutUnit(text.to_string()));
         }
         Ok(Duration(total))
     }

@@ -28,7 +28,7 @@ pub static INFO: RuleInfo = RuleInfo {
 /// Reports terms whose selector reaches other workloads' pods.
 pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), LintError> {
     for s in &world.subjects {
-        for t in s.terms().iter().filter(|t| t.kind.required()) {
+        for t in s.terms().iter().filter(|t| t.kind.is_required()) {
             if !world.term_selects(t.compiled, &s.pod) {
                 continue;
             }
@@ -40,7 +40,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             let key = world.text(t.compiled.topology_key);
             let location = world.locate(&s.origin, &t.path.child("labelSelector"));
             let selector = selector_text(t.api.label_selector.as_ref());
-            let (message, consequence) = if t.kind.anti() {
+            let (message, consequence) = if t.kind.is_anti() {
                 (
                     format!(
                         "required anti-affinity selector `{selector}` also matches pods of {}",
@@ -129,7 +129,7 @@ fn narrowed(
     })?;
     let mut items: Vec<Value> = term_list(s, t);
     let item = items.get_mut(t.index)?;
-    let target = if t.kind.required() {
+    let target = if t.kind.is_required() {
         item
     } else {
         item.get_mut("podAffinityTerm")?
@@ -159,7 +159,7 @@ pub(crate) fn term_list(s: &Subject<'_>, t: &TermRef<'_>) -> Vec<Value> {
     let Some(affinity) = &s.spec.affinity else {
         return Vec::new();
     };
-    let value = match (t.kind.anti(), t.kind.required()) {
+    let value = match (t.kind.is_anti(), t.kind.is_required()) {
         (false, true) => affinity
             .pod_affinity
             .as_ref()

@@ -8,6 +8,7 @@
 //! `Exists`, which keeps the pod away from the pods the author named.
 
 use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, WeightedPodAffinityTerm};
+use podplace_model::workloads::WorkloadKind;
 use serde_json::Value;
 
 use crate::finding::{Fix, RuleInfo, Severity};
@@ -35,7 +36,7 @@ fn negated(operator: &str) -> Option<&'static str> {
 /// Reports pod affinity terms with negative requirements.
 pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), LintError> {
     for s in &world.subjects {
-        for t in s.terms().iter().filter(|t| !t.kind.anti()) {
+        for t in s.terms().iter().filter(|t| !t.kind.is_anti()) {
             let Some(selector) = t.api.label_selector.as_ref() else {
                 continue;
             };
@@ -62,7 +63,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                     selector_text(Some(selector))
                 ),
             );
-            if !t.kind.required() {
+            if !t.kind.is_required() {
                 f = f.with_severity(Severity::Note);
             }
             f.notes.push(format!(
@@ -77,8 +78,8 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 .map(|m| m.workload.to_string())
                 .collect();
             if matched.is_empty() {
-                if t.kind.required() && world.term_selects(t.compiled, &s.pod) {
-                    let (who, them) = if s.kind == "Pod" {
+                if t.kind.is_required() && world.term_selects(t.compiled, &s.pod) {
+                    let (who, them) = if s.kind == WorkloadKind::Pod {
                         (format!("{} matches", s.workload), "it")
                     } else {
                         (format!("{}'s own pods match", s.workload), "them")

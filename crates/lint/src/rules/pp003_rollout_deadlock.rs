@@ -256,7 +256,9 @@ fn hard_rules(world: &World<'_>, s: &Subject<'_>) -> Vec<HardRule> {
     let mut out: Vec<HardRule> = s
         .terms()
         .into_iter()
-        .filter(|t| t.kind.anti() && t.kind.required() && world.term_selects(t.compiled, &s.pod))
+        .filter(|t| {
+            t.kind.is_anti() && t.kind.is_required() && world.term_selects(t.compiled, &s.pod)
+        })
         .map(|t| HardRule {
             what: format!(
                 "required anti-affinity: one pod per {} domain",

@@ -39,10 +39,10 @@ fn own_spread(world: &World<'_>, s: &Subject<'_>) -> OwnSpread {
         hard: 0,
     };
     for t in s.terms() {
-        if !t.kind.anti() || !world.term_selects(t.compiled, &s.pod) {
+        if !t.kind.is_anti() || !world.term_selects(t.compiled, &s.pod) {
             continue;
         }
-        if t.kind.required() {
+        if t.kind.is_required() {
             out.hard += 1;
         } else {
             out.soft.push((

@@ -29,7 +29,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if !s.is_replicated() || s.replicas.unwrap_or(1) < 2 {
             continue;
         }
-        for t in s.terms().iter().filter(|t| t.kind.anti()) {
+        for t in s.terms().iter().filter(|t| t.kind.is_anti()) {
             if world.term_selects(t.compiled, &s.pod) {
                 continue;
             }
@@ -64,7 +64,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             if let Some((api, _)) = fixed {
                 let mut items = term_list(s, t);
                 let target = items.get_mut(t.index).and_then(|item| {
-                    if t.kind.required() {
+                    if t.kind.is_required() {
                         Some(item)
                     } else {
                         item.get_mut("podAffinityTerm")

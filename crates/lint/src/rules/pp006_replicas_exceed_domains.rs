@@ -38,7 +38,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         for t in s
             .terms()
             .iter()
-            .filter(|t| t.kind.anti() && t.kind.required())
+            .filter(|t| t.kind.is_anti() && t.kind.is_required())
         {
             if !world.term_selects(t.compiled, &s.pod) {
                 continue;

@@ -100,7 +100,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             let mut item = term_list(s, &t);
             let fix_item = |key: &str| -> Option<Value> {
                 let target = item.get_mut(t.index)?;
-                let target = if t.kind.required() {
+                let target = if t.kind.is_required() {
                     target
                 } else {
                     target.get_mut("podAffinityTerm")?

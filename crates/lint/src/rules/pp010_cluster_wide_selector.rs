@@ -67,7 +67,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             }
             let mut items = term_list(s, &t);
             let target = items.get_mut(t.index).and_then(|item| {
-                if t.kind.required() {
+                if t.kind.is_required() {
                     Some(item)
                 } else {
                     item.get_mut("podAffinityTerm")

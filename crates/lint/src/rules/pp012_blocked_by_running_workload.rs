@@ -135,8 +135,8 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         // A workload spread one per node by its own required anti-affinity
         // needs a remaining node per replica.
         let one_per_node = s.terms().iter().any(|t| {
-            t.kind.anti()
-                && t.kind.required()
+            t.kind.is_anti()
+                && t.kind.is_required()
                 && world.text(t.compiled.topology_key) == "kubernetes.io/hostname"
                 && world.term_selects(t.compiled, &s.pod)
         });

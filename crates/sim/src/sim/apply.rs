@@ -5,10 +5,17 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet}
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use podplace_model::expand::{expand_workloads, pod_template_hash, synthetic_uid};
-use podplace_model::inventory::{Inventory, Sourced};
+use podplace_model::expand::{
+    daemon_set, deployment, expand_workloads, replica_set, stateful_set, Admission,
+};
+use podplace_model::inventory::Inventory;
+use podplace_model::naming::{
+    free_replica_set_name, generate_name_base, generated_name, pod_template_hash, synthetic_uid,
+    POD_TEMPLATE_HASH_LABEL,
+};
 use podplace_model::objects::Pod;
 use podplace_model::selector::LabelSelector;
+use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use serde_json::Value;
 
 use super::{
@@ -24,8 +31,8 @@ struct Owner {
     reference: OwnerReference,
 }
 
-const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
-const HASH_LABEL: &str = "pod-template-hash";
+use podplace_model::expand::deployment::REVISION_ANNOTATION;
+const HASH_LABEL: &str = POD_TEMPLATE_HASH_LABEL;
 
 /// A template's identity for "is this the same revision", ignoring the
 /// pod-template-hash label that controllers add.
@@ -102,8 +109,10 @@ impl Simulation {
                     .and_then(|l| l.get("controller-revision-hash")),
             ) {
                 let (ns, _) = ns_name(&p.object.metadata);
-                self.pod_revisions
-                    .insert((o.kind.clone(), ns, o.name.clone()), rev.clone());
+                self.pod_revisions.insert(
+                    WorkloadRef::new(WorkloadKind::of(&o.kind), ns, &o.name),
+                    rev.clone(),
+                );
             }
         }
         for ns in &inv.namespaces {
@@ -135,7 +144,7 @@ impl Simulation {
             .iter()
             .filter_map(|d| {
                 let selector = d.object.spec.as_ref().map(|s| &s.selector);
-                self.owner("Deployment", &d.object.metadata, selector)
+                self.owner(WorkloadKind::Deployment, &d.object.metadata, selector)
             })
             .collect();
         let replica_sets: Vec<Owner> = inv
@@ -143,7 +152,7 @@ impl Simulation {
             .iter()
             .filter_map(|r| {
                 let selector = r.object.spec.as_ref().map(|s| &s.selector);
-                self.owner("ReplicaSet", &r.object.metadata, selector)
+                self.owner(WorkloadKind::ReplicaSet, &r.object.metadata, selector)
             })
             .collect();
         let mut out = inv.clone();
@@ -183,7 +192,7 @@ impl Simulation {
     /// A controller that may adopt orphans, with its selector compiled.
     fn owner(
         &mut self,
-        kind: &str,
+        kind: WorkloadKind,
         meta: &ObjectMeta,
         selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     ) -> Option<Owner> {
@@ -192,12 +201,12 @@ impl Simulation {
         let uid = meta
             .uid
             .clone()
-            .unwrap_or_else(|| synthetic_uid(kind, &namespace, &name));
+            .unwrap_or_else(|| synthetic_uid(kind.as_str(), &namespace, &name));
         Some(Owner {
             namespace,
             selector,
             reference: OwnerReference {
-                api_version: "apps/v1".to_string(),
+                api_version: kind.api_version().unwrap_or("apps/v1").to_string(),
                 kind: kind.to_string(),
                 name,
                 uid,
@@ -271,6 +280,19 @@ impl Simulation {
         inv.pods.drain(..).map(|p| p.object).collect()
     }
 
+    /// Admits one pod the simulation's controllers create, with the
+    /// world's PriorityClasses and RuntimeClasses; warnings are kept once.
+    fn admit_pod(&mut self, pod: &mut core::Pod) {
+        let admission = Admission::new(&self.priority_classes, &self.runtime_classes);
+        let mut warnings = Vec::new();
+        admission.admit(pod, &mut warnings);
+        for w in warnings {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+    }
+
     pub(super) fn compile(&mut self, pod: &core::Pod) -> Result<Pod, SimError> {
         Pod::compile(pod, &mut self.cluster.interner).map_err(|e| SimError::Compile {
             object: format!(
@@ -322,7 +344,7 @@ impl Simulation {
         let mut info = self.pod_info(pod);
         let owner = controller_of(&pod.metadata).and_then(|o| {
             self.by_key
-                .get(&(o.kind.clone(), ns.clone(), o.name.clone()))
+                .get(&WorkloadRef::new(WorkloadKind::of(&o.kind), &ns, &o.name))
                 .copied()
                 .filter(|&w| !matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_)))
         });
@@ -436,7 +458,7 @@ impl Simulation {
         let fp = fingerprint(&spec.template);
         if let Some(&w) = self
             .by_key
-            .get(&("Deployment".to_string(), ns.clone(), name.clone()))
+            .get(&WorkloadRef::new(WorkloadKind::Deployment, &ns, &name))
         {
             let desired = spec.replicas.unwrap_or(1);
             if let Ctl::Deployment(ctl) = &mut self.workloads[w.index()].ctl {
@@ -450,12 +472,14 @@ impl Simulation {
                     ctl.progress.announce = true;
                     ctl.progress.started = self.now;
                     self.changes.push(Change::RolloutStarted {
-                        workload: format!("Deployment/{ns}/{name}"),
+                        workload: WorkloadRef::new(WorkloadKind::Deployment, &ns, &name)
+                            .to_string(),
                     });
                 }
                 if old_desired != desired {
                     self.changes.push(Change::Scaled {
-                        workload: format!("Deployment/{ns}/{name}"),
+                        workload: WorkloadRef::new(WorkloadKind::Deployment, &ns, &name)
+                            .to_string(),
                         from: old_desired,
                         to: desired,
                     });
@@ -477,14 +501,19 @@ impl Simulation {
                 ..Default::default()
             },
         };
-        Ok(self.add_workload("Deployment", &ns, &name, Ctl::Deployment(Box::new(ctl))))
+        Ok(self.add_workload(
+            WorkloadKind::Deployment,
+            &ns,
+            &name,
+            Ctl::Deployment(Box::new(ctl)),
+        ))
     }
 
     fn upsert_replica_set(&mut self, rs: ReplicaSet) -> Result<WorkloadId, SimError> {
         let (ns, name) = ns_name(&rs.metadata);
         if let Some(&w) = self
             .by_key
-            .get(&("ReplicaSet".to_string(), ns.clone(), name.clone()))
+            .get(&WorkloadRef::new(WorkloadKind::ReplicaSet, &ns, &name))
         {
             if let Ctl::ReplicaSet(ctl) = &mut self.workloads[w.index()].ctl {
                 let template = rs
@@ -502,14 +531,14 @@ impl Simulation {
         self.cluster
             .add_replica_set(&rs)
             .map_err(|e| SimError::Compile {
-                object: format!("ReplicaSet/{ns}/{name}"),
+                object: WorkloadRef::new(WorkloadKind::ReplicaSet, &ns, &name).to_string(),
                 message: e.to_string(),
             })?;
         let owner = controller_of(&rs.metadata)
-            .filter(|o| o.kind == "Deployment")
+            .filter(|o| WorkloadKind::of(&o.kind) == WorkloadKind::Deployment)
             .and_then(|o| {
                 self.by_key
-                    .get(&("Deployment".to_string(), ns.clone(), o.name.clone()))
+                    .get(&WorkloadRef::new(WorkloadKind::Deployment, &ns, &o.name))
                     .copied()
             });
         let revision = rs
@@ -531,7 +560,12 @@ impl Simulation {
             revision,
             proto: None,
         };
-        let w = self.add_workload("ReplicaSet", &ns, &name, Ctl::ReplicaSet(Box::new(ctl)));
+        let w = self.add_workload(
+            WorkloadKind::ReplicaSet,
+            &ns,
+            &name,
+            Ctl::ReplicaSet(Box::new(ctl)),
+        );
         if let Some(d) = owner {
             if let Ctl::Deployment(dc) = &mut self.workloads[d.index()].ctl {
                 dc.replica_sets.push(w);
@@ -560,63 +594,13 @@ impl Simulation {
             _ => return Err(SimError::Invalid("not a Deployment".to_string())),
         };
         let (ns, dname) = ns_name(&api.metadata);
-        let spec = api.spec.clone().unwrap_or_default();
-        let hash = pod_template_hash(&spec.template);
-        let mut rs_name = format!("{dname}-{hash}");
-        let mut n = 1;
-        while self
-            .by_key
-            .contains_key(&("ReplicaSet".to_string(), ns.clone(), rs_name.clone()))
-        {
-            rs_name = format!("{dname}-{hash}{n}");
-            n += 1;
-        }
-        let mut template = spec.template.clone();
-        template
-            .metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(HASH_LABEL.to_string(), hash.clone());
-        let mut selector = spec.selector.clone();
-        selector
-            .match_labels
-            .get_or_insert_with(Default::default)
-            .insert(HASH_LABEL.to_string(), hash);
-        let uid = api
-            .metadata
-            .uid
-            .clone()
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| synthetic_uid("Deployment", &ns, &dname));
-        let rs = ReplicaSet {
-            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                name: Some(rs_name),
-                namespace: Some(ns.clone()),
-                labels: template.metadata.as_ref().and_then(|m| m.labels.clone()),
-                annotations: Some(
-                    [(REVISION_ANNOTATION.to_string(), revision.to_string())]
-                        .into_iter()
-                        .collect(),
-                ),
-                owner_references: Some(vec![OwnerReference {
-                    api_version: "apps/v1".to_string(),
-                    kind: "Deployment".to_string(),
-                    name: dname,
-                    uid,
-                    controller: Some(true),
-                    block_owner_deletion: Some(true),
-                }]),
-                ..Default::default()
-            },
-            spec: Some(k8s_openapi::api::apps::v1::ReplicaSetSpec {
-                replicas: Some(0),
-                min_ready_seconds: spec.min_ready_seconds,
-                selector,
-                template: Some(template),
-            }),
-            status: None,
-        };
+        let template = api.spec.as_ref().map(|s| &s.template);
+        let hash = template.map(pod_template_hash).unwrap_or_default();
+        let rs_name = free_replica_set_name(&dname, &hash, |n| {
+            self.by_key
+                .contains_key(&WorkloadRef::new(WorkloadKind::ReplicaSet, &ns, n))
+        });
+        let rs = deployment::new_replica_set(&api, rs_name, &hash, revision, 0);
         self.upsert_replica_set(rs)
     }
 
@@ -630,7 +614,7 @@ impl Simulation {
         let computed = format!("{name}-{}", pod_template_hash(&template));
         if let Some(&w) = self
             .by_key
-            .get(&("StatefulSet".to_string(), ns.clone(), name.clone()))
+            .get(&WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name))
         {
             if let Ctl::StatefulSet(ctl) = &mut self.workloads[w.index()].ctl {
                 let old = ctl.api.spec.as_ref().map(|s| fingerprint(&s.template));
@@ -639,7 +623,8 @@ impl Simulation {
                     ctl.templates.retain(|(r, _)| *r != computed);
                     ctl.templates.push((computed, template));
                     self.changes.push(Change::RolloutStarted {
-                        workload: format!("StatefulSet/{ns}/{name}"),
+                        workload: WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name)
+                            .to_string(),
                     });
                 }
                 ctl.api = sts;
@@ -650,7 +635,7 @@ impl Simulation {
         self.cluster
             .add_stateful_set(&sts)
             .map_err(|e| SimError::Compile {
-                object: format!("StatefulSet/{ns}/{name}"),
+                object: WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name).to_string(),
                 message: e.to_string(),
             })?;
         let status = sts.status.as_ref();
@@ -672,7 +657,12 @@ impl Simulation {
             update_revision: update,
             templates,
         };
-        Ok(self.add_workload("StatefulSet", &ns, &name, Ctl::StatefulSet(Box::new(ctl))))
+        Ok(self.add_workload(
+            WorkloadKind::StatefulSet,
+            &ns,
+            &name,
+            Ctl::StatefulSet(Box::new(ctl)),
+        ))
     }
 
     fn upsert_daemon_set(&mut self, ds: DaemonSet) -> Result<WorkloadId, SimError> {
@@ -684,7 +674,7 @@ impl Simulation {
             .unwrap_or_default();
         if let Some(&w) = self
             .by_key
-            .get(&("DaemonSet".to_string(), ns.clone(), name.clone()))
+            .get(&WorkloadRef::new(WorkloadKind::DaemonSet, &ns, &name))
         {
             let mut started = false;
             if let Ctl::DaemonSet(ctl) = &mut self.workloads[w.index()].ctl {
@@ -698,7 +688,7 @@ impl Simulation {
             }
             if started {
                 self.changes.push(Change::RolloutStarted {
-                    workload: format!("DaemonSet/{ns}/{name}"),
+                    workload: WorkloadRef::new(WorkloadKind::DaemonSet, &ns, &name).to_string(),
                 });
             }
             self.mark(w);
@@ -707,14 +697,19 @@ impl Simulation {
         // Pods already running keep their revision: they are current.
         let adopted = self
             .pod_revisions
-            .get(&("DaemonSet".to_string(), ns.clone(), name.clone()))
+            .get(&WorkloadRef::new(WorkloadKind::DaemonSet, &ns, &name))
             .cloned();
         let ctl = DsCtl {
             api: ds,
             revision: adopted.unwrap_or_else(|| pod_template_hash(&template)),
             eligible: Default::default(),
         };
-        Ok(self.add_workload("DaemonSet", &ns, &name, Ctl::DaemonSet(Box::new(ctl))))
+        Ok(self.add_workload(
+            WorkloadKind::DaemonSet,
+            &ns,
+            &name,
+            Ctl::DaemonSet(Box::new(ctl)),
+        ))
     }
 
     /// `apply`: creates or updates the objects of `inv`.
@@ -923,22 +918,18 @@ impl Simulation {
     }
 }
 
-/// Builds an API pod for a ReplicaSet through expansion (admission,
-/// labels, owner reference).
+/// The API pod a ReplicaSet creates (the expansion's, admitted), named
+/// as expansion names a first pod; the caller renames it.
 pub(super) fn replica_set_pod(sim: &mut Simulation, rs: &ReplicaSet) -> Option<core::Pod> {
-    let mut one = rs.clone();
-    one.spec.get_or_insert_with(Default::default).replicas = Some(1);
-    let mut inv = Inventory {
-        replica_sets: vec![Sourced {
-            object: one,
-            origin: Default::default(),
-        }],
-        ..Default::default()
-    };
-    sim.admit(&mut inv).into_iter().next()
+    let ns = rs.metadata.namespace.as_deref().unwrap_or("default");
+    let base = generate_name_base(rs.metadata.name.as_deref().unwrap_or(""));
+    let mut pod = replica_set::new_pod(rs, generated_name(ns, &base, |_| false))?;
+    sim.admit_pod(&mut pod);
+    Some(pod)
 }
 
-/// Builds the API pod of one StatefulSet ordinal at a revision.
+/// The API pod of one StatefulSet ordinal from `template` at `revision`
+/// (the expansion's, admitted).
 pub(super) fn stateful_set_pod(
     sim: &mut Simulation,
     sts: &StatefulSet,
@@ -947,45 +938,39 @@ pub(super) fn stateful_set_pod(
     template: &PodTemplateSpec,
 ) -> Option<core::Pod> {
     let mut one = sts.clone();
-    let spec = one.spec.get_or_insert_with(Default::default);
-    spec.replicas = Some(1);
-    spec.template = template.clone();
-    spec.ordinals = Some(k8s_openapi::api::apps::v1::StatefulSetOrdinals {
-        start: Some(ordinal),
-    });
+    one.spec.get_or_insert_with(Default::default).template = template.clone();
     one.status = Some(k8s_openapi::api::apps::v1::StatefulSetStatus {
         update_revision: Some(revision.to_string()),
         ..Default::default()
     });
-    let mut inv = Inventory {
-        stateful_sets: vec![Sourced {
-            object: one,
-            origin: Default::default(),
-        }],
-        ..Default::default()
-    };
-    sim.admit(&mut inv).into_iter().next()
+    let revision = stateful_set::revision(&one);
+    let ordinal = usize::try_from(ordinal.max(0)).ok()?;
+    let mut pod = stateful_set::new_pod(&one, template, ordinal, &revision);
+    sim.admit_pod(&mut pod);
+    Some(pod)
 }
 
-/// Builds the API pod of a DaemonSet for one node, or `None` when the
-/// DaemonSet should not run there.
+/// The API pod named `name` of a DaemonSet for `node` (the expansion's,
+/// admitted); `None` when the DaemonSet does not run there.
 pub(super) fn daemon_set_pod(
     sim: &mut Simulation,
     ds: &DaemonSet,
     node: &core::Node,
+    name: impl FnOnce(&mut Simulation) -> String,
 ) -> Option<core::Pod> {
-    let mut inv = Inventory {
-        daemon_sets: vec![Sourced {
-            object: ds.clone(),
-            origin: Default::default(),
-        }],
-        nodes: vec![Sourced {
-            object: node.clone(),
-            origin: Default::default(),
-        }],
-        ..Default::default()
-    };
-    sim.admit(&mut inv).into_iter().next()
+    if !daemon_set::should_run(ds, node) {
+        return None;
+    }
+    let revision = ds
+        .spec
+        .as_ref()
+        .map(|s| pod_template_hash(&s.template))
+        .unwrap_or_default();
+    let node_name = node.metadata.name.as_deref().unwrap_or("");
+    let name = name(sim);
+    let mut pod = daemon_set::new_pod(ds, node_name, &revision, name);
+    sim.admit_pod(&mut pod);
+    Some(pod)
 }
 
 #[cfg(test)]

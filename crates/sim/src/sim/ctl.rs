@@ -2,6 +2,7 @@
 //! pure rules of [`crate::controllers`].
 
 use podplace_engine::cluster::{NodeId, PodId};
+use podplace_model::naming::{generate_name_base, POD_TEMPLATE_HASH_LABEL};
 use rustc_hash::FxHashMap;
 
 use super::apply::{daemon_set_pod, replica_set_pod, stateful_set_pod};
@@ -554,7 +555,7 @@ impl Simulation {
                 let wl = &self.workloads[w.index()];
                 (wl.namespace.clone(), wl.name.clone())
             };
-            let base = format!("{rs_name}-");
+            let base = generate_name_base(&rs_name);
             let revision = match &self.workloads[w.index()].ctl {
                 Ctl::ReplicaSet(rs) => rs
                     .api
@@ -563,7 +564,7 @@ impl Simulation {
                     .and_then(|s| s.template.as_ref())
                     .and_then(|t| t.metadata.as_ref())
                     .and_then(|m| m.labels.as_ref())
-                    .and_then(|l| l.get("pod-template-hash").cloned())
+                    .and_then(|l| l.get(POD_TEMPLATE_HASH_LABEL).cloned())
                     .unwrap_or_default(),
                 _ => String::new(),
             };
@@ -831,16 +832,15 @@ impl Simulation {
                 continue;
             }
             let api_node = self.api_nodes[n].clone();
-            let pod = daemon_set_pod(self, &api, &api_node);
+            let ns = self.workloads[w.index()].namespace.clone();
+            let base = generate_name_base(&self.workloads[w.index()].name);
+            let pod = daemon_set_pod(self, &api, &api_node, |sim| sim.fresh_name(&ns, &base));
             if let Ctl::DaemonSet(ds) = &mut self.workloads[w.index()].ctl {
                 ds.eligible.insert(node, pod.is_some());
             }
-            let Some(mut pod) = pod else {
+            let Some(pod) = pod else {
                 continue;
             };
-            let ns = self.workloads[w.index()].namespace.clone();
-            let base = format!("{}-", self.workloads[w.index()].name);
-            pod.metadata.name = Some(self.fresh_name(&ns, &base));
             let id = self.create_owned(&pod, w, None, Some(node))?;
             if let Some(info) = self.info_mut(id) {
                 info.revision = revision.clone();

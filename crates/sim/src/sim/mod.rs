@@ -25,8 +25,10 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use podplace_engine::cluster::{Cluster, NodeId, PodId};
 use podplace_model::inventory::{Inventory, Sourced};
+use podplace_model::naming::UsedNames;
 use podplace_model::objects::{Pod, Toleration};
 use podplace_model::selector::LabelSelector;
+use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
@@ -249,7 +251,7 @@ enum Ctl {
 /// A workload and its pods.
 #[derive(Debug, Clone)]
 struct Workload {
-    kind: String,
+    kind: WorkloadKind,
     namespace: String,
     name: String,
     /// Pods it owns directly, alive (terminating ones included).
@@ -258,8 +260,12 @@ struct Workload {
 }
 
 impl Workload {
+    fn reference(&self) -> WorkloadRef {
+        WorkloadRef::new(self.kind.clone(), &self.namespace, &self.name)
+    }
+
     fn display(&self) -> String {
-        format!("{}/{}/{}", self.kind, self.namespace, self.name)
+        self.reference().to_string()
     }
 }
 
@@ -286,7 +292,7 @@ pub struct Simulation {
     settling: usize,
     pods: Vec<Option<PodInfo>>,
     workloads: Vec<Workload>,
-    by_key: FxHashMap<(String, String, String), WorkloadId>,
+    by_key: FxHashMap<WorkloadRef, WorkloadId>,
     dirty: Vec<bool>,
     dirty_list: Vec<WorkloadId>,
     nodes: Vec<NodeState>,
@@ -295,7 +301,7 @@ pub struct Simulation {
     drains: Vec<DrainState>,
     pending: Vec<PodId>,
     sched_dirty: bool,
-    used_names: FxHashSet<String>,
+    used_names: UsedNames,
     priority_classes: Vec<Sourced<PriorityClass>>,
     runtime_classes: Vec<Sourced<RuntimeClass>>,
     options: Options,
@@ -304,21 +310,8 @@ pub struct Simulation {
     warnings: Vec<String>,
     /// Loading the initial world (adopted objects are not news).
     loading: bool,
-    /// Revision labels of the initial pods per controller (kind, ns, name).
-    pod_revisions: FxHashMap<(String, String, String), String>,
-}
-
-fn workload_kind(kind: &str) -> Option<&'static str> {
-    match kind.to_ascii_lowercase().as_str() {
-        "deployment" | "deployments" | "deploy" => Some("Deployment"),
-        "replicaset" | "replicasets" | "rs" => Some("ReplicaSet"),
-        "statefulset" | "statefulsets" | "sts" => Some("StatefulSet"),
-        "daemonset" | "daemonsets" | "ds" => Some("DaemonSet"),
-        "job" | "jobs" => Some("Job"),
-        "replicationcontroller" | "replicationcontrollers" | "rc" => Some("ReplicationController"),
-        "pod" | "pods" | "po" => Some("Pod"),
-        _ => None,
-    }
+    /// Revision labels of the initial pods per controller.
+    pod_revisions: FxHashMap<WorkloadRef, String>,
 }
 
 impl Simulation {
@@ -344,7 +337,7 @@ impl Simulation {
             drains: Vec::new(),
             pending: Vec::new(),
             sched_dirty: false,
-            used_names: FxHashSet::default(),
+            used_names: UsedNames::new(),
             priority_classes: inv.priority_classes.clone(),
             runtime_classes: inv.runtime_classes.clone(),
             options,
@@ -414,18 +407,23 @@ impl Simulation {
             .filter(|&id| self.alive(id))
     }
 
-    /// The workload a pod belongs to, as an operator names it
-    /// (`Deployment/ns/name`; the pod itself when it has no controller).
-    pub fn workload_of(&self, id: PodId) -> String {
+    /// The workload a pod belongs to, as an operator names it (a
+    /// ReplicaSet's Deployment; the pod itself when it has no controller).
+    pub fn workload_ref(&self, id: PodId) -> WorkloadRef {
         if let Some(w) = self.info(id).and_then(|i| i.owner) {
-            return self.workloads[self.top(w).index()].display();
+            return self.workloads[self.top(w).index()].reference();
         }
         let p = self.cluster.pod(id);
         let ns = self.cluster.interner.resolve(p.namespace);
         match &p.owner {
-            Some(o) => format!("{}/{ns}/{}", o.kind, o.name),
-            None => format!("Pod/{ns}/{}", p.name),
+            Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), ns, &*o.name),
+            None => WorkloadRef::new(WorkloadKind::Pod, ns, &*p.name),
         }
+    }
+
+    /// [`Simulation::workload_ref`] as `Kind/namespace/name`.
+    pub fn workload_of(&self, id: PodId) -> String {
+        self.workload_ref(id).to_string()
     }
 
     /// What a report shows about one pod.
@@ -469,7 +467,7 @@ impl Simulation {
                 )))
             }
         };
-        let kind = workload_kind(kind).ok_or_else(|| {
+        let kind = WorkloadKind::from_resource(kind).ok_or_else(|| {
             SimError::Invalid(format!(
                 "workload {reference:?}: unknown kind {kind:?} (deployment, statefulset, daemonset, replicaset)"
             ))
@@ -477,20 +475,20 @@ impl Simulation {
         if let Some(ns) = ns {
             return self
                 .by_key
-                .get(&(kind.to_string(), ns.to_string(), name.to_string()))
+                .get(&WorkloadRef::new(kind.clone(), ns, name))
                 .copied()
                 .ok_or_else(|| SimError::Invalid(format!("{kind} {ns}/{name} does not exist")));
         }
-        if let Some(&w) =
-            self.by_key
-                .get(&(kind.to_string(), "default".to_string(), name.to_string()))
+        if let Some(&w) = self
+            .by_key
+            .get(&WorkloadRef::new(kind.clone(), "default", name))
         {
             return Ok(w);
         }
         let found: Vec<WorkloadId> = self
             .by_key
             .iter()
-            .filter(|((k, _, n), _)| k == kind && n == name)
+            .filter(|(r, _)| r.kind == kind && r.name == name)
             .map(|(_, &w)| w)
             .collect();
         match found.as_slice() {
@@ -516,7 +514,7 @@ impl Simulation {
             return self.options.ready_after.get("*").map_or(0, |d| d.seconds());
         };
         let top = &self.workloads[self.top(w).index()];
-        let kind = top.kind.to_ascii_lowercase();
+        let kind = top.kind.as_str().to_ascii_lowercase();
         for key in [
             format!("{kind}/{}/{}", top.namespace, top.name),
             format!("{kind}/{}", top.name),
@@ -554,20 +552,24 @@ impl Simulation {
         }
     }
 
-    fn add_workload(&mut self, kind: &str, namespace: &str, name: &str, ctl: Ctl) -> WorkloadId {
+    fn add_workload(
+        &mut self,
+        kind: WorkloadKind,
+        namespace: &str,
+        name: &str,
+        ctl: Ctl,
+    ) -> WorkloadId {
         let id = WorkloadId(self.workloads.len() as u32);
+        self.by_key
+            .insert(WorkloadRef::new(kind.clone(), namespace, name), id);
         self.workloads.push(Workload {
-            kind: kind.to_string(),
+            kind,
             namespace: namespace.to_string(),
             name: name.to_string(),
             pods: Vec::new(),
             ctl,
         });
         self.dirty.push(false);
-        self.by_key.insert(
-            (kind.to_string(), namespace.to_string(), name.to_string()),
-            id,
-        );
         self.mark(id);
         id
     }
@@ -575,30 +577,23 @@ impl Simulation {
     /// A fresh pod name `base` + five characters, as `generateName` does
     /// (deterministic: the same scheme as workload expansion).
     fn fresh_name(&mut self, namespace: &str, base: &str) -> String {
-        for attempt in 0u32.. {
-            let name = format!(
-                "{base}{}",
-                podplace_model::expand::name_suffix(&format!("{namespace}/{base}#{attempt}"))
-            );
-            let key = format!("{namespace}/{name}");
-            if !self.used_names.contains(&key) {
-                self.used_names.insert(key);
-                return name;
-            }
-        }
-        unreachable!("the attempt counter is unbounded")
+        self.used_names.fresh(namespace, base)
     }
 
     /// Adds a compiled pod to the cluster and to its owner.
     fn add_pod(&mut self, pod: Pod, owner: Option<WorkloadId>, mut info: PodInfo) -> PodId {
         let ns = self.cluster.interner.resolve(pod.namespace).to_string();
-        self.used_names.insert(format!("{ns}/{}", pod.name));
+        self.used_names.reserve(&ns, &pod.name);
         let id = self.cluster.add_pod(pod);
         info.owner = owner;
         info.created = self.now;
         self.seq += 1;
         info.queued = self.seq;
-        info.uid = podplace_model::expand::synthetic_uid("Pod", &ns, &self.cluster.pod(id).name);
+        info.uid = podplace_model::naming::synthetic_uid(
+            WorkloadKind::Pod.as_str(),
+            &ns,
+            &self.cluster.pod(id).name,
+        );
         if self.pods.len() <= id.index() {
             self.pods.resize(id.index() + 1, None);
         }

@@ -8,6 +8,8 @@ use std::collections::BTreeSet;
 use podplace_engine::cluster::{NodeId, PodId};
 use podplace_model::objects::{Taint, TaintEffect};
 use podplace_model::pdb::budget;
+use podplace_model::selector::text::TextSelector;
+use podplace_model::workloads::WorkloadKind;
 use rustc_hash::FxHashSet;
 use thiserror::Error;
 
@@ -415,9 +417,11 @@ impl Simulation {
         let id = self.node_by_name(name)?;
         let selector = match &opts.pod_selector {
             Some(s) => Some(
-                crate::selector::parse(s, &mut self.cluster.interner).map_err(|e| {
-                    SimError::Invalid(format!("drain {name}: podSelector {s:?}: {e}"))
-                })?,
+                TextSelector::parse(s)
+                    .and_then(|t| t.compile(&mut self.cluster.interner))
+                    .map_err(|e| {
+                        SimError::Invalid(format!("drain {name}: podSelector {s:?}: {e}"))
+                    })?,
             ),
             None => None,
         };
@@ -438,7 +442,10 @@ impl Simulation {
             let owner = self.info(p).and_then(|i| i.owner);
             let is_daemon = owner
                 .is_some_and(|w| matches!(self.workloads[w.index()].ctl, Ctl::DaemonSet(_)))
-                || pod.owner.as_ref().is_some_and(|o| &*o.kind == "DaemonSet");
+                || pod
+                    .owner
+                    .as_ref()
+                    .is_some_and(|o| WorkloadKind::of(&o.kind) == WorkloadKind::DaemonSet);
             if is_daemon {
                 ignored.push(self.pod_name(p));
                 continue;
