@@ -255,7 +255,7 @@ struct SpecAt {
 }
 
 fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Option<SpecAt> {
-    let inv = &world.objects.inventory;
+    let inv = world.base.inventory();
     let same = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         m.name.as_deref() == Some(w.name.as_str())
             && m.namespace.as_deref().unwrap_or("default") == w.namespace
@@ -431,8 +431,7 @@ fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
     let mut out: Vec<PodId> = Vec::new();
     for (id, _) in cluster.bound_pods() {
         let entry = &cluster.pods[id.index()];
-        if entry.terms.required_anti_affinity.contains(&term)
-            && &ctx.world.objects.workload_ref(cluster, id) == w
+        if entry.terms.required_anti_affinity.contains(&term) && *ctx.world.base.workload(id) == *w
         {
             out.push(id);
         }
@@ -622,7 +621,7 @@ fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, Stri
                 let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                     continue;
                 };
-                let w = ctx.world.objects.workload_ref(cluster, id);
+                let w = ctx.world.base.workload(id).into_owned();
                 if w == ctx.workload {
                     continue;
                 }
@@ -642,7 +641,7 @@ fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
             continue;
         };
         let entry = &cluster.pods[holder.index()];
-        let Some(holder_api) = ctx.world.objects.api_pod(cluster, holder) else {
+        let Some(holder_api) = ctx.world.base.api_pod(holder) else {
             continue;
         };
         // The holder's terms that match the pending pod.
@@ -745,7 +744,7 @@ fn narrowed(
         if p == ctx.pod_id {
             continue;
         }
-        let api = ctx.world.objects.api_pod(cluster, p)?;
+        let api = ctx.world.base.api_pod(p)?;
         change.replace.push((p, patch_pod(api)?));
     }
     if own {
@@ -821,7 +820,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
                     let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                         return false;
                     };
-                    let is_old = world.objects.workload_ref(cluster, id) == *w
+                    let is_old = *world.base.workload(id) == *w
                         && cluster
                             .pod(id)
                             .owner
@@ -840,7 +839,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
     if stalled.is_empty() {
         return out;
     }
-    let inv = &world.objects.inventory;
+    let inv = world.base.inventory();
     let deployment = inv.deployments.iter().find(|d| {
         d.object.metadata.name.as_deref() == Some(w.name.as_str())
             && d.object.metadata.namespace.as_deref().unwrap_or("default") == w.namespace
@@ -932,10 +931,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
         let Some((node, old)) = stalled.iter().find(|(_, old)| old.len() <= u as usize) else {
             continue;
         };
-        let freed: Vec<String> = old
-            .iter()
-            .map(|&p| world.objects.pod_name(cluster, p))
-            .collect();
+        let freed: Vec<String> = old.iter().map(|&p| world.base.pod_name(p)).collect();
         let node_name = cluster.node(*node).name.to_string();
         let shown = match &value {
             IntOrString::Int(i) => i.to_string(),
