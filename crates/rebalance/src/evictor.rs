@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::jiff::Timestamp;
+use podplace_model::workloads::WorkloadKind;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -445,7 +446,10 @@ pub fn check(
         return Err(Refusal::LocalStorage);
     }
     if p.contains(&Protection::DaemonSetPods)
-        && facts.owner.as_ref().is_some_and(|o| o.kind == "DaemonSet")
+        && facts
+            .owner
+            .as_ref()
+            .is_some_and(|o| o.kind == WorkloadKind::DaemonSet)
     {
         return Err(Refusal::DaemonSet);
     }

@@ -32,6 +32,8 @@ use podplace_engine::cluster::{Cluster, NodeId, PodId};
 use podplace_engine::framework::{schedule_watching, Verdict};
 use podplace_engine::placement::{build_cluster, place_all, PlaceOptions, DEFAULT_SCHEDULER};
 use podplace_model::inventory::Inventory;
+use podplace_model::selector::text::TextSelector;
+use podplace_model::workloads::WorkloadKind;
 use podplace_model::workloads::Workloads;
 use rustc_hash::FxHashMap;
 
@@ -42,7 +44,10 @@ use crate::plan::{
 };
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
-use crate::world::{Budgets, PodFacts};
+use crate::world::{Budgets, Owner, PodFacts};
+
+/// Live pods per (namespace, owner), for `minReplicas`.
+type OwnerPods = FxHashMap<(String, Owner), usize>;
 
 /// How to plan.
 #[derive(Debug, Clone)]
@@ -308,11 +313,101 @@ pub fn plan_world_spending(
         placing_seconds,
     } = world;
     timings.placing_seconds = placing_seconds;
+
+    let setup = evictor_setup(policy, &priority_classes, &mut cluster, &facts, opts)?;
+    let entries = strategies_of(policy, &mut cluster, &facts, opts.now);
+    timings.strategies_seconds = phase.elapsed().as_secs_f64();
+
+    // The wave in progress goes on in this plan's first wave.
+    let mut wave_use: FxHashMap<usize, i32> = FxHashMap::default();
+    for (id, b) in budgets.budgets.iter().enumerate() {
+        if let Some(&n) = spent.wave.get(&b.name) {
+            wave_use.insert(id, n);
+        }
+    }
+    let mut planner = Planner {
+        spent: spent.clone(),
+        cluster,
+        facts,
+        entries,
+        opts: opts.clone(),
+        evictions: Vec::new(),
+        ids: Vec::new(),
+        wave: 1,
+        wave_use,
+        per_node: FxHashMap::default(),
+        per_strategy_node: FxHashMap::default(),
+        per_namespace: FxHashMap::default(),
+    };
+
+    let kept = rounds(&mut planner, policy, &setup, &budgets, &mut timings);
+
+    let summaries: Vec<StrategySummary> = planner
+        .entries
+        .iter()
+        .map(|e| StrategySummary {
+            profile: policy.profiles[e.profile].name.clone(),
+            strategy: e.strategy.name().to_string(),
+            measures: e.strategy.measures(),
+            before: e.before,
+            after: e.running,
+        })
+        .collect();
+    let waves = planner.evictions.iter().map(|e| e.wave).max().unwrap_or(0);
+    let stopped_at_limit = match policy.limits.max_no_of_pods_to_evict_total {
+        Some(limit) if planner.total_limit_reached(policy) => Some(LimitStop {
+            max_no_of_pods_to_evict_total: limit,
+            deferred: kept
+                .iter()
+                .filter(|k| matches!(k.reason, KeptReason::TotalLimit { .. }))
+                .count(),
+        }),
+        _ => None,
+    };
+    let plan = Plan {
+        policy: policy.source.clone(),
+        profiles: policy.profiles.iter().map(|p| p.name.clone()).collect(),
+        model: MODEL.to_string(),
+        evictions: planner.evictions,
+        waves,
+        strategies: summaries,
+        kept,
+        limits: policy.limits,
+        pending: still_pending,
+        warnings: policy.warnings.clone(),
+        stopped_at_limit,
+        plan_seconds: started.elapsed().as_secs_f64(),
+        timings,
+    };
+    Ok(Planned {
+        plan,
+        cluster: planner.cluster,
+        facts: planner.facts,
+        ids: planner.ids,
+        placed,
+    })
+}
+
+/// What the evictors decide with: each profile's DefaultEvictor context,
+/// the policy's own `nodeSelector`, and how many live pods each owner has
+/// (`minReplicas`).
+struct EvictorSetup {
+    contexts: Vec<EvictorContext>,
+    global_nodes: Option<TextSelector>,
+    owner_pods: OwnerPods,
+}
+
+/// Builds the evictors' context for `policy` on this world.
+fn evictor_setup(
+    policy: &Policy,
+    priority_classes: &[(String, i32)],
+    cluster: &mut Cluster,
+    facts: &[PodFacts],
+    opts: &PlanOptions,
+) -> Result<EvictorSetup, Error> {
     let terminating: Vec<bool> = (0..facts.len())
         .map(|i| cluster.pods[i].pod.terminating)
         .collect();
-
-    // Evictor contexts, one per profile.
     let mut contexts = Vec::new();
     for p in &policy.profiles {
         let threshold = match &p.evictor.priority_threshold {
@@ -361,6 +456,34 @@ pub fn plan_world_spending(
         .as_deref()
         .and_then(|s| podplace_model::selector::text::TextSelector::parse(s).ok());
 
+    // Owner sizes for minReplicas.
+    let mut owner_pods: OwnerPods = FxHashMap::default();
+    for (i, f) in facts.iter().enumerate() {
+        if let Some(o) = &f.owner {
+            if !terminating[i] {
+                *owner_pods
+                    .entry((f.namespace.clone(), o.clone()))
+                    .or_insert(0) += 1;
+            }
+        }
+    }
+
+    Ok(EvictorSetup {
+        contexts,
+        global_nodes,
+        owner_pods,
+    })
+}
+
+/// The enabled strategies, each with its objective measured: deschedule
+/// plugins of every profile first, then balance plugins, as the descheduler
+/// runs them.
+fn strategies_of(
+    policy: &Policy,
+    cluster: &mut Cluster,
+    facts: &[PodFacts],
+    now: Timestamp,
+) -> Vec<StrategyEntry> {
     let mut entries: Vec<StrategyEntry> = Vec::new();
     // Deschedule plugins of every profile first, then balance plugins, as
     // the descheduler runs them.
@@ -373,7 +496,7 @@ pub fn plan_world_spending(
                 entries.push(StrategyEntry {
                     profile: pi,
                     profile_name: p.name.clone(),
-                    strategy: strategies::build(&s.args, &mut cluster, &facts),
+                    strategy: strategies::build(&s.args, cluster, facts),
                     before: 0,
                     running: 0,
                 });
@@ -382,51 +505,30 @@ pub fn plan_world_spending(
     }
     for e in &mut entries {
         let mut cx = Cx {
-            cluster: &mut cluster,
-            facts: &facts,
-            now: opts.now,
+            cluster,
+            facts,
+            now,
         };
         e.before = e.strategy.total(&mut cx);
         e.running = e.before;
     }
-    timings.strategies_seconds = phase.elapsed().as_secs_f64();
+    entries
+}
 
-    // Owner sizes for minReplicas.
-    let mut owner_pods: FxHashMap<(String, String, String), usize> = FxHashMap::default();
-    for (i, f) in facts.iter().enumerate() {
-        if let Some(o) = &f.owner {
-            if !terminating[i] {
-                *owner_pods
-                    .entry((f.namespace.clone(), o.kind.clone(), o.name.clone()))
-                    .or_insert(0) += 1;
-            }
-        }
-    }
-
-    // The wave in progress goes on in this plan's first wave.
-    let mut wave_use: FxHashMap<usize, i32> = FxHashMap::default();
-    for (id, b) in budgets.budgets.iter().enumerate() {
-        if let Some(&n) = spent.wave.get(&b.name) {
-            wave_use.insert(id, n);
-        }
-    }
-    let mut planner = Planner {
-        spent: spent.clone(),
-        cluster,
-        facts,
-        entries,
-        opts: opts.clone(),
-        evictions: Vec::new(),
-        ids: Vec::new(),
-        wave: 1,
-        wave_use,
-        per_node: FxHashMap::default(),
-        per_strategy_node: FxHashMap::default(),
-        per_namespace: FxHashMap::default(),
-    };
-
+/// Rounds of nominating and proving until one keeps nothing (or the total
+/// limit is spent); the pods the last round left in place, and why.
+fn rounds(
+    planner: &mut Planner,
+    policy: &Policy,
+    setup: &EvictorSetup,
+    budgets: &Budgets,
+    timings: &mut Timings,
+) -> Vec<Kept> {
+    let contexts = &setup.contexts;
+    let owner_pods = &setup.owner_pods;
+    let global_nodes = &setup.global_nodes;
     let mut kept: Vec<Kept> = Vec::new();
-    for _round in 0..opts.max_rounds.max(1) {
+    for _round in 0..planner.opts.max_rounds.max(1) {
         kept.clear();
         timings.rounds += 1;
         let phase = Instant::now();
@@ -455,15 +557,7 @@ pub fn plan_world_spending(
             let mut refusal = None;
             for (si, rule) in &noms {
                 let profile = planner.entries[*si].profile;
-                match planner.evictable(
-                    policy,
-                    &contexts,
-                    profile,
-                    pod,
-                    from,
-                    &owner_pods,
-                    &budgets,
-                ) {
+                match planner.evictable(policy, contexts, profile, pod, from, owner_pods, budgets) {
                     Ok(()) => admitted.push((*si, rule.clone())),
                     Err(e) => {
                         refusal.get_or_insert(e);
@@ -497,7 +591,7 @@ pub fn plan_world_spending(
                 kept.push(skip(reason));
                 continue;
             }
-            if let Some(reason) = planner.budget_blocked(&budgets, pod) {
+            if let Some(reason) = planner.budget_blocked(budgets, pod) {
                 kept.push(skip(reason));
                 continue;
             }
@@ -509,7 +603,7 @@ pub fn plan_world_spending(
             timings.proofs += 1;
             match planner.prove(pod, from, &admitted) {
                 Ok((si, rule, proof)) => {
-                    planner.commit(pod, from, si, rule, proof, &budgets);
+                    planner.commit(pod, from, si, rule, proof, budgets);
                     accepted_any = true;
                 }
                 Err(reason) => kept.push(Kept {
@@ -526,51 +620,7 @@ pub fn plan_world_spending(
             break;
         }
     }
-
-    let summaries: Vec<StrategySummary> = planner
-        .entries
-        .iter()
-        .map(|e| StrategySummary {
-            profile: policy.profiles[e.profile].name.clone(),
-            strategy: e.strategy.name().to_string(),
-            measures: e.strategy.measures(),
-            before: e.before,
-            after: e.running,
-        })
-        .collect();
-    let waves = planner.evictions.iter().map(|e| e.wave).max().unwrap_or(0);
-    let stopped_at_limit = match policy.limits.max_no_of_pods_to_evict_total {
-        Some(limit) if planner.total_limit_reached(policy) => Some(LimitStop {
-            max_no_of_pods_to_evict_total: limit,
-            deferred: kept
-                .iter()
-                .filter(|k| matches!(k.reason, KeptReason::TotalLimit { .. }))
-                .count(),
-        }),
-        _ => None,
-    };
-    let plan = Plan {
-        policy: policy.source.clone(),
-        profiles: policy.profiles.iter().map(|p| p.name.clone()).collect(),
-        model: MODEL.to_string(),
-        evictions: planner.evictions,
-        waves,
-        strategies: summaries,
-        kept,
-        limits: policy.limits,
-        pending: still_pending,
-        warnings: policy.warnings.clone(),
-        stopped_at_limit,
-        plan_seconds: started.elapsed().as_secs_f64(),
-        timings,
-    };
-    Ok(Planned {
-        plan,
-        cluster: planner.cluster,
-        facts: planner.facts,
-        ids: planner.ids,
-        placed,
-    })
+    kept
 }
 
 /// What the plan assumes about how replacements are scheduled, shown with it.
@@ -630,7 +680,7 @@ impl Planner {
         profile: usize,
         pod: PodId,
         node: NodeId,
-        owner_pods: &FxHashMap<(String, String, String), usize>,
+        owner_pods: &OwnerPods,
         budgets: &Budgets,
     ) -> Result<(), Refusal> {
         let args = &policy.profiles[profile].evictor;
@@ -658,11 +708,7 @@ impl Planner {
         let owner_count = f
             .owner
             .as_ref()
-            .and_then(|o| {
-                owner_pods
-                    .get(&(f.namespace.clone(), o.kind.clone(), o.name.clone()))
-                    .copied()
-            })
+            .and_then(|o| owner_pods.get(&(f.namespace.clone(), o.clone())).copied())
             .unwrap_or(0);
         let covered = f.budgets.iter().any(|&b| budgets.budgets[b].pdb);
         evictor::check(
@@ -771,7 +817,10 @@ impl Planner {
     /// A fresh name for the replacement of `pod`.
     fn replacement_name(&self, pod: PodId) -> String {
         let f = &self.facts[pod.index()];
-        if f.owner.as_ref().is_some_and(|o| o.kind == "StatefulSet") {
+        if f.owner
+            .as_ref()
+            .is_some_and(|o| o.kind == WorkloadKind::StatefulSet)
+        {
             return f.name.clone();
         }
         let base = f
@@ -854,7 +903,7 @@ impl Planner {
         let stateful = self.facts[pod.index()]
             .owner
             .as_ref()
-            .is_some_and(|o| o.kind == "StatefulSet");
+            .is_some_and(|o| o.kind == WorkloadKind::StatefulSet);
         let name = self.replacement_name(pod);
         let mut compiled = self.cluster.pod(pod).clone();
         compiled.name = name.clone().into();

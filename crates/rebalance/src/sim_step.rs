@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use podplace_engine::cluster::PodId;
 use podplace_model::inventory::{Inventory, Origin, Sourced};
-use podplace_model::workloads::WorkloadRef;
+use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use podplace_sim::{Extensions, SimError, Simulation};
 
 use crate::planner::{plan_world, PlanOptions, World};
@@ -51,7 +51,7 @@ pub struct SimRebalance {
 fn workload_ref(text: &str) -> WorkloadRef {
     let mut parts = text.splitn(3, '/');
     WorkloadRef {
-        kind: podplace_model::workloads::WorkloadKind::of(parts.next().unwrap_or("")),
+        kind: WorkloadKind::of(parts.next().unwrap_or("")),
         namespace: parts.next().unwrap_or("").to_string(),
         name: parts.next().unwrap_or("").to_string(),
     }
@@ -72,11 +72,13 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
             None
         };
         let owner = p.owner.as_ref().map(|o| Owner {
-            kind: o.kind.to_string(),
+            kind: WorkloadKind::of(&o.kind),
             name: o.name.to_string(),
         });
         let generate_name = match &owner {
-            Some(o) if o.kind == "ReplicaSet" || o.kind == "Job" => Some(format!("{}-", o.name)),
+            Some(o) if matches!(o.kind, WorkloadKind::ReplicaSet | WorkloadKind::Job) => {
+                Some(format!("{}-", o.name))
+            }
             _ => None,
         };
         facts.push(PodFacts {
@@ -117,7 +119,7 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
     let mut inv = Inventory::default();
     let deployments: BTreeSet<(String, String)> = facts
         .iter()
-        .filter(|f| f.workload.kind == "Deployment")
+        .filter(|f| f.workload.kind == WorkloadKind::Deployment)
         .map(|f| (f.workload.namespace.clone(), f.workload.name.clone()))
         .collect();
     for (ns, name) in deployments {

@@ -10,7 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use podplace_model::intern::Interner;
 use podplace_model::inventory::Inventory;
 use podplace_model::selector::LabelSelector;
-use podplace_model::workloads::{WorkloadRef, Workloads};
+use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
 
 use crate::error::Error;
 
@@ -27,8 +27,9 @@ pub const PREFER_NO_EVICTION_ANNOTATION: &str =
 /// A pod's controlling owner.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Owner {
-    /// `ReplicaSet`, `StatefulSet`, ...
-    pub kind: String,
+    /// `ReplicaSet`, `StatefulSet`, ... (a kind podplace does not model is
+    /// kept by name).
+    pub kind: WorkloadKind,
     /// The owner's name.
     pub name: String,
 }
@@ -201,7 +202,7 @@ impl PodFacts {
             .find(|o| o.controller == Some(true))
             .or_else(|| refs.first())
             .map(|o| Owner {
-                kind: o.kind.clone(),
+                kind: WorkloadKind::of(&o.kind),
                 name: o.name.clone(),
             });
         let spec = pod.spec.as_ref();

@@ -6,6 +6,7 @@
 //! descheduler documents that this strategy needs a MostAllocated scheduler.
 
 use podplace_engine::cluster::{Cluster, NodeId};
+use podplace_model::workloads::WorkloadKind;
 
 use super::low_node_utilization::usage_mp;
 use super::{Cx, Nomination, Strategy};
@@ -50,7 +51,10 @@ impl HighNodeUtilization {
             .iter()
             .filter(|p| {
                 let f = &cx.facts[p.index()];
-                !f.static_pod && f.owner.as_ref().is_some_and(|o| o.kind != "DaemonSet")
+                !f.static_pod
+                    && f.owner
+                        .as_ref()
+                        .is_some_and(|o| o.kind != WorkloadKind::DaemonSet)
             })
             .count() as i64
     }

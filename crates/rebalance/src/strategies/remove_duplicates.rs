@@ -8,11 +8,13 @@ use podplace_engine::cluster::{Cluster, NodeId, PodId};
 use podplace_model::intern::Sym;
 use rustc_hash::FxHashMap;
 
+use podplace_model::workloads::WorkloadKind;
+
 use super::{node_takes, Cx, Nomination, Strategy};
 use crate::policy::{Namespaces, RemoveDuplicatesArgs};
 use crate::world::PodFacts;
 
-type Key = (String, String, String, Vec<Sym>);
+type Key = (String, WorkloadKind, String, Vec<Sym>);
 
 #[derive(Debug, Clone)]
 struct Group {
@@ -25,7 +27,7 @@ struct Group {
 #[derive(Debug)]
 pub struct RemoveDuplicates {
     namespaces: Option<Namespaces>,
-    exclude_owner_kinds: Vec<String>,
+    exclude_owner_kinds: Vec<WorkloadKind>,
     groups: Vec<Group>,
     by_key: FxHashMap<Key, usize>,
     group_of: FxHashMap<PodId, usize>,
@@ -48,7 +50,11 @@ impl RemoveDuplicates {
     pub fn new(args: &RemoveDuplicatesArgs, cluster: &mut Cluster, facts: &[PodFacts]) -> Self {
         let mut s = RemoveDuplicates {
             namespaces: args.namespaces.clone(),
-            exclude_owner_kinds: args.exclude_owner_kinds.clone(),
+            exclude_owner_kinds: args
+                .exclude_owner_kinds
+                .iter()
+                .map(|k| WorkloadKind::of(k))
+                .collect(),
             groups: Vec::new(),
             by_key: FxHashMap::default(),
             group_of: FxHashMap::default(),
@@ -62,7 +68,7 @@ impl RemoveDuplicates {
     fn key(&self, cluster: &Cluster, facts: &[PodFacts], pod: PodId) -> Option<Key> {
         let f = facts.get(pod.index())?;
         let owner = f.owner.as_ref()?;
-        if owner.kind == "DaemonSet" || self.exclude_owner_kinds.contains(&owner.kind) {
+        if owner.kind == WorkloadKind::DaemonSet || self.exclude_owner_kinds.contains(&owner.kind) {
             return None;
         }
         if let Some(ns) = &self.namespaces {

@@ -4,6 +4,8 @@
 
 use podplace_engine::cluster::{Cluster, PodId};
 
+use podplace_model::workloads::WorkloadKind;
+
 use super::{Cx, Nomination, Scope, Strategy};
 use crate::policy::RemoveFailedPodsArgs;
 
@@ -11,7 +13,7 @@ use crate::policy::RemoveFailedPodsArgs;
 #[derive(Debug)]
 pub struct RemoveFailedPods {
     scope: Scope,
-    exclude_owner_kinds: Vec<String>,
+    exclude_owner_kinds: Vec<WorkloadKind>,
     min_lifetime: Option<u64>,
     reasons: Vec<String>,
     exit_codes: Vec<i32>,
@@ -23,7 +25,11 @@ impl RemoveFailedPods {
     pub fn new(args: &RemoveFailedPodsArgs, cluster: &mut Cluster) -> Self {
         RemoveFailedPods {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
-            exclude_owner_kinds: args.exclude_owner_kinds.clone(),
+            exclude_owner_kinds: args
+                .exclude_owner_kinds
+                .iter()
+                .map(|k| WorkloadKind::of(k))
+                .collect(),
             min_lifetime: args.min_pod_lifetime_seconds,
             reasons: args.reasons.clone(),
             exit_codes: args.exit_codes.clone(),
