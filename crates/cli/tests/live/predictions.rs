@@ -49,11 +49,11 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use kube::api::{DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
-use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
 use podplace_envtest::wait_until;
 use podplace_kube::snapshot::{render, Format};
 use podplace_kube::FetchOptions;
 use podplace_model::inventory::{Inventory, Origin, Sourced};
+use podplace_world::World as Placed;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
@@ -280,7 +280,7 @@ fn predict_binary(
 }
 
 /// The in-process answer for `pod` on the live cluster: the same read
-/// (`fetch_inventory`) and placement (`build_cluster`, `place_all` after
+/// (`fetch_inventory`) and placement (podplace-world's `World::build` after
 /// the workload expansion and admission defaults) as `podplace snapshot` +
 /// `podplace place`, without starting two processes. Returns the prediction
 /// and the world it was made on, the new pod included.
@@ -303,36 +303,27 @@ async fn predict_in_process(live: &Live, pod: &Pod) -> Result<(Prediction, Inven
         },
     });
     podplace_model::expand::expand_workloads(&mut inv);
-    let (mut cluster, pending) = build_cluster(&inv).map_err(|e| anyhow!("{e}"))?;
-    let placements = place_all(
-        &mut cluster,
-        &pending,
-        PlaceOptions {
-            seed: 0,
-            keep_outcomes: false,
-        },
-    );
+    let world = Placed::build(inv, 0).map_err(|e| anyhow!("{e}"))?;
     let name = pod.metadata.name.as_deref().unwrap_or("");
-    let [one] = placements.as_slice() else {
+    let [one] = world.placements() else {
         bail!(
             "{} pods wait in the live cluster besides the new one, expected none",
-            placements.len().saturating_sub(1)
+            world.placements().len().saturating_sub(1)
         );
     };
+    let state = world.state();
     ensure!(
-        *cluster.pod(one.pod).name == *name,
+        *state.pod(one.pod).name == *name,
         "podplace placed {} instead of {name}",
-        cluster.pod(one.pod).name
+        state.pod(one.pod).name
     );
-    let node_name = |n| cluster.node(n).name.to_string();
-    Ok((
-        Prediction {
-            node: one.node.map(node_name),
-            tied: one.tied.iter().map(|&n| node_name(n)).collect(),
-            message: one.message.clone(),
-        },
-        inv,
-    ))
+    let node_name = |n| state.node(n).name.to_string();
+    let prediction = Prediction {
+        node: one.node.map(node_name),
+        tied: one.tied.iter().map(|&n| node_name(n)).collect(),
+        message: one.message.clone(),
+    };
+    Ok((prediction, world.into_inventory()))
 }
 
 /// The world of an in-process prediction without its new pod, as a
