@@ -56,7 +56,7 @@ fn a_file_over_the_limit_is_refused_naming_it_and_the_flag() {
                 let text = e.to_string();
                 assert!(
                     text.contains("larger than the input limit")
-                        && text.contains(&format!("({max} bytes)"))
+                        && text.contains(&format!("limit of {max} bytes;"))
                         && text.contains("--max-input-size"),
                     "{text}"
                 );
