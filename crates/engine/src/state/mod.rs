@@ -169,8 +169,10 @@ pub struct ClusterState {
     node_epoch: u64,
     /// Nodes changed through [`ClusterState::node_mut`] and their labels before.
     unsettled: Vec<(NodeId, Labels)>,
-    /// Groups pinned by [`ClusterState::prepare`] and the transition facade.
+    /// Groups taken by [`ClusterState::prepare`], with how many times.
     prepared: FxHashMap<GroupKey, u32>,
+    /// Groups the transition facade pinned for the life of the state.
+    pinned: rustc_hash::FxHashSet<GroupKey>,
 }
 
 impl Default for ClusterState {
@@ -209,6 +211,7 @@ impl ClusterState {
             node_epoch: next_version(),
             unsettled: Vec::new(),
             prepared: FxHashMap::default(),
+            pinned: Default::default(),
         }
     }
 
@@ -545,16 +548,15 @@ impl ClusterState {
     /// Pins a group for the transition facade (never released).
     pub(crate) fn pin_group(&mut self, key: GroupKey) -> GroupId {
         self.settle();
-        if let GroupKey::Matching(set) = &key {
-            for &t in set {
-                let term = self.terms.get(t).clone();
-                Arc::make_mut(&mut self.terms).acquire(&term);
-            }
-        }
         let id = self.ensure_group(key.clone());
-        if !self.prepared.contains_key(&key) {
+        if self.pinned.insert(key.clone()) {
+            if let GroupKey::Matching(set) = &key {
+                for &t in set {
+                    let term = self.terms.get(t).clone();
+                    Arc::make_mut(&mut self.terms).acquire(&term);
+                }
+            }
             self.groups.need(id);
-            self.prepared.insert(key, 1);
         }
         id
     }

@@ -193,11 +193,16 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                 if rng.chance(20) {
                     mirror.hashes[app] += 1;
                 }
-                let hash = format!("h{}", mirror.hashes[app]);
-                let label = format!("app{app}");
-                for (v, id) in mirror.pods.iter_mut() {
-                    if v["metadata"]["labels"]["app"] == json!(label)
-                        && v["metadata"]["labels"]["pod-template-hash"] != json!(hash)
+                let hash = json!(format!("h{}", mirror.hashes[app]));
+                let label = json!(format!("app{app}"));
+                // Look at a bounded window from a random start (a rollout
+                // relabels one pod per event).
+                let len = mirror.pods.len();
+                let start = rng.below(len);
+                for k in 0..len.min(400) {
+                    let (v, id) = &mut mirror.pods[(start + k) % len];
+                    if v["metadata"]["labels"]["app"] == label
+                        && v["metadata"]["labels"]["pod-template-hash"] != hash
                     {
                         v["metadata"]["labels"]["pod-template-hash"] = json!(hash);
                         state.update_api_pod(*id, &api::<core::Pod>(v)).unwrap();
@@ -292,6 +297,13 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
         assert_eq!(x.scores, y.scores, "app{app}");
         assert_eq!(x.chosen, y.chosen, "app{app}");
         assert_eq!(x.message, y.message, "app{app}");
+        // Counted on the fly above; from kept groups once prepared.
+        state.prepare(&a);
+        let z = schedule(&state, &mut cache, &a, 7);
+        state.release_prepared(&a);
+        assert_eq!(x.statuses, z.statuses, "app{app} prepared");
+        assert_eq!(x.scores, z.scores, "app{app} prepared");
+        assert_eq!(x.message, z.message, "app{app} prepared");
     }
     Soak {
         events,
