@@ -290,7 +290,7 @@ impl<'a> Parser<'a> {
         if let Err(reason) = check_key(key) {
             return Err(TextSelectorError::Key {
                 key: key.to_string(),
-                reason,
+                reason: reason.to_string(),
             });
         }
         let key = key.to_string();
@@ -328,7 +328,7 @@ impl<'a> Parser<'a> {
                 return Err(TextSelectorError::Value {
                     index,
                     value: value.clone(),
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
             if integer && value.parse::<i64>().is_err() {
@@ -449,15 +449,28 @@ fn is_dns1123_subdomain(s: &str) -> bool {
         })
 }
 
+/// Why a label key or value is invalid: apimachinery's messages, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}", .0.join("; "))]
+pub struct InvalidLabel(pub Vec<String>);
+
+fn verdict(errs: Vec<String>) -> Result<(), InvalidLabel> {
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(InvalidLabel(errs))
+    }
+}
+
 /// A label key: a qualified name (`[prefix/]name`), in apimachinery's words.
-pub fn check_key(key: &str) -> Result<(), String> {
+pub fn check_key(key: &str) -> Result<(), InvalidLabel> {
     let (prefix, name) = match key.split('/').collect::<Vec<_>>().as_slice() {
         [name] => (None, *name),
         [prefix, name] => (Some(*prefix), *name),
         _ => {
-            return Err(format!(
+            return Err(InvalidLabel(vec![format!(
                 "a qualified name {NAME_FORMAT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            ));
+            )]));
         }
     };
     let mut errs = Vec::new();
@@ -478,15 +491,11 @@ pub fn check_key(key: &str) -> Result<(), String> {
     if !name.is_empty() && !is_name(name) {
         errs.push(format!("name part {NAME_FORMAT}"));
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(errs.join("; "))
-    }
+    verdict(errs)
 }
 
 /// A label value: empty, or a name of at most 63 characters, in apimachinery's words.
-pub fn check_value(value: &str) -> Result<(), String> {
+pub fn check_value(value: &str) -> Result<(), InvalidLabel> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push("must be no more than 63 characters".to_string());
@@ -494,11 +503,7 @@ pub fn check_value(value: &str) -> Result<(), String> {
     if !value.is_empty() && !is_name(value) {
         errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
     }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(errs.join("; "))
-    }
+    verdict(errs)
 }
 
 impl TextSelector {
