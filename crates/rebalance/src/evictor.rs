@@ -17,6 +17,7 @@ use podplace_model::workloads::WorkloadKind;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::policy::ArgsError;
 use crate::world::PodFacts;
 
 /// A protection the DefaultEvictor can apply.
@@ -182,7 +183,7 @@ struct RawEvictorArgs {
 impl EvictorArgs {
     /// Reads the DefaultEvictor's `args`; errors start with the field path
     /// (`.minPodAge: ...`) so the caller can prefix where the args are.
-    pub fn from_value(value: Value) -> Result<EvictorArgs, String> {
+    pub fn from_value(value: Value) -> Result<EvictorArgs, ArgsError> {
         let raw: RawEvictorArgs = crate::policy::typed(value)?;
         if let Some(t) = &raw.priority_threshold {
             if t.name.is_some() && t.value.is_some() {
@@ -190,7 +191,7 @@ impl EvictorArgs {
                     ".priorityThreshold: priority threshold misconfigured, only one of priorityThreshold fields can be set, got Value: {}, Name: {:?}",
                     t.value.unwrap_or(0),
                     t.name.clone().unwrap_or_default()
-                ));
+                ).into());
             }
         }
         if let Some(s) = &raw.node_selector {
@@ -214,7 +215,8 @@ impl EvictorArgs {
             Some(other) => {
                 return Err(format!(
                     ".noEvictionPolicy: {other:?} is not one of Preferred, Mandatory"
-                ))
+                )
+                .into())
             }
         };
         let deprecated = raw.evict_local_storage_pods
@@ -230,7 +232,7 @@ impl EvictorArgs {
         let mut protections: BTreeSet<Protection> = EvictorArgs::default().protections;
         if !extra.is_empty() || !disabled.is_empty() {
             if deprecated {
-                return Err(": cannot use Deprecated fields alongside DisabledDefaultPodProtections or ExtraPodProtections".to_string());
+                return Err(": cannot use Deprecated fields alongside DisabledDefaultPodProtections or ExtraPodProtections".to_string().into());
             }
             for d in &disabled {
                 match Protection::parse(d) {
@@ -240,7 +242,7 @@ impl EvictorArgs {
                     _ => {
                         return Err(format!(
                             ".podProtections.defaultDisabled: {d:?} is not a default protection (PodsWithLocalStorage, DaemonSetPods, SystemCriticalPods, FailedBarePods)"
-                        ))
+                        ).into())
                     }
                 }
             }
@@ -252,7 +254,7 @@ impl EvictorArgs {
                     _ => {
                         return Err(format!(
                             ".podProtections.extraEnabled: {e:?} is not an extra protection (PodsWithPVC, PodsWithoutPDB, PodsWithResourceClaims, PodsWithPDBBlockingSingleReplicaOwner)"
-                        ))
+                        ).into())
                     }
                 }
             }

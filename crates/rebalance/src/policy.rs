@@ -897,8 +897,26 @@ fn parse_profile(pi: usize, p: RawProfile, warnings: &mut Vec<String>) -> Result
     })
 }
 
+/// Why a plugin's arguments are refused: the field path (`.thresholds.cpu`)
+/// and what is wrong, in the descheduler's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgsError(pub String);
+
+impl From<String> for ArgsError {
+    fn from(message: String) -> Self {
+        ArgsError(message)
+    }
+}
+
+impl From<&str> for ArgsError {
+    fn from(message: &str) -> Self {
+        ArgsError(message.to_string())
+    }
+}
+
 /// Deserializes `args` into `T`, reporting the field path on errors.
-pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ArgsError> {
     let value = if value.is_null() {
         Value::Object(Default::default())
     } else {
@@ -907,26 +925,26 @@ pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
+        ArgsError(if path == "." || path.is_empty() {
             format!(": {inner}")
         } else {
             format!(".{path}: {inner}")
-        }
+        })
     })
 }
 
-fn check_namespaces(ns: &Option<Namespaces>, field: &str) -> Result<(), String> {
+fn check_namespaces(ns: &Option<Namespaces>, field: &str) -> Result<(), ArgsError> {
     if let Some(n) = ns {
         if !n.include.is_empty() && !n.exclude.is_empty() {
-            return Err(format!(
-                ".{field}: only one of Include/Exclude namespaces can be set"
-            ));
+            return Err(
+                format!(".{field}: only one of Include/Exclude namespaces can be set").into(),
+            );
         }
     }
     Ok(())
 }
 
-fn check_selector(sel: &Option<LabelSelector>) -> Result<(), String> {
+fn check_selector(sel: &Option<LabelSelector>) -> Result<(), ArgsError> {
     if let Some(s) = sel {
         let mut interner = podplace_model::intern::Interner::new();
         podplace_model::selector::LabelSelector::compile(Some(s), &mut interner)
@@ -937,21 +955,19 @@ fn check_selector(sel: &Option<LabelSelector>) -> Result<(), String> {
 
 const BASIC_RESOURCES: [&str; 3] = ["cpu", "memory", "pods"];
 
-fn check_thresholds(map: &BTreeMap<String, f64>, field: &str) -> Result<(), String> {
+fn check_thresholds(map: &BTreeMap<String, f64>, field: &str) -> Result<(), ArgsError> {
     if map.is_empty() {
-        return Err(format!(".{field}: no resource threshold is configured"));
+        return Err(format!(".{field}: no resource threshold is configured").into());
     }
     for (k, v) in map {
         if !(0.0..=100.0).contains(v) {
-            return Err(format!(
-                ".{field}.{k}: {v} percentage not in [0, 100] range"
-            ));
+            return Err(format!(".{field}.{k}: {v} percentage not in [0, 100] range").into());
         }
     }
     Ok(())
 }
 
-fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
+fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, ArgsError> {
     Ok(match name {
         "RemoveDuplicates" => {
             let a: RemoveDuplicatesArgs = typed(value)?;
@@ -967,7 +983,8 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             {
                 return Err(
                     ".evictableNamespaces.include: only exclude can be set for evictableNamespaces"
-                        .to_string(),
+                        .to_string()
+                        .into(),
                 );
             }
             check_thresholds(&a.thresholds, "thresholds")?;
@@ -976,7 +993,9 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             let target_keys: Vec<&String> = a.target_thresholds.keys().collect();
             if keys != target_keys {
                 return Err(
-                    ": thresholds and targetThresholds configured different resources".to_string(),
+                    ": thresholds and targetThresholds configured different resources"
+                        .to_string()
+                        .into(),
                 );
             }
             for (k, v) in &a.thresholds {
@@ -984,7 +1003,7 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                 if *v > t && !a.use_deviation_thresholds {
                     return Err(format!(
                         ".thresholds.{k}: thresholds' {k} percentage is greater than targetThresholds'"
-                    ));
+                    ).into());
                 }
             }
             // Unlisted basic resources never classify a node: 100% in
@@ -1009,7 +1028,8 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                 if m != "OnlyThresholdingResources" {
                     return Err(format!(
                         ".evictionModes: unknown mode {m:?}; known: OnlyThresholdingResources"
-                    ));
+                    )
+                    .into());
                 }
             }
             for r in BASIC_RESOURCES {
@@ -1028,7 +1048,9 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             check_namespaces(&a.namespaces, "namespaces")?;
             check_selector(&a.label_selector)?;
             if a.node_affinity_type.is_empty() {
-                return Err(".nodeAffinityType: nodeAffinityType needs to be set".to_string());
+                return Err(".nodeAffinityType: nodeAffinityType needs to be set"
+                    .to_string()
+                    .into());
             }
             for t in &a.node_affinity_type {
                 if t != "requiredDuringSchedulingIgnoredDuringExecution"
@@ -1036,7 +1058,7 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                 {
                     return Err(format!(
                         ".nodeAffinityType: invalid nodeAffinityType {t:?}: expected requiredDuringSchedulingIgnoredDuringExecution or preferredDuringSchedulingIgnoredDuringExecution"
-                    ));
+                    ).into());
                 }
             }
             StrategyArgs::NodeAffinity(a)
@@ -1046,7 +1068,9 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             check_namespaces(&a.namespaces, "namespaces")?;
             check_selector(&a.label_selector)?;
             if !a.excluded_taints.is_empty() && !a.included_taints.is_empty() {
-                return Err(": only one of excludedTaints or includedTaints can be set".to_string());
+                return Err(": only one of excludedTaints or includedTaints can be set"
+                    .to_string()
+                    .into());
             }
             StrategyArgs::NodeTaints(a)
         }
@@ -1058,7 +1082,7 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                 if c != "DoNotSchedule" && c != "ScheduleAnyway" {
                     return Err(format!(
                         ".constraints: constraint {c:?} is not one of [DoNotSchedule ScheduleAnyway]"
-                    ));
+                    ).into());
                 }
             }
             if a.constraints.is_empty() {
@@ -1075,14 +1099,16 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             check_selector(&a.label_selector)?;
             if a.pod_restart_threshold < 1 {
                 return Err(
-                    ".podRestartThreshold: invalid PodsHavingTooManyRestarts threshold".to_string(),
+                    ".podRestartThreshold: invalid PodsHavingTooManyRestarts threshold"
+                        .to_string()
+                        .into(),
                 );
             }
             for s in &a.states {
                 if s != "Running" && s != "CrashLoopBackOff" {
-                    return Err(
-                        ".states: states must be one of [CrashLoopBackOff Running]".to_string()
-                    );
+                    return Err(".states: states must be one of [CrashLoopBackOff Running]"
+                        .to_string()
+                        .into());
                 }
             }
             StrategyArgs::TooManyRestarts(a)
@@ -1093,7 +1119,9 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
             check_namespaces(&a.owner_kinds, "ownerKinds")?;
             check_selector(&a.label_selector)?;
             if a.max_pod_life_time_seconds.is_none() {
-                return Err(".maxPodLifeTimeSeconds: MaxPodLifeTimeSeconds not set".to_string());
+                return Err(".maxPodLifeTimeSeconds: MaxPodLifeTimeSeconds not set"
+                    .to_string()
+                    .into());
             }
             const ALLOWED: [&str; 17] = [
                 "Running",
@@ -1118,10 +1146,9 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                 if !ALLOWED.contains(&s.as_str()) {
                     let mut allowed = ALLOWED.to_vec();
                     allowed.sort_unstable();
-                    return Err(format!(
-                        ".states: states must be one of [{}]",
-                        allowed.join(" ")
-                    ));
+                    return Err(
+                        format!(".states: states must be one of [{}]", allowed.join(" ")).into(),
+                    );
                 }
             }
             StrategyArgs::PodLifeTime(a)
@@ -1141,12 +1168,13 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, String> {
                     return Err(format!(
                         ".rules: unknown soft rule {r:?}; known: {}",
                         SOFT_RULES.join(", ")
-                    ));
+                    )
+                    .into());
                 }
             }
             StrategyArgs::SoftRules(a)
         }
-        other => return Err(format!(": unknown plugin {other:?}")),
+        other => return Err(format!(": unknown plugin {other:?}").into()),
     })
 }
 

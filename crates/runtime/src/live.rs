@@ -327,7 +327,7 @@ pub async fn execute_on<C: LiveCluster>(
                         if let Err(why) =
                             wait_ready(cluster, &wave_replacements, &mut known, opts).await?
                         {
-                            report.stopped = Some(why);
+                            report.stopped = Some(why.to_string());
                             return Ok(report);
                         }
                     }
@@ -518,6 +518,20 @@ async fn poll_until<C: LiveCluster>(
     }
 }
 
+/// The last wave's replacements were not all Ready in time: the next wave
+/// does not start.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{count} replacement(s) of the last wave were not Ready within {}; stopping before the next wave",
+    podplace_rebalance::duration::format_duration(*within)
+)]
+struct NotReady {
+    /// Replacements not Ready.
+    count: usize,
+    /// How long it waited.
+    within: Duration,
+}
+
 /// Waits until the given replacements (namespace, uid) are Ready; reuses
 /// what the last poll saw before asking again.
 async fn wait_ready<C: LiveCluster>(
@@ -525,7 +539,7 @@ async fn wait_ready<C: LiveCluster>(
     replacements: &[(String, String)],
     known: &mut Vec<Pod>,
     opts: &ExecuteOptions,
-) -> Result<Result<(), String>, Error> {
+) -> Result<Result<(), NotReady>, Error> {
     let is_ready = |known: &[Pod], ns: &str, u: &str| {
         known.iter().any(|p| {
             p.metadata.namespace.as_deref().unwrap_or("default") == ns && uid(p) == u && ready(p)
@@ -541,11 +555,10 @@ async fn wait_ready<C: LiveCluster>(
             return Ok(Ok(()));
         };
         if tokio::time::Instant::now() >= deadline {
-            return Ok(Err(format!(
-                "{} replacement(s) of the last wave were not Ready within {}; stopping before the next wave",
-                waiting.len(),
-                podplace_rebalance::duration::format_duration(opts.wait_timeout)
-            )));
+            return Ok(Err(NotReady {
+                count: waiting.len(),
+                within: opts.wait_timeout,
+            }));
         }
         let pods = cluster.list_pods(&ns).await?;
         known.retain(|p| p.metadata.namespace.as_deref().unwrap_or("default") != ns);
