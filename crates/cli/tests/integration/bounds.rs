@@ -72,7 +72,8 @@ fn files_that_never_end_or_never_open_are_refused() {
         (
             "a FIFO with no writer",
             vec!["place", "-f", "pipe.yaml"],
-            "error: pipe.yaml: cannot read: a FIFO that nothing opened for writing within 10s".to_string(),
+            "error: pipe.yaml: cannot read: a FIFO that nothing opened for writing within 10s"
+                .to_string(),
         ),
     ];
     for (what, args, expect) in cases {
