@@ -20,8 +20,7 @@ use crate::state::{ClusterState, NodeInfo};
 use crate::statics::{static_rejection, unschedulable_taint, NodeStatics};
 use crate::status::{Code, Plugin, Status};
 
-/// The host IP of a host port that binds every address.
-pub const WILDCARD_IP: &str = "0.0.0.0";
+pub use crate::names::WILDCARD_IP;
 
 /// The state PreFilter leaves for Filter (and for preemption's dry runs,
 /// which clone and update it).

@@ -45,6 +45,7 @@ pub mod framework;
 pub mod groups;
 pub mod ids;
 pub mod message;
+pub mod names;
 pub mod place;
 pub mod placement;
 pub mod plugins;

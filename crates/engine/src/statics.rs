@@ -168,8 +168,7 @@ impl StaticsCache {
     }
 }
 
-/// The taint key NodeUnschedulable checks tolerations against.
-pub const UNSCHEDULABLE_TAINT_KEY: &str = "node.kubernetes.io/unschedulable";
+pub use crate::names::UNSCHEDULABLE_TAINT_KEY;
 
 /// The taint NodeUnschedulable checks tolerations against (its key is
 /// interned by every state).

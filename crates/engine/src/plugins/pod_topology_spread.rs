@@ -26,8 +26,7 @@ pub const REASON_MISSING_LABEL: &str =
 /// Filter reason when placing the pod would exceed maxSkew.
 pub const REASON_SKEW: &str = "node(s) didn't match pod topology spread constraints";
 
-pub(crate) const HOSTNAME: &str = "kubernetes.io/hostname";
-pub(crate) const ZONE: &str = "topology.kubernetes.io/zone";
+use crate::names::{HOSTNAME, ZONE};
 
 /// A constraint as the plugin evaluates it.
 #[derive(Debug, Clone)]

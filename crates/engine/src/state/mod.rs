@@ -187,10 +187,9 @@ impl ClusterState {
         let mut interner = Interner::new();
         // What every cycle looks up: NodeUnschedulable's taint key and the
         // wildcard host IP.
-        interner.intern(crate::statics::UNSCHEDULABLE_TAINT_KEY);
-        interner.intern(crate::cycle::WILDCARD_IP);
-        interner.intern(crate::plugins::pod_topology_spread::HOSTNAME);
-        interner.intern(crate::plugins::pod_topology_spread::ZONE);
+        for name in crate::names::ALL {
+            interner.intern(name);
+        }
         ClusterState {
             interner,
             pods: Vec::new(),
