@@ -63,6 +63,12 @@ pub fn replica_set_name(deployment: &str, template_hash: &str) -> String {
     format!("{deployment}-{template_hash}")
 }
 
+/// A StatefulSet's (or DaemonSet's) ControllerRevision for a template:
+/// `<controller>-<template hash>`.
+pub fn revision_name(controller: &str, template_hash: &str) -> String {
+    format!("{controller}-{template_hash}")
+}
+
 /// [`replica_set_name`], or, while `taken` holds that name, the same with
 /// 1, 2, ... appended (a ReplicaSet of another template took it).
 pub fn free_replica_set_name(
@@ -207,6 +213,7 @@ mod tests {
         );
         assert_eq!(generate_name_base("web-5d8f"), "web-5d8f-");
         assert_eq!(stateful_pod_name("db", 2), "db-2");
+        assert_eq!(revision_name("db", "7c9f"), "db-7c9f");
         let mut used = UsedNames::new();
         let a = used.fresh("ns", "web-");
         let b = used.fresh("ns", "web-");

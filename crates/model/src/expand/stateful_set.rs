@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, Pod, PodTemp
 
 use super::{pod_from_template, replicas, NewPods, Owner, PodIndex};
 use crate::inventory::{Inventory, Sourced};
-use crate::naming::{generate_name_base, pod_template_hash, stateful_pod_name};
+use crate::naming::{generate_name_base, pod_template_hash, revision_name, stateful_pod_name};
 use crate::workloads::WorkloadKind;
 
 /// The revision a StatefulSet's new pods get: its status's update (or
@@ -25,7 +25,7 @@ pub fn revision(sts: &StatefulSet) -> String {
         .unwrap_or_else(|| {
             let template = sts.spec.as_ref().map(|s| &s.template);
             let hash = template.map(pod_template_hash).unwrap_or_default();
-            format!("{name}-{hash}")
+            revision_name(name, &hash)
         })
 }
 

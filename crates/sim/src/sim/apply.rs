@@ -10,8 +10,8 @@ use podplace_model::expand::{
 };
 use podplace_model::inventory::Inventory;
 use podplace_model::naming::{
-    free_replica_set_name, generate_name_base, generated_name, pod_template_hash, synthetic_uid,
-    POD_TEMPLATE_HASH_LABEL,
+    free_replica_set_name, generate_name_base, generated_name, pod_template_hash, revision_name,
+    synthetic_uid, POD_TEMPLATE_HASH_LABEL,
 };
 use podplace_model::objects::Pod;
 use podplace_model::selector::LabelSelector;
@@ -611,7 +611,7 @@ impl Simulation {
             .as_ref()
             .map(|s| s.template.clone())
             .unwrap_or_default();
-        let computed = format!("{name}-{}", pod_template_hash(&template));
+        let computed = revision_name(&name, &pod_template_hash(&template));
         if let Some(&w) = self
             .by_key
             .get(&WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name))
