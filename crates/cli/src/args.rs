@@ -72,7 +72,8 @@ fn request_timeout(text: &str) -> Result<Duration, TimeoutError> {
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Duration::from_secs(text.parse::<u64>()?));
     }
-    podplace_rebalance::duration::parse_duration(text).map_err(TimeoutError::Duration)
+    podplace_rebalance::duration::parse_duration(text)
+        .map_err(|e| TimeoutError::Duration(e.to_string()))
 }
 
 /// `-o`/`--output` as a format: `text` (the default), `json`, or the

@@ -134,8 +134,10 @@ enum FlagError {
 }
 
 fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
-    podplace_rebalance::duration::parse_duration(text)
-        .map_err(|message| FlagError::Duration { flag, message })
+    podplace_rebalance::duration::parse_duration(text).map_err(|e| FlagError::Duration {
+        flag,
+        message: e.to_string(),
+    })
 }
 
 /// A pause or wait that must be more than zero: `--poll-interval 0` would

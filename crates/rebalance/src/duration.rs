@@ -3,17 +3,34 @@
 
 use std::time::Duration;
 
+/// Why a duration does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurationError {
+    /// Nothing (or only blanks) was given.
+    #[error("empty duration")]
+    Empty,
+    /// Not a sequence of numbers with units, negative, or beyond 10^12 s.
+    #[error("invalid duration {text:?}: expected e.g. 30s, 5m, 1h30m")]
+    Invalid {
+        /// The text given.
+        text: String,
+    },
+}
+
 /// Parses a Go duration: a sequence of decimal numbers, each with a unit
 /// (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`). Negative durations are refused.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let s = text.trim();
     if s.is_empty() {
-        return Err("empty duration".to_string());
+        return Err(DurationError::Empty);
     }
     if s == "0" {
         return Ok(Duration::ZERO);
     }
-    let bad = || format!("invalid duration {text:?}: expected e.g. 30s, 5m, 1h30m");
+    let bad = || DurationError::Invalid {
+        text: text.to_string(),
+    };
     let mut rest = s;
     let mut total = 0f64;
     while !rest.is_empty() {
