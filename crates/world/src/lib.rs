@@ -277,6 +277,12 @@ impl<'w> WhatIf<'w> {
         schedule(state, cache, pod, seed)
     }
 
+    /// The what-if's state, kept after the what-if ends (a plan returns the
+    /// state its moves lead to).
+    pub fn into_state(self) -> ClusterState {
+        self.state
+    }
+
     /// A pod's row in the base world, when the what-if still holds that pod
     /// under the id (a pod it added, or one that reused a removed pod's
     /// slot, has none).

@@ -203,6 +203,9 @@ fn a_what_if_leaves_the_world_unchanged() {
         w.state().live_pods().map(|(id, e)| (id, e.node)).collect();
     assert_eq!(before, after);
     assert_eq!(w.pod_name(web), "shop/web-abc-1");
+    let kept = what_if.into_state();
+    assert_eq!(kept.pod_id("shop", "newcomer"), Some(id));
+    assert_eq!(w.pod_id("shop", "newcomer"), None);
 }
 
 #[test]
