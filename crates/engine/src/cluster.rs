@@ -33,10 +33,16 @@ pub use crate::state::{ClusterState, NodeInfo, OwnerSelectors, PodEntry};
 pub type SpreadId = usize;
 
 /// A state and its scheduler cache (see the module doc).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Cluster {
     state: ClusterState,
     cache: SchedulerCache,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Deref for Cluster {
@@ -53,13 +59,15 @@ impl DerefMut for Cluster {
 }
 
 impl Cluster {
-    /// An empty cluster.
+    /// An empty cluster (pod ids never reused, as before the split).
     pub fn new() -> Self {
-        Self::default()
+        Self::from_state(ClusterState::new())
     }
 
-    /// Wraps a state with a fresh cache.
-    pub fn from_state(state: ClusterState) -> Self {
+    /// Wraps a state with a fresh cache. Pod slots are not reused from
+    /// here on: callers of the facade keep tables parallel to them.
+    pub fn from_state(mut state: ClusterState) -> Self {
+        state.set_slot_reuse(false);
         Cluster {
             state,
             cache: SchedulerCache::new(),

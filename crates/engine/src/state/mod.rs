@@ -157,6 +157,9 @@ pub struct ClusterState {
     pod_by_name: Arc<FxHashMap<(Sym, Box<str>), PodId>>,
     /// Free pod slots, oldest first (a stale id is reused as late as possible).
     free_pods: VecDeque<u32>,
+    /// Whether removed pods' slots are reused (off under the transition
+    /// facade, whose callers keep tables parallel to the pod slots).
+    reuse_slots: bool,
     live_pods: usize,
     /// Alive pods by each of their label pairs, so a count built on demand
     /// visits only the pods its selector could match.
@@ -202,6 +205,7 @@ impl ClusterState {
             node_by_name: Arc::default(),
             pod_by_name: Arc::default(),
             free_pods: VecDeque::new(),
+            reuse_slots: true,
             live_pods: 0,
             pods_by_label: Arc::default(),
             terms: Arc::default(),
@@ -221,6 +225,17 @@ impl ClusterState {
     /// `self`; a [`crate::cache::SchedulerCache`] may serve both.
     pub fn overlay(&self) -> ClusterState {
         self.clone()
+    }
+
+    /// Whether a removed pod's slot (its [`PodId`]) is given to a later pod
+    /// (the default, so the pod table stays as large as the most pods alive
+    /// at once). Off, ids are never reused and the table keeps every pod
+    /// ever added, as callers that keep tables parallel to the slots need.
+    pub fn set_slot_reuse(&mut self, reuse: bool) {
+        self.reuse_slots = reuse;
+        if !reuse {
+            self.free_pods.clear();
+        }
     }
 
     /// Every string of this world.

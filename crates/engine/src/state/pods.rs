@@ -143,7 +143,9 @@ impl ClusterState {
         let terms = std::mem::take(&mut self.pods[id.index()].terms);
         Arc::make_mut(&mut self.terms).release_pod(&terms);
         self.live_pods -= 1;
-        self.free_pods.push_back(id.0);
+        if self.reuse_slots {
+            self.free_pods.push_back(id.0);
+        }
     }
 
     /// Marks a bound pod terminating: it keeps counting for inter-pod
