@@ -243,6 +243,12 @@ impl ClusterState {
         &self.interner
     }
 
+    /// Interns a string into this world's strings, for callers that build
+    /// their own keys (a label key to look up, a namespace to match).
+    pub fn intern(&mut self, text: &str) -> Sym {
+        self.interner.intern(text)
+    }
+
     /// The node with this id.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id.index()]

@@ -3,11 +3,13 @@
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use podplace_model::intern::Sym;
 use podplace_model::labels::Labels;
 use podplace_model::objects::{CompileError, Pod};
-use podplace_model::selector::{LabelSelector, Requirement};
+use podplace_model::selector::{LabelSelector, Requirement, SelectorError};
 use podplace_model::spread_selectors;
+use rustc_hash::FxHashMap;
 
 use super::ClusterState;
 
@@ -75,6 +77,21 @@ impl ClusterState {
     /// The labels of a namespace, or none when the Namespace object is unknown.
     pub fn namespace_labels(&self, ns: Sym) -> Option<&Labels> {
         self.namespaces.get(&ns)
+    }
+
+    /// Every known namespace and its labels (namespaces without a Namespace
+    /// object are absent).
+    pub fn namespaces(&self) -> &FxHashMap<Sym, Labels> {
+        &self.namespaces
+    }
+
+    /// Compiles an API label selector against this state's strings (`None`
+    /// is the nil selector), to match it against the state's pods.
+    pub fn compile_selector(
+        &mut self,
+        selector: Option<&meta::LabelSelector>,
+    ) -> Result<LabelSelector, SelectorError> {
+        LabelSelector::compile(selector, &mut self.interner)
     }
 
     /// The selector of the system default spread constraints: what the
