@@ -1,5 +1,5 @@
 //! The measured steps: loading a snapshot through podplace's loader,
-//! expanding workloads, building the engine's cluster and placing every
+//! expanding workloads, building the engine's state and placing every
 //! pending pod, with wall-clock times and the process's peak memory.
 //!
 //! Each measurement is meant to run in a fresh process (the bench binary
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use podplace_engine::placement::{build_cluster, place_all, BuildError, PlaceOptions};
+use podplace_engine::{build_state, place_all, BuildError, PlaceOptions, SchedulerCache};
 use podplace_model::load::{load, LoadError, Source};
 use serde_json::{json, Value};
 
@@ -150,14 +150,16 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     out["expanded_pods"] = json!(inv.pods.len() - pods_before);
 
     let t = Timer::start();
-    let (mut cluster, pending) = build_cluster(&inv)?;
+    let (mut state, pending) = build_state(&inv)?;
     t.stop(&mut out, "build");
     out["pending"] = json!(pending.len());
     out["build_peak_kib"] = json!(peak_rss_kib());
     drop(inv);
 
+    // The cache starts empty, as the facade's did: filling it is placing.
+    let mut cache = SchedulerCache::new();
     let t = Timer::start();
-    let placements = place_all(&mut cluster, &pending, PlaceOptions::default());
+    let placements = place_all(&mut state, &mut cache, &pending, PlaceOptions::default());
     t.stop(&mut out, "place");
     out["placed"] = json!(placements.iter().filter(|p| p.node.is_some()).count());
     out["unplaced"] = json!(placements.iter().filter(|p| p.node.is_none()).count());
@@ -168,10 +170,10 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     out["messages"] = json!(messages);
 
     // Checks per new workload: pods placed, distinct nodes, zone counts.
-    let zone_key = cluster.interner.lookup(ZONE);
+    let zone_key = state.interner().lookup(ZONE);
     let mut checks: BTreeMap<String, WorkloadCheck> = BTreeMap::new();
     for p in &placements {
-        let pod = cluster.pod(p.pod);
+        let pod = state.pod(p.pod);
         // <workload>-<pod-template-hash>-<suffix>
         let name: &str = &pod.name;
         let workload = name.rsplitn(3, '-').nth(2).unwrap_or(name).to_string();
@@ -180,8 +182,8 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
             c.placed += 1;
             c.nodes.insert(node.0);
             let zone = zone_key
-                .and_then(|k| cluster.node(node).labels.get(k))
-                .map(|z| cluster.interner.resolve(z).to_string())
+                .and_then(|k| state.node(node).labels.get(k))
+                .map(|z| state.interner().resolve(z).to_string())
                 .unwrap_or_default();
             *c.zones.entry(zone).or_default() += 1;
         }
