@@ -2,7 +2,7 @@
 //! ([`Subject`]s, each with its pod template compiled by the model), the
 //! pods that could be matched by their terms ([`Member`]s: every template
 //! and running pod of the manifests and of the `--cluster` snapshot), and
-//! the engine's [`Cluster`] for nodes, namespaces and interned labels.
+//! the engine's [`ClusterState`] for nodes, namespaces and interned labels.
 //!
 //! Every matching question goes to the engine or the model: term matching
 //! through [`existing_term_matches`] / [`incoming_term_matches`], eligible
@@ -15,8 +15,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{self as core, PodAffinityTerm, PodSpec, PodTemplateSpec};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as ApiSelector, ObjectMeta};
-use podplace_engine::cluster::{existing_term_matches, incoming_term_matches, Cluster, NodeId};
 use podplace_engine::plugins::{node_affinity, node_unschedulable, taint_toleration};
+use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
+use podplace_engine::{ClusterState, NodeId};
 use podplace_model::intern::Sym;
 use podplace_model::inventory::{Inventory, Origin};
 use podplace_model::labels::Labels;
@@ -300,7 +301,7 @@ type GroupKey = (WorkloadRef, Sym, Labels, Option<Box<str>>);
 /// The world of one lint run.
 pub struct World<'a> {
     /// Nodes, namespaces and the interner, as the engine holds them.
-    pub cluster: Cluster,
+    pub state: ClusterState,
     /// The objects whose rules are checked, in load order.
     pub subjects: Vec<Subject<'a>>,
     /// Every pod group terms can match.
@@ -488,18 +489,18 @@ impl<'a> World<'a> {
         source_map: &'a SourceMap,
         snapshot: Option<&'a Inventory>,
     ) -> Result<World<'a>, LintError> {
-        let mut cluster = Cluster::new();
+        let mut state = ClusterState::new();
         let mut node_names = FxHashSet::default();
         let mut ns_objects = FxHashSet::default();
         for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
             for ns in &inv.namespaces {
                 if ns_objects.insert(ns.object.metadata.name.clone()) {
-                    cluster.add_namespace(&ns.object);
+                    state.add_namespace(&ns.object);
                 }
             }
             for node in &inv.nodes {
                 if node_names.insert(node.object.metadata.name.clone()) {
-                    cluster
+                    state
                         .add_node(&node.object)
                         .map_err(|e| LintError::compile(&id("Node", &node.object.metadata), e))?;
                 }
@@ -517,7 +518,7 @@ impl<'a> World<'a> {
         let mut members: Vec<Member> = Vec::new();
         let mut linted_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
         for raw in raw_subjects(manifests) {
-            let Some(subject) = compile_subject(&mut cluster, raw)? else {
+            let Some(subject) = compile_subject(&mut state, raw)? else {
                 continue;
             };
             linted_workloads.insert(subject.workload.clone());
@@ -544,7 +545,8 @@ impl<'a> World<'a> {
                 continue;
             };
             let meta = &p.object.metadata;
-            let pod = Pod::compile(&p.object, &mut cluster.interner)
+            let pod = state
+                .compile_pod(&p.object)
                 .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
             subjects.push(Subject {
                 kind: WorkloadKind::Pod,
@@ -561,7 +563,7 @@ impl<'a> World<'a> {
                 selector: None,
                 replicas: Some(1),
                 own_selectors: own_selectors(
-                    &mut cluster,
+                    &mut state,
                     None,
                     &meta.labels.clone().unwrap_or_default(),
                 ),
@@ -571,7 +573,7 @@ impl<'a> World<'a> {
         }
         let snapshot_subjects: Vec<Raw<'a>> = snapshot.map(raw_subjects).unwrap_or_default();
         for raw in snapshot_subjects {
-            if let Some(s) = compile_subject(&mut cluster, raw)? {
+            if let Some(s) = compile_subject(&mut state, raw)? {
                 if linted_workloads.contains(&s.workload) {
                     continue;
                 }
@@ -596,7 +598,8 @@ impl<'a> World<'a> {
         {
             for p in &inv.pods {
                 let meta = &p.object.metadata;
-                let pod = Pod::compile(&p.object, &mut cluster.interner)
+                let pod = state
+                    .compile_pod(&p.object)
                     .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
                 let workload = workloads.of(&p.object);
                 // Running pods that hold required anti-affinity stay apart:
@@ -624,8 +627,8 @@ impl<'a> World<'a> {
         }
         // Namespace labels: declared ones, and the label the API server
         // puts on every namespace for the others.
-        let mut namespaces = cluster.namespaces.clone();
-        let name_key = cluster.interner.intern("kubernetes.io/metadata.name");
+        let mut namespaces = state.namespaces().clone();
+        let name_key = state.intern("kubernetes.io/metadata.name");
         let used: Vec<Sym> = members.iter().map(|m| m.pod.namespace).collect();
         for ns in used {
             namespaces.entry(ns).or_insert_with(|| {
@@ -638,22 +641,21 @@ impl<'a> World<'a> {
         for p in &manifests.pod_disruption_budgets {
             let meta = &p.object.metadata;
             let selector = p.object.spec.as_ref().and_then(|s| s.selector.as_ref());
-            let selector = LabelSelector::compile(selector, &mut cluster.interner)
+            let selector = state
+                .compile_selector(selector)
                 .map_err(|e| LintError::compile(&id("PodDisruptionBudget", meta), e.into()))?;
             pdbs.push(Pdb {
                 object: &p.object,
                 id: id("PodDisruptionBudget", meta),
                 origin: p.origin.clone(),
-                namespace: cluster
-                    .interner
-                    .intern(meta.namespace.as_deref().unwrap_or("default")),
+                namespace: state.intern(meta.namespace.as_deref().unwrap_or("default")),
                 selector,
                 ignored: ignored(meta),
             });
         }
-        let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&cluster);
+        let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&state);
         Ok(World {
-            cluster,
+            state,
             subjects,
             members,
             namespaces,
@@ -670,23 +672,23 @@ impl<'a> World<'a> {
     /// Whether any node is known (from the manifests or the snapshot):
     /// rules about domains need them.
     pub fn has_nodes(&self) -> bool {
-        !self.cluster.nodes().is_empty()
+        !self.state.nodes().is_empty()
     }
 
     /// The text of an interned string.
     pub fn text(&self, sym: Sym) -> &str {
-        self.cluster.interner.resolve(sym)
+        self.state.interner().resolve(sym)
     }
 
     /// Nodes a pod may run on as far as node rules go: node affinity and
     /// nodeSelector, NoSchedule/NoExecute taints, cordons (the engine's
     /// NodeAffinity, TaintToleration and NodeUnschedulable filters).
     pub fn eligible_nodes(&self, pod: &Pod) -> Vec<NodeId> {
-        self.cluster
+        self.state
             .node_ids()
             .filter(|&id| {
-                let node = self.cluster.node(id);
-                node_affinity::matches(pod, node, &self.cluster.interner)
+                let node = self.state.node(id);
+                node_affinity::matches(pod, node, self.state.interner())
                     && taint_toleration::untolerated_taint(pod, node).is_none()
                     && node_unschedulable::filter(pod, node, &self.unschedulable_taint).is_success()
             })
@@ -698,7 +700,7 @@ impl<'a> World<'a> {
     pub fn domains(&self, nodes: &[NodeId], key: Sym) -> BTreeSet<String> {
         nodes
             .iter()
-            .filter_map(|&n| self.cluster.node(n).labels.get(key))
+            .filter_map(|&n| self.state.node(n).labels.get(key))
             .map(|v| self.text(v).to_string())
             .collect()
     }
@@ -711,8 +713,8 @@ impl<'a> World<'a> {
             .namespaces
             .get(&target.namespace)
             .unwrap_or(&self.empty_labels);
-        existing_term_matches(term, target, ns_labels, &self.cluster.interner)
-            || incoming_term_matches(term, target, &self.namespaces, &self.cluster.interner)
+        existing_term_matches(term, target, ns_labels, self.state.interner())
+            || incoming_term_matches(term, target, &self.namespaces, self.state.interner())
     }
 
     /// Members of other workloads than `subject`'s that `term` selects,
@@ -805,7 +807,7 @@ impl<'a> World<'a> {
 
 /// Compiles one workload's template into a subject (`None` without a template).
 fn compile_subject<'a>(
-    cluster: &mut Cluster,
+    state: &mut ClusterState,
     raw: Raw<'a>,
 ) -> Result<Option<Subject<'a>>, LintError> {
     let meta = raw.meta;
@@ -842,13 +844,14 @@ fn compile_subject<'a>(
         spec: Some(spec.clone()),
         status: None,
     };
-    let pod = Pod::compile(&api_pod, &mut cluster.interner)
+    let pod = state
+        .compile_pod(&api_pod)
         .map_err(|e| LintError::compile(&object_id, e))?;
     let mut ignores = ignored(meta);
     if let Some(tm) = template_meta {
         ignores.extend(ignored(tm));
     }
-    let own = own_selectors(cluster, raw.selector.as_ref(), &labels);
+    let own = own_selectors(state, raw.selector.as_ref(), &labels);
     // A ReplicaSet belongs to its Deployment and a Job to its CronJob, as
     // for pods (`Workloads::of`), even when the owner is not loaded.
     let owner = meta.owner_references.iter().flatten().find_map(|o| {
@@ -887,7 +890,7 @@ fn compile_subject<'a>(
 
 /// The workload's selector and its identity labels, compiled (those that compile).
 fn own_selectors(
-    cluster: &mut Cluster,
+    state: &mut ClusterState,
     selector: Option<&ApiSelector>,
     labels: &BTreeMap<String, String>,
 ) -> Vec<(ApiSelector, LabelSelector)> {
@@ -909,10 +912,6 @@ fn own_selectors(
         .cloned()
         .into_iter()
         .chain(by_labels)
-        .filter_map(|api| {
-            LabelSelector::compile(Some(&api), &mut cluster.interner)
-                .ok()
-                .map(|c| (api, c))
-        })
+        .filter_map(|api| state.compile_selector(Some(&api)).ok().map(|c| (api, c)))
         .collect()
 }

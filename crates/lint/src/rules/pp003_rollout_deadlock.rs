@@ -273,7 +273,7 @@ fn hard_rules(world: &World<'_>, s: &Subject<'_>) -> Vec<HardRule> {
             .into_iter()
             .filter(|(_, c, _)| {
                 c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
-                    && c.selector.matches(&s.pod.labels, &world.cluster.interner)
+                    && c.selector.matches(&s.pod.labels, world.state.interner())
             })
             .map(|(_, c, path)| HardRule {
                 what: format!(

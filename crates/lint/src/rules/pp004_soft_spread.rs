@@ -53,7 +53,7 @@ fn own_spread(world: &World<'_>, s: &Subject<'_>) -> OwnSpread {
         }
     }
     for (_, c, path) in s.spread() {
-        if !c.selector.matches(&s.pod.labels, &world.cluster.interner) {
+        if !c.selector.matches(&s.pod.labels, world.state.interner()) {
             continue;
         }
         match c.when_unsatisfiable {

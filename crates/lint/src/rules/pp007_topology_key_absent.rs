@@ -6,7 +6,7 @@
 //! the key constrain nothing. The fix names the closest key the nodes do
 //! carry, when one is close (a typo).
 
-use podplace_engine::cluster::NodeId;
+use podplace_engine::NodeId;
 use podplace_model::objects::WhenUnsatisfiable;
 use podplace_model::validate::FieldPath;
 use rustc_hash::FxHashSet;
@@ -51,7 +51,7 @@ fn keys_and_suggestion(
 ) -> (Vec<String>, Option<String>) {
     let mut keys: Vec<String> = nodes
         .iter()
-        .flat_map(|&n| world.cluster.node(n).labels.iter().map(|(k, _)| k))
+        .flat_map(|&n| world.state.node(n).labels.iter().map(|(k, _)| k))
         .collect::<FxHashSet<_>>()
         .into_iter()
         .map(|k| world.text(k).to_string())
@@ -79,7 +79,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let carried = |key| {
             eligible
                 .iter()
-                .any(|&n| world.cluster.node(n).labels.has(key))
+                .any(|&n| world.state.node(n).labels.has(key))
         };
         for t in s.terms() {
             if carried(t.compiled.topology_key) {

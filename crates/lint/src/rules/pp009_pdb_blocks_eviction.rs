@@ -32,7 +32,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let mut per_workload: Vec<(WorkloadRef, i32, bool)> = Vec::new();
         for m in world.members.iter().filter(|m| {
             m.pod.namespace == p.namespace
-                && p.selector.matches(&m.pod.labels, &world.cluster.interner)
+                && p.selector.matches(&m.pod.labels, world.state.interner())
         }) {
             match per_workload.iter_mut().find(|(w, _, _)| *w == m.workload) {
                 Some((_, count, template)) => {

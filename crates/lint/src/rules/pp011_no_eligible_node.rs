@@ -29,10 +29,10 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if !world.eligible_nodes(&s.pod).is_empty() {
             continue;
         }
-        let nodes = world.cluster.nodes();
+        let nodes = world.state.nodes();
         let affinity_misses = nodes
             .iter()
-            .filter(|n| !node_affinity::matches(&s.pod, n, &world.cluster.interner))
+            .filter(|n| !node_affinity::matches(&s.pod, n, world.state.interner()))
             .count();
         let tainted = nodes
             .iter()

@@ -95,9 +95,9 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                     .pod
                     .node_name
                     .as_deref()
-                    .and_then(|n| world.cluster.node_id(n));
+                    .and_then(|n| world.state.node_id(n));
                 if let Some(domain) =
-                    node.and_then(|n| world.cluster.node(n).labels.get(term.topology_key))
+                    node.and_then(|n| world.state.node(n).labels.get(term.topology_key))
                 {
                     entry.2.insert((
                         world.text(term.topology_key).to_string(),
@@ -116,12 +116,12 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let eligible = world.eligible_nodes(&s.pod);
         let remaining: Vec<String> = eligible
             .iter()
-            .map(|&n| world.cluster.node(n))
+            .map(|&n| world.state.node(n))
             .filter(|node| {
                 !closed.iter().any(|(key, value)| {
                     world
-                        .cluster
-                        .interner
+                        .state
+                        .interner()
                         .lookup(key)
                         .and_then(|k| node.labels.get(k))
                         .is_some_and(|v| world.text(v) == value)
