@@ -4,10 +4,6 @@
 //! own, always through the engine's own functions.
 
 use k8s_openapi::api::core::v1 as core;
-use podplace_engine::cluster::{
-    existing_term_matches, incoming_term_matches, Cluster, HeldKind, NodeId, PodId, PodTerms,
-    TermId,
-};
 use podplace_engine::explain_support::{port_conflicts, untolerated_taints};
 use podplace_engine::plugins::inter_pod_affinity::filter::{
     self as ipa_filter, satisfies_affinity, satisfies_anti_affinity,
@@ -20,11 +16,13 @@ use podplace_engine::plugins::pod_topology_spread::{self, FilterState, REASON_MI
 use podplace_engine::plugins::{
     node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, taint_toleration,
 };
+use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
 use podplace_engine::status::{Code, Status};
+use podplace_engine::{ClusterState, HeldKind, NodeId, PodId, PodTerms, TermId};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
 use podplace_model::selector::{LabelSelector, NodeSelectorTerm, Requirement};
-use podplace_world::World as Base;
+use podplace_world::{WhatIf, World as Base};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 use smallvec::smallvec;
@@ -237,18 +235,22 @@ pub(crate) struct Prepared {
 }
 
 /// Pods matching one term anywhere (on nodes carrying its topology key).
-fn anywhere(cluster: &mut Cluster, t: TermId) -> i64 {
-    let key = cluster.term(t).topology_key;
+fn anywhere(cluster: &ClusterState, t: TermId) -> i64 {
+    let term = cluster.term(t);
     cluster
-        .match_counts(&[t])
-        .domains(key)
+        .matching_counts(&[term])
+        .domains(term.topology_key)
         .map_or(0, |d| d.values().sum())
 }
 
-/// Runs the PreFilters the explanation needs (they fill caches, hence `&mut`).
-pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
+/// Runs the PreFilters the explanation needs, on the what-if: the pod's
+/// terms and groups are registered there (so they are kept, not counted per
+/// node), and the PreFilters fill its scheduler cache.
+pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
+    what_if.state_mut().prepare(pod);
+    let (cluster, cache) = what_if.parts();
     let unschedulable_taint = podplace_engine::statics::unschedulable_taint(cluster);
-    let spread = pod_topology_spread::pre_filter(cluster, pod);
+    let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
     let spread_single = spread.as_ref().map(FilterState::split).unwrap_or_default();
     let spread_domains = spread
         .as_ref()
@@ -259,7 +261,7 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
                         .domain_counts(i, cluster)
                         .into_iter()
                         .map(|(v, n)| DomainCount {
-                            domain: cluster.interner.resolve(v).to_string(),
+                            domain: cluster.interner().resolve(v).to_string(),
                             pods: n,
                         })
                         .collect();
@@ -269,8 +271,8 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
                 .collect()
         })
         .unwrap_or_default();
-    let ipa = ipa_filter::pre_filter(cluster, pod);
-    let terms = cluster.pod_terms(pod);
+    let ipa = ipa_filter::pre_filter_with(cluster, cache, pod);
+    let terms = cluster.lookup_pod_terms(pod).unwrap_or_default();
     let affinity_anywhere = terms
         .required_affinity
         .iter()
@@ -280,8 +282,12 @@ pub(crate) fn prepare(cluster: &mut Cluster, pod: &Pod) -> Prepared {
         .required_anti_affinity
         .iter()
         .map(|&t| {
-            let own =
-                incoming_term_matches(cluster.term(t), pod, &cluster.namespaces, &cluster.interner);
+            let own = incoming_term_matches(
+                cluster.term(t),
+                pod,
+                cluster.namespaces(),
+                cluster.interner(),
+            );
             (anywhere(cluster, t), own)
         })
         .collect();
@@ -345,7 +351,7 @@ struct BlockerIndex {
 
 /// Everything needed to explain nodes for one pod.
 pub(crate) struct Analyzer<'a> {
-    pub cluster: &'a Cluster,
+    pub cluster: &'a ClusterState,
     pub base: &'a Base,
     pub pod: &'a Pod,
     /// The pod's API object (its terms as written).
@@ -365,7 +371,7 @@ fn code_str(code: Code) -> &'static str {
 impl<'a> Analyzer<'a> {
     /// An analyzer for one pod.
     pub fn new(
-        cluster: &'a Cluster,
+        cluster: &'a ClusterState,
         base: &'a Base,
         pod: &'a Pod,
         api_pod: Option<&'a core::Pod>,
@@ -427,8 +433,8 @@ impl<'a> Analyzer<'a> {
         let cluster = self.cluster;
         let pod = self.pod;
         let node = cluster.node(id);
-        let info = &cluster.node_infos[id.index()];
-        let interner = &cluster.interner;
+        let info = cluster.node_info(id);
+        let interner = cluster.interner();
         let mut out = Vec::new();
 
         if self.prepared.narrowed == node_affinity::PreFilter::Conflict {
@@ -659,7 +665,7 @@ impl<'a> Analyzer<'a> {
                 index,
                 compiled,
             },
-            &self.cluster.interner,
+            self.cluster.interner(),
         ))
     }
 
@@ -679,7 +685,7 @@ impl<'a> Analyzer<'a> {
             };
             misses.push(AffinityMiss {
                 term,
-                domain: value.map(|v| self.cluster.interner.resolve(v).to_string()),
+                domain: value.map(|v| self.cluster.interner().resolve(v).to_string()),
                 matching_here: here,
                 matching_anywhere: self.prepared.affinity_anywhere.get(i).copied().unwrap_or(0),
             });
@@ -701,8 +707,8 @@ impl<'a> Analyzer<'a> {
                     if incoming_term_matches(
                         term,
                         cluster.pod(other),
-                        &cluster.namespaces,
-                        &cluster.interner,
+                        cluster.namespaces(),
+                        cluster.interner(),
                     ) {
                         by_value.entry(v).or_default().push(other);
                     }
@@ -751,12 +757,14 @@ impl<'a> Analyzer<'a> {
                     term,
                     self.pod,
                     &state.namespace_labels,
-                    &cluster.interner,
+                    cluster.interner(),
                 ) {
                     continue;
                 }
                 for &holder in &group.holders {
-                    let entry = &cluster.pods[holder.index()];
+                    let Some(entry) = cluster.pod_entry(holder) else {
+                        continue;
+                    };
                     let Some(n) = entry.node else { continue };
                     let Some(v) = cluster.node(n).labels.get(term.topology_key) else {
                         continue;
@@ -814,11 +822,7 @@ impl<'a> Analyzer<'a> {
                 None => own_term,
                 Some((t, index)) => {
                     let cluster = self.cluster;
-                    let compiled = cluster.pods[p.index()]
-                        .pod
-                        .affinity
-                        .required_anti_affinity
-                        .get(index);
+                    let compiled = cluster.pod(p).affinity.required_anti_affinity.get(index);
                     compiled.map(|compiled| {
                         self.terms.intern(
                             t,
@@ -829,7 +833,7 @@ impl<'a> Analyzer<'a> {
                                 index,
                                 compiled,
                             },
-                            &cluster.interner,
+                            cluster.interner(),
                         )
                     })
                 }
@@ -845,7 +849,7 @@ impl<'a> Analyzer<'a> {
                     workload: workload.clone(),
                     term,
                     rule_owner: owner,
-                    domain: self.cluster.interner.resolve(domain).to_string(),
+                    domain: self.cluster.interner().resolve(domain).to_string(),
                     pods: 1,
                 }),
             }
@@ -861,12 +865,12 @@ impl<'a> Analyzer<'a> {
         Blocker {
             pod: self.base.pod_name(pod),
             workload: self.workload_of(pod),
-            node: cluster.pods[pod.index()]
-                .node
+            node: cluster
+                .pod_node(pod)
                 .map(|n| cluster.node(n).name.to_string())
                 .unwrap_or_default(),
             term,
-            domain: cluster.interner.resolve(domain).to_string(),
+            domain: cluster.interner().resolve(domain).to_string(),
             rule_owner: owner,
         }
     }

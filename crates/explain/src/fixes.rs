@@ -14,11 +14,11 @@
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use podplace_engine::cluster::{Cluster, NodeId, PodId, TermId};
-use podplace_engine::framework::{schedule, Outcome};
+use podplace_engine::{ClusterState, NodeId, Outcome, PodId, TermId};
 use podplace_model::intstr::resolve_fenceposts;
 use podplace_model::objects::Pod;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
+use podplace_world::WhatIf;
 use serde_json::{json, Map, Value};
 
 use crate::analyze::{api_term, Prepared};
@@ -61,7 +61,7 @@ struct Change {
 }
 
 /// Describes a verification run, given where the pod landed.
-type Describe = Box<dyn Fn(&Cluster, &Outcome, NodeId) -> String>;
+type Describe = Box<dyn Fn(&ClusterState, &Outcome, NodeId) -> String>;
 
 /// A fix before verification.
 pub(crate) struct Candidate {
@@ -78,6 +78,8 @@ pub(crate) struct Candidate {
 /// What the fix builders read.
 pub(crate) struct Context<'a> {
     pub world: &'a World,
+    /// The explanation's what-if state (the pod taken off its node).
+    pub state: &'a ClusterState,
     pub pod_id: PodId,
     pub pod: &'a Pod,
     pub api_pod: Option<&'a core::Pod>,
@@ -105,12 +107,12 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> (Vec<Candidate>, Vec<Note>) {
 }
 
 /// Verifies candidates in order and keeps the first [`MAX_FIXES`] that
-/// work. Each change is applied to the cluster, the pod is scheduled, and
-/// the change is undone, so the cluster ends as it began (copying a
-/// 150,000-pod cluster per candidate would cost more than the answer).
+/// work. Each change is applied to the explanation's what-if, the pod is
+/// scheduled, and the change is undone, so the what-if ends as it began
+/// (copying a 150,000-pod state per candidate would cost more than the
+/// answer).
 pub(crate) fn verify_all(
-    cluster: &mut Cluster,
-    seed: u64,
+    what_if: &mut WhatIf<'_>,
     pod: &Pod,
     candidates: Vec<Candidate>,
 ) -> Vec<Fix> {
@@ -119,7 +121,7 @@ pub(crate) fn verify_all(
         if out.len() >= MAX_FIXES {
             break;
         }
-        if let Some(fix) = verify(cluster, seed, pod, c) {
+        if let Some(fix) = verify(what_if, pod, c) {
             out.push(fix);
         }
     }
@@ -127,25 +129,26 @@ pub(crate) fn verify_all(
 }
 
 /// Applies one candidate, schedules the pod, and undoes the change.
-fn verify(cluster: &mut Cluster, seed: u64, pod: &Pod, c: Candidate) -> Option<Fix> {
-    let undo = apply(cluster, &c.change);
+fn verify(what_if: &mut WhatIf<'_>, pod: &Pod, c: Candidate) -> Option<Fix> {
+    let undo = apply(what_if.state_mut(), &c.change);
     let result = (|| {
         let pod = match &c.change.incoming {
             Some(api) => {
-                let mut p = Pod::compile(api, &mut cluster.interner).ok()?;
+                let mut p = what_if.state_mut().compile_pod(api).ok()?;
                 p.node_name = None;
                 p
             }
             None => pod.clone(),
         };
-        let outcome = schedule(cluster, &pod, seed);
+        let outcome = what_if.schedule(&pod);
         let node = outcome.chosen?;
+        let state = what_if.state();
         Some((
-            (c.describe)(cluster, &outcome, node),
-            cluster.node(node).name.to_string(),
+            (c.describe)(state, &outcome, node),
+            state.node(node).name.to_string(),
         ))
     })();
-    revert(cluster, undo);
+    revert(what_if.state_mut(), undo);
     let (verification, lands_on) = result?;
     Some(Fix {
         title: c.title,
@@ -173,21 +176,21 @@ struct Undo {
 
 /// Applies a change through the cluster's own bind/unbind, so every index
 /// follows; a pod that fails to compile is left out (verification fails).
-fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
+fn apply(cluster: &mut ClusterState, change: &Change) -> Undo {
     let mut undo = Undo::default();
     for &id in &change.remove {
-        if let Some(node) = cluster.pods[id.index()].node {
+        if let Some(node) = cluster.pod_node(id) {
             cluster.unbind(id);
             undo.unbound.push((id, node));
         }
     }
     for (id, api) in &change.replace {
-        let Some(node) = cluster.pods[id.index()].node else {
+        let Some(node) = cluster.pod_node(*id) else {
             continue;
         };
         cluster.unbind(*id);
         undo.unbound.push((*id, node));
-        let Ok(mut p) = Pod::compile(api, &mut cluster.interner) else {
+        let Ok(mut p) = cluster.compile_pod(api) else {
             continue;
         };
         // A name of its own, so the original keeps its name in the cluster.
@@ -203,7 +206,7 @@ fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
     }
     for (n, k, v) in &change.label {
         let before = cluster.node(*n).labels.clone();
-        let (k, v) = (cluster.interner.intern(k), cluster.interner.intern(v));
+        let (k, v) = (cluster.intern(k), cluster.intern(v));
         relabel(cluster, *n, |labels| labels.insert(k, v));
         undo.relabelled.push((*n, before));
     }
@@ -213,11 +216,11 @@ fn apply(cluster: &mut Cluster, change: &Change) -> Undo {
 /// Changes a node's labels with its pods unbound, so every index sees the
 /// node as it is when they are bound again.
 fn relabel(
-    cluster: &mut Cluster,
+    cluster: &mut ClusterState,
     n: NodeId,
     change: impl FnOnce(&mut podplace_model::labels::Labels),
 ) {
-    let pods = cluster.node_infos[n.index()].pods.clone();
+    let pods = cluster.node_info(n).pods.clone();
     for &p in &pods {
         cluster.unbind(p);
     }
@@ -228,7 +231,7 @@ fn relabel(
 }
 
 /// Undoes [`apply`], last change first.
-fn revert(cluster: &mut Cluster, undo: Undo) {
+fn revert(cluster: &mut ClusterState, undo: Undo) {
     for (n, before) in undo.relabelled.into_iter().rev() {
         relabel(cluster, n, |labels| *labels = before);
     }
@@ -420,17 +423,19 @@ fn labels_value(labels: &[(String, String)]) -> Value {
     )
 }
 
-fn pod_id_by_name(cluster: &Cluster, full: &str) -> Option<PodId> {
+fn pod_id_by_name(cluster: &ClusterState, full: &str) -> Option<PodId> {
     let (ns, name) = full.split_once('/')?;
     cluster.pod_id(ns, name)
 }
 
 /// Bound pods holding a required anti-affinity term, and of a given workload.
 fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
-    let cluster = &ctx.world.cluster;
+    let cluster = ctx.state;
     let mut out: Vec<PodId> = Vec::new();
     for (id, _) in cluster.bound_pods() {
-        let entry = &cluster.pods[id.index()];
+        let Some(entry) = cluster.pod_entry(id) else {
+            continue;
+        };
         if entry.terms.required_anti_affinity.contains(&term) && *ctx.world.base.workload(id) == *w
         {
             out.push(id);
@@ -439,7 +444,7 @@ fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
     out
 }
 
-fn lands_sentence(cluster: &Cluster, outcome: &Outcome, node: NodeId) -> String {
+fn lands_sentence(cluster: &ClusterState, outcome: &Outcome, node: NodeId) -> String {
     let others: Vec<&str> = outcome
         .best
         .iter()
@@ -516,10 +521,7 @@ fn rewrite_negative_affinity(ctx: &Context<'_>) -> Vec<Candidate> {
             .iter()
             .map(|t| selector_summary(t.get("labelSelector")))
             .collect();
-        let placed_on = ctx.world.cluster.pods[ctx.pod_id.index()]
-            .pod
-            .node_name
-            .clone();
+        let placed_on = ctx.state.pod(ctx.pod_id).node_name.clone();
         out.push(Candidate {
             title: format!(
                 "Replace podAffinity `{was}` with podAntiAffinity `{}`",
@@ -608,7 +610,7 @@ fn negate(term: &Value) -> Option<Vec<Value>> {
 
 /// Distinct (workload, term) pairs among the blockers, with one holder.
 fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, String, usize)> {
-    let cluster = &ctx.world.cluster;
+    let cluster = ctx.state;
     let mut seen: Vec<(String, usize)> = Vec::new();
     let mut out = Vec::new();
     for (_, v) in ctx.verdicts {
@@ -633,14 +635,16 @@ fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, Stri
 }
 
 fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
-    let cluster = &ctx.world.cluster;
+    let cluster = ctx.state;
     let mut out = Vec::new();
     let mut done: Vec<(WorkloadRef, TermId)> = Vec::new();
     for (w, holder_name, _) in blocking_terms(ctx, RuleOwner::Existing) {
         let Some(holder) = pod_id_by_name(cluster, &holder_name) else {
             continue;
         };
-        let entry = &cluster.pods[holder.index()];
+        let Some(entry) = cluster.pod_entry(holder) else {
+            continue;
+        };
         let Some(holder_api) = ctx.world.base.api_pod(holder) else {
             continue;
         };
@@ -656,11 +660,11 @@ fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
                 continue;
             }
             let term = cluster.term(t);
-            if !podplace_engine::cluster::existing_term_matches(
+            if !podplace_engine::state::terms::existing_term_matches(
                 term,
                 ctx.pod,
                 &ns_labels,
-                &cluster.interner,
+                cluster.interner(),
             ) {
                 continue;
             }
@@ -698,13 +702,13 @@ fn narrowed(
     term_id: TermId,
     own: bool,
 ) -> Option<Candidate> {
-    let cluster = &ctx.world.cluster;
+    let cluster = ctx.state;
     let holder_pod = cluster.pod(holder);
     let compiled = holder_pod.affinity.required_anti_affinity.get(index)?;
     // Only rules meant to keep the workload's own replicas apart.
     if !compiled
         .selector
-        .matches(&holder_pod.labels, &cluster.interner)
+        .matches(&holder_pod.labels, cluster.interner())
     {
         return None;
     }
@@ -796,7 +800,7 @@ fn narrowed(
 fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> {
     let mut out = Vec::new();
     let world = ctx.world;
-    let cluster = &world.cluster;
+    let cluster = ctx.state;
     let w = &ctx.workload;
     if w.kind != WorkloadKind::Deployment {
         return out;

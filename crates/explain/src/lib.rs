@@ -17,8 +17,8 @@ mod notes;
 pub mod world;
 pub mod yaml;
 
-use podplace_engine::cluster::PodId;
-use podplace_engine::framework::schedule;
+use podplace_engine::ids::{NodeId, PodId};
+use podplace_world::WhatIf;
 
 pub use model::*;
 pub use world::{FindError, World};
@@ -27,25 +27,26 @@ pub use world::{FindError, World};
 pub const MAX_BLOCKERS: usize = 10;
 
 /// Explains one pod of the world: as it stands now for a Pending pod; for
-/// a bound pod, as if it were being scheduled again without itself.
+/// a bound pod, as if it were being scheduled again without itself. The
+/// explanation works on a what-if of its own (the world is left as it was;
+/// `&mut` is kept for callers written against the earlier signature).
 pub fn explain(world: &mut World, id: PodId) -> Explanation {
-    let bound = world.cluster.pods[id.index()].node;
+    let world: &World = world;
+    let mut what_if = world.base.overlay();
+    let bound = what_if.state().pod_node(id);
     if bound.is_some() {
-        world.cluster.unbind(id);
+        what_if.state_mut().unbind(id);
     }
-    let explanation = explain_unbound(world, id, bound);
-    if let Some(node) = bound {
-        world.cluster.bind(id, node);
-    }
-    explanation
+    explain_unbound(world, &mut what_if, id, bound)
 }
 
 fn explain_unbound(
-    world: &mut World,
+    world: &World,
+    what_if: &mut WhatIf<'_>,
     id: PodId,
-    bound: Option<podplace_engine::cluster::NodeId>,
+    bound: Option<NodeId>,
 ) -> Explanation {
-    let mut pod = world.cluster.pod(id).clone();
+    let mut pod = what_if.state().pod(id).clone();
     // Bound to a node the world does not have (a live read that could not
     // list nodes): explain it as if it were scheduled again.
     let unknown_node = if bound.is_none() {
@@ -64,11 +65,11 @@ fn explain_unbound(
                 .and_then(|p| p.status.as_ref()?.phase.clone())
                 .unwrap_or_default(),
             node: bound
-                .map(|n| world.cluster.node(n).name.to_string())
+                .map(|n| what_if.state().node(n).name.to_string())
                 .or_else(|| unknown_node.as_deref().map(str::to_string)),
         },
         Some(n) => Phase::Placed {
-            node: world.cluster.node(n).name.to_string(),
+            node: what_if.state().node(n).name.to_string(),
             by_podplace: world.placed_by_podplace(id),
         },
         None if unknown_node.is_some() => Phase::Placed {
@@ -105,7 +106,7 @@ fn explain_unbound(
             pod: pod_name,
             workload,
             message: String::new(),
-            node_count: world.cluster.nodes().len(),
+            node_count: what_if.state().nodes().len(),
             nodes: Vec::new(),
             groups: Vec::new(),
             scores: Vec::new(),
@@ -118,12 +119,11 @@ fn explain_unbound(
         };
     }
 
-    let seed = world.seed();
-    let outcome = schedule(&mut world.cluster, &pod, seed);
-    let prepared = analyze::prepare(&mut world.cluster, &pod);
+    let outcome = what_if.schedule(&pod);
+    let prepared = analyze::prepare(what_if, &pod);
     let mut terms = analyze::Terms::default();
     let world_ref: &World = world;
-    let cluster = &world_ref.cluster;
+    let cluster = what_if.state();
     let api_pod = world_ref.base.api_pod(id);
     let (verdicts, notes) = {
         let mut analyzer = analyze::Analyzer::new(
@@ -143,6 +143,7 @@ fn explain_unbound(
     };
     let (candidates, fix_notes) = fixes::candidates(&fixes::Context {
         world: world_ref,
+        state: cluster,
         pod_id: id,
         pod: &pod,
         api_pod,
@@ -183,7 +184,7 @@ fn explain_unbound(
         .collect();
     let would_land_on = outcome.chosen.map(|n| cluster.node(n).name.to_string());
     let node_count = cluster.nodes().len();
-    let fixes = fixes::verify_all(&mut world.cluster, seed, &pod, candidates);
+    let fixes = fixes::verify_all(what_if, &pod, candidates);
     Explanation {
         pod: pod_name,
         workload,

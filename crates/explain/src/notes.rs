@@ -3,7 +3,7 @@
 //! terms that match no pod anywhere, selectors every node satisfies,
 //! preemption, ties.
 
-use podplace_engine::framework::Outcome;
+use podplace_engine::Outcome;
 use podplace_model::selector::Requirement;
 
 use crate::analyze::{Analyzer, Prepared};

@@ -1,11 +1,10 @@
 //! The world an explanation is computed in: podplace-world's [`Base`] (the
 //! loaded objects, the cluster after every waiting pod was placed in queue
 //! order, so that `why vault-2` sees vault-0 and vault-1 bound as the real
-//! cluster would, and the pod table), and a copy of its cluster state that
-//! explanations unbind, schedule and verify fixes on.
+//! cluster would, and the pod table). Each explanation takes a what-if of it
+//! ([`Base::overlay`]) to unbind its pod, schedule and verify fixes on.
 
-use podplace_engine::cluster::{Cluster, PodId};
-use podplace_engine::placement::BuildError;
+use podplace_engine::{BuildError, PodId};
 use podplace_model::inventory::Inventory;
 pub use podplace_world::FindError;
 use podplace_world::World as Base;
@@ -16,17 +15,14 @@ pub struct World {
     /// The objects, the placed cluster and the pod table (API objects,
     /// workloads, lookup by name), as built; explanations never change it.
     pub base: Base,
-    /// A copy of the placed state (an overlay of `base`'s) that an
-    /// explanation takes its pod off, schedules on and tries fixes on.
-    pub cluster: Cluster,
 }
 
 impl World {
     /// Builds the cluster and places every waiting pod in queue order.
     pub fn new(inventory: Inventory, seed: u64) -> Result<Self, BuildError> {
-        let base = Base::build(inventory, seed)?;
-        let cluster = Cluster::from_state(base.state().overlay());
-        Ok(World { base, cluster })
+        Ok(World {
+            base: Base::build(inventory, seed)?,
+        })
     }
 
     /// Seed for choosing among equally scored nodes.

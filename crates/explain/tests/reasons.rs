@@ -2,7 +2,6 @@
 //! grouping of nodes that fail alike. Each row also checks that the first
 //! reason is the one kube-scheduler reports (the engine's Filter status).
 
-use podplace_engine::framework::schedule;
 use podplace_explain::{
     explain, group, Blocker, BlockerCount, Detail, Explanation, LabelMiss, NodeVerdict, Reason,
     RuleOwner, TaintView, TermKind, TermView, World,
@@ -43,17 +42,18 @@ fn why(docs: &[String], target: &str) -> (Explanation, Vec<(String, Vec<String>)
     let mut world = world(docs);
     let id = world.find_pod(target, None).expect("pod exists");
     let e = explain(&mut world, id);
-    if world.cluster.pods[id.index()].node.is_some() {
-        world.cluster.unbind(id);
+    let mut what_if = world.base.overlay();
+    if what_if.state().pod_node(id).is_some() {
+        what_if.state_mut().unbind(id);
     }
-    let pod = world.cluster.pod(id).clone();
-    let outcome = schedule(&mut world.cluster, &pod, 0);
-    let statuses = world
-        .cluster
+    let pod = what_if.state().pod(id).clone();
+    let outcome = what_if.schedule(&pod);
+    let state = what_if.state();
+    let statuses = state
         .node_ids()
         .map(|n| {
             (
-                world.cluster.node(n).name.to_string(),
+                state.node(n).name.to_string(),
                 outcome.statuses[n.index()]
                     .reasons
                     .iter()
