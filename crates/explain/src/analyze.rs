@@ -243,11 +243,10 @@ fn anywhere(cluster: &ClusterState, t: TermId) -> i64 {
         .map_or(0, |d| d.values().sum())
 }
 
-/// Runs the PreFilters the explanation needs, on the what-if: the pod's
-/// terms and groups are registered there (so they are kept, not counted per
-/// node), and the PreFilters fill its scheduler cache.
+/// Runs the PreFilters the explanation needs on the what-if (they fill its
+/// scheduler cache, hence `&mut`). The pod is in the what-if's state
+/// (pending), so its terms are registered and its groups kept there.
 pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
-    what_if.state_mut().prepare(pod);
     let (cluster, cache) = what_if.parts();
     let unschedulable_taint = podplace_engine::statics::unschedulable_taint(cluster);
     let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
