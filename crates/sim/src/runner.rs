@@ -286,13 +286,13 @@ impl Simulation {
     fn high_availability_findings(&self) -> Vec<Finding> {
         let zone_key = "topology.kubernetes.io/zone";
         let mut zones = BTreeMap::new();
-        if let Some(key) = self.cluster().interner.lookup(zone_key) {
+        if let Some(key) = self.cluster().interner().lookup(zone_key) {
             for n in self.cluster().node_ids() {
                 let node = self.cluster().node(n);
                 if let Some(z) = node.labels.get(key) {
                     zones.insert(
                         node.name.to_string(),
-                        self.cluster().interner.resolve(z).to_string(),
+                        self.cluster().interner().resolve(z).to_string(),
                     );
                 }
             }
@@ -308,8 +308,8 @@ impl Simulation {
                     .into_iter()
                     .filter(|&p| !self.pod_view(p).terminating)
                     .filter_map(|p| {
-                        self.cluster().pods[p.index()]
-                            .node
+                        self.cluster()
+                            .pod_node(p)
                             .map(|n| self.cluster().node(n).name.to_string())
                     })
                     .collect(),

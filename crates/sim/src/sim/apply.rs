@@ -161,13 +161,14 @@ impl Simulation {
                 return;
             }
             let (ns, _) = ns_name(meta);
-            let labels = podplace_model::labels::Labels::from_map(
-                &mut self.cluster.interner,
-                meta.labels.iter().flatten(),
-            );
-            let owner = candidates
-                .iter()
-                .find(|o| o.namespace == ns && o.selector.matches(&labels, &self.cluster.interner));
+            let mut labels = podplace_model::labels::Labels::default();
+            for (k, v) in meta.labels.iter().flatten() {
+                let (k, v) = (self.cluster.intern(k), self.cluster.intern(v));
+                labels.insert(k, v);
+            }
+            let owner = candidates.iter().find(|o| {
+                o.namespace == ns && o.selector.matches(&labels, self.cluster.interner())
+            });
             if let Some(o) = owner {
                 meta.owner_references
                     .get_or_insert_with(Vec::new)
@@ -196,7 +197,7 @@ impl Simulation {
         meta: &ObjectMeta,
         selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     ) -> Option<Owner> {
-        let selector = LabelSelector::compile(selector, &mut self.cluster.interner).ok()?;
+        let selector = self.cluster.compile_selector(selector).ok()?;
         let (namespace, name) = ns_name(meta);
         let uid = meta
             .uid
@@ -294,18 +295,20 @@ impl Simulation {
     }
 
     pub(super) fn compile(&mut self, pod: &core::Pod) -> Result<Pod, SimError> {
-        Pod::compile(pod, &mut self.cluster.interner).map_err(|e| SimError::Compile {
-            object: format!(
-                "Pod/{}/{}",
-                pod.metadata.namespace.as_deref().unwrap_or("default"),
-                pod.metadata.name.as_deref().unwrap_or("")
-            ),
-            message: e.to_string(),
-        })
+        self.cluster
+            .compile_pod(pod)
+            .map_err(|e| SimError::Compile {
+                object: format!(
+                    "Pod/{}/{}",
+                    pod.metadata.namespace.as_deref().unwrap_or("default"),
+                    pod.metadata.name.as_deref().unwrap_or("")
+                ),
+                message: e.to_string(),
+            })
     }
 
     fn pod_info(&mut self, pod: &core::Pod) -> PodInfo {
-        let (grace, no_execute) = lifecycle_of(pod, &mut self.cluster.interner);
+        let (grace, no_execute) = lifecycle_of(pod, &mut self.cluster);
         let labels = pod.metadata.labels.as_ref();
         let revision = labels
             .and_then(|l| {
@@ -364,7 +367,7 @@ impl Simulation {
         }
         let terminating = pod.metadata.deletion_timestamp.is_some();
         let id = self.add_pod(compiled, owner, info);
-        if let Some(node) = self.cluster.pods[id.index()].node {
+        if let Some(node) = self.cluster.pod_node(id) {
             if terminating {
                 self.delete_pod(
                     id,
@@ -433,14 +436,13 @@ impl Simulation {
         pdb: &k8s_openapi::api::policy::v1::PodDisruptionBudget,
     ) -> Result<(), SimError> {
         let (namespace, name) = ns_name(&pdb.metadata);
-        let selector = LabelSelector::compile(
-            pdb.spec.as_ref().and_then(|s| s.selector.as_ref()),
-            &mut self.cluster.interner,
-        )
-        .map_err(|e| SimError::Compile {
-            object: format!("PodDisruptionBudget/{namespace}/{name}"),
-            message: e.to_string(),
-        })?;
+        let selector = self
+            .cluster
+            .compile_selector(pdb.spec.as_ref().and_then(|s| s.selector.as_ref()))
+            .map_err(|e| SimError::Compile {
+                object: format!("PodDisruptionBudget/{namespace}/{name}"),
+                message: e.to_string(),
+            })?;
         self.pdbs
             .retain(|p| !(p.namespace == namespace && p.name == name));
         self.pdbs.push(Pdb {
@@ -896,15 +898,23 @@ impl Simulation {
                 "node {name}: changing the labels of an existing node is not supported (pods were placed by them); add a new node instead"
             )));
         }
-        let compiled = podplace_model::objects::Node::compile(node, &mut self.cluster.interner)
+        // Only taints, cordon and allocatable change: the node keeps its
+        // labels (checked above) and the images it was added with.
+        let mut merged = self.api_nodes[id.index()].clone();
+        let spec = node.spec.as_ref();
+        let merged_spec = merged.spec.get_or_insert_with(Default::default);
+        merged_spec.taints = spec.and_then(|s| s.taints.clone());
+        merged_spec.unschedulable = spec.and_then(|s| s.unschedulable);
+        merged
+            .status
+            .get_or_insert_with(Default::default)
+            .allocatable = node.status.as_ref().and_then(|s| s.allocatable.clone());
+        self.cluster
+            .update_node(id, &merged)
             .map_err(|e| SimError::Compile {
                 object: format!("Node/{name}"),
                 message: e.to_string(),
             })?;
-        let n = self.cluster.node_mut(id);
-        n.taints = compiled.taints;
-        n.unschedulable = compiled.unschedulable;
-        n.allocatable = compiled.allocatable;
         self.api_nodes[id.index()] = node.clone();
         self.changes.push(Change::NodeUpdated { node: name });
         self.node_changed(id);

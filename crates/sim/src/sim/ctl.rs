@@ -53,7 +53,7 @@ impl Simulation {
     /// Refuses to create more pods than the simulator holds (a typo such
     /// as `replicas: 1000000000` must not exhaust memory).
     fn check_pod_limit(&self, w: WorkloadId, more: i32) -> Result<(), SimError> {
-        let live = self.cluster.pods.len();
+        let live = self.cluster.pod_slots();
         if more > 0 && live + more as usize > super::MAX_PODS {
             return Err(SimError::Invalid(format!(
                 "{} would need {more} more pods: the simulation holds at most {} pods",
@@ -412,7 +412,7 @@ impl Simulation {
         let pending = candidates
             .iter()
             .copied()
-            .find(|&p| self.cluster.pods[p.index()].node.is_none());
+            .find(|&p| self.cluster.pod_node(p).is_none());
         let (pod, rule) = match pending {
             Some(p) => {
                 let c = self.culprit(p);
@@ -524,7 +524,7 @@ impl Simulation {
             return Ok(None);
         };
         let pod = self.compile(&api)?;
-        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.cluster.interner);
+        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.cluster);
         let proto = Proto {
             pod,
             grace,
@@ -611,9 +611,7 @@ impl Simulation {
             for r in related {
                 for &p in &self.workloads[r.index()].pods {
                     if self.active(p) {
-                        *on_node
-                            .entry(self.cluster.pods[p.index()].node)
-                            .or_default() += 1;
+                        *on_node.entry(self.cluster.pod_node(p)).or_default() += 1;
                     }
                 }
             }
@@ -621,7 +619,7 @@ impl Simulation {
                 .iter()
                 .map(|&p| {
                     let info = self.info(p).expect("active pods have info");
-                    let node = self.cluster.pods[p.index()].node;
+                    let node = self.cluster.pod_node(p);
                     Candidate {
                         assigned: node.is_some(),
                         running: node.is_some(),
@@ -787,7 +785,7 @@ impl Simulation {
             let node = self
                 .info(p)
                 .and_then(|i| i.daemon_node)
-                .or(self.cluster.pods[p.index()].node);
+                .or(self.cluster.pod_node(p));
             if let Some(n) = node {
                 covered.entry(n).or_default().push(p);
             }

@@ -23,7 +23,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_engine::cluster::{Cluster, ClusterState, NodeId, PodId};
 use podplace_model::inventory::{Inventory, Sourced};
 use podplace_model::naming::UsedNames;
 use podplace_model::objects::{Pod, Toleration};
@@ -391,13 +391,17 @@ impl Simulation {
     }
 
     fn alive(&self, id: PodId) -> bool {
-        self.cluster.pods[id.index()].alive && self.info(id).is_some()
+        self.cluster.pod_entry(id).is_some() && self.info(id).is_some()
     }
 
     /// `namespace/name` of a pod.
     pub fn pod_name(&self, id: PodId) -> String {
         let p = self.cluster.pod(id);
-        format!("{}/{}", self.cluster.interner.resolve(p.namespace), p.name)
+        format!(
+            "{}/{}",
+            self.cluster.interner().resolve(p.namespace),
+            p.name
+        )
     }
 
     /// Every live pod (bound, pending or terminating), in creation order.
@@ -414,7 +418,7 @@ impl Simulation {
             return self.workloads[self.top(w).index()].reference();
         }
         let p = self.cluster.pod(id);
-        let ns = self.cluster.interner.resolve(p.namespace);
+        let ns = self.cluster.interner().resolve(p.namespace);
         match &p.owner {
             Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), ns, &*o.name),
             None => WorkloadRef::new(WorkloadKind::Pod, ns, &*p.name),
@@ -432,8 +436,9 @@ impl Simulation {
         PodView {
             pod: self.pod_name(id),
             workload: self.workload_of(id),
-            node: self.cluster.pods[id.index()]
-                .node
+            node: self
+                .cluster
+                .pod_node(id)
                 .map(|n| self.cluster.node(n).name.to_string()),
             ready: info.is_some_and(|i| i.ready_since.is_some()),
             terminating: info.is_some_and(|i| i.deleting_since.is_some()),
@@ -582,7 +587,7 @@ impl Simulation {
 
     /// Adds a compiled pod to the cluster and to its owner.
     fn add_pod(&mut self, pod: Pod, owner: Option<WorkloadId>, mut info: PodInfo) -> PodId {
-        let ns = self.cluster.interner.resolve(pod.namespace).to_string();
+        let ns = self.cluster.interner().resolve(pod.namespace).to_string();
         self.used_names.reserve(&ns, &pod.name);
         let id = self.cluster.add_pod(pod);
         info.owner = owner;
@@ -602,7 +607,7 @@ impl Simulation {
             self.workloads[w.index()].pods.push(id);
             self.mark(w);
         }
-        if self.cluster.pods[id.index()].node.is_some() {
+        if self.cluster.pod_node(id).is_some() {
             let now = self.now;
             if let Some(info) = self.info_mut(id) {
                 info.bound_at = Some(now);
@@ -626,7 +631,7 @@ impl Simulation {
             return;
         }
         self.changes.push(why);
-        let node = self.cluster.pods[id.index()].node;
+        let node = self.cluster.pod_node(id);
         let now = self.now;
         let Some(node) = node else {
             self.remove(id);
@@ -693,7 +698,7 @@ impl Simulation {
 
     fn set_ready(&mut self, id: PodId) {
         let now = self.now;
-        let Some(node) = self.cluster.pods[id.index()].node else {
+        let Some(node) = self.cluster.pod_node(id) else {
             return;
         };
         if !self.nodes[node.index()].ready {
@@ -751,8 +756,9 @@ impl Simulation {
             Event::PodReady(id) => self.set_ready(id),
             Event::Resync(w) => self.mark(w),
             Event::PodGone(id) => {
-                let on_failed_node = self.cluster.pods[id.index()]
-                    .node
+                let on_failed_node = self
+                    .cluster
+                    .pod_node(id)
                     .is_some_and(|n| !self.nodes[n.index()].ready);
                 if self.alive(id) && !on_failed_node {
                     self.changes.push(Change::Gone {
@@ -833,7 +839,7 @@ impl Simulation {
             .pending
             .iter()
             .copied()
-            .filter(|&id| self.alive(id) && self.cluster.pods[id.index()].node.is_none())
+            .filter(|&id| self.alive(id) && self.cluster.pod_node(id).is_none())
             .collect();
         v.sort_by_key(|&id| self.info(id).map_or(0, |i| i.queued));
         v
@@ -906,7 +912,7 @@ impl Simulation {
         let blocked = pods
             .iter()
             .copied()
-            .find(|&p| self.cluster.pods[p.index()].node.is_none());
+            .find(|&p| self.cluster.pod_node(p).is_none());
         let (pod, rule) = match blocked {
             Some(p) => (Some(self.pod_name(p)), Some(self.culprit(p).line)),
             None => (None, None),
@@ -943,7 +949,7 @@ fn deletion_cost(pod: &core::Pod) -> i32 {
 /// Grace period and NoExecute-relevant tolerations of an API pod.
 fn lifecycle_of(
     pod: &core::Pod,
-    interner: &mut podplace_model::intern::Interner,
+    state: &mut ClusterState,
 ) -> (i64, Vec<(Toleration, Option<i64>)>) {
     let spec = pod.spec.as_ref();
     let grace = spec
@@ -968,7 +974,7 @@ fn lifecycle_of(
             }),
             ..Default::default()
         };
-        if let Ok(compiled) = Pod::compile(&probe, interner) {
+        if let Ok(compiled) = state.compile_pod(&probe) {
             if let Some(ct) = compiled.tolerations.into_iter().next() {
                 out.push((ct, t.toleration_seconds));
             }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use podplace_engine::cluster::{NodeId, PodId};
 use podplace_model::objects::{Taint, TaintEffect};
 use podplace_model::pdb::budget;
-use podplace_model::selector::text::TextSelector;
+use podplace_model::selector::text::{TextSelector, TextSelectorError};
 use podplace_model::workloads::WorkloadKind;
 use rustc_hash::FxHashSet;
 use thiserror::Error;
@@ -86,8 +86,8 @@ impl Simulation {
     }
 
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
-        let key = self.cluster.interner.intern(UNREACHABLE_TAINT);
-        let empty = self.cluster.interner.intern("");
+        let key = self.cluster.intern(UNREACHABLE_TAINT);
+        let empty = self.cluster.intern("");
         let taints = &mut self.cluster.node_mut(id).taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
@@ -127,7 +127,7 @@ impl Simulation {
         self.changes.push(Change::NodeFailed {
             node: name.to_string(),
         });
-        let pods = self.cluster.node_infos[id.index()].pods.clone();
+        let pods = self.cluster.node_info(id).pods.clone();
         for p in pods {
             if let Some(info) = self.info_mut(p) {
                 info.ready_since = None;
@@ -150,7 +150,7 @@ impl Simulation {
         self.changes.push(Change::NodeRestored {
             node: name.to_string(),
         });
-        let pods = self.cluster.node_infos[id.index()].pods.clone();
+        let pods = self.cluster.node_info(id).pods.clone();
         for p in pods {
             let deleting = self.info(p).and_then(|i| i.deleting_since);
             match deleting {
@@ -196,7 +196,7 @@ impl Simulation {
         if let Some(t) = untolerated {
             let why = format!(
                 "taint {}:{} not tolerated",
-                self.cluster.interner.resolve(t.key),
+                self.cluster.interner().resolve(t.key),
                 t.effect.as_str()
             );
             let change = Change::Evicted {
@@ -218,7 +218,7 @@ impl Simulation {
         if !self.alive(pod) {
             return;
         }
-        let Some(node) = self.cluster.pods[pod.index()].node else {
+        let Some(node) = self.cluster.pod_node(pod) else {
             return;
         };
         if self.nodes[node.index()].epoch != epoch {
@@ -315,7 +315,7 @@ impl Simulation {
         if info.deleting_since.is_some() {
             return Ok(());
         }
-        let node = self.cluster.pods[pod.index()].node;
+        let node = self.cluster.pod_node(pod);
         let evicted = |sim: &mut Simulation| {
             let change = Change::Evicted {
                 pod: sim.pod_name(pod),
@@ -337,8 +337,8 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter(|(_, b)| {
-                self.cluster.interner.lookup(&b.namespace) == Some(p.namespace)
-                    && b.selector.matches(&p.labels, &self.cluster.interner)
+                self.cluster.interner().lookup(&b.namespace) == Some(p.namespace)
+                    && b.selector.matches(&p.labels, self.cluster.interner())
             })
             .map(|(i, _)| i)
             .collect();
@@ -351,14 +351,15 @@ impl Simulation {
             _ => return Err(EvictionError::SeveralBudgets),
         };
         let pdb = self.pdbs[b].clone();
-        let ns = self.cluster.interner.lookup(&pdb.namespace);
+        let ns = self.cluster.interner().lookup(&pdb.namespace);
         let mut matching_pods = 0;
         let mut healthy = 0;
         let mut controllers: FxHashSet<WorkloadId> = FxHashSet::default();
         let mut expected = 0;
         for q in self.pod_ids().collect::<Vec<_>>() {
             let qp = self.cluster.pod(q);
-            if Some(qp.namespace) != ns || !pdb.selector.matches(&qp.labels, &self.cluster.interner)
+            if Some(qp.namespace) != ns
+                || !pdb.selector.matches(&qp.labels, self.cluster.interner())
             {
                 continue;
             }
@@ -418,7 +419,12 @@ impl Simulation {
         let selector = match &opts.pod_selector {
             Some(s) => Some(
                 TextSelector::parse(s)
-                    .and_then(|t| t.compile(&mut self.cluster.interner))
+                    .and_then(|t| t.to_api())
+                    .and_then(|api| {
+                        self.cluster
+                            .compile_selector(Some(&api))
+                            .map_err(TextSelectorError::from)
+                    })
                     .map_err(|e| {
                         SimError::Invalid(format!("drain {name}: podSelector {s:?}: {e}"))
                     })?,
@@ -429,13 +435,13 @@ impl Simulation {
         let mut targets = Vec::new();
         let mut ignored = Vec::new();
         let mut bare = Vec::new();
-        for &p in &self.cluster.node_infos[id.index()].pods {
+        for &p in &self.cluster.node_info(id).pods {
             if !self.alive(p) {
                 continue;
             }
             let pod = self.cluster.pod(p);
             if let Some(sel) = &selector {
-                if !sel.matches(&pod.labels, &self.cluster.interner) {
+                if !sel.matches(&pod.labels, self.cluster.interner()) {
                     continue;
                 }
             }

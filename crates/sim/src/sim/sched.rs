@@ -37,7 +37,7 @@ impl Simulation {
             .into_iter()
             .filter(|&id| {
                 self.alive(id)
-                    && self.cluster.pods[id.index()].node.is_none()
+                    && self.cluster.pod_node(id).is_none()
                     && self.info(id).is_some_and(|i| i.deleting_since.is_none())
             })
             .collect();
@@ -52,7 +52,7 @@ impl Simulation {
             let mut bound_any = false;
             let mut still = Vec::new();
             for id in queue {
-                if !self.alive(id) || self.cluster.pods[id.index()].node.is_some() {
+                if !self.alive(id) || self.cluster.pod_node(id).is_some() {
                     continue;
                 }
                 let scheduler = &*self.cluster.pod(id).scheduler_name;
@@ -225,9 +225,10 @@ impl Simulation {
             .cluster
             .namespace_labels(pod.namespace)
             .unwrap_or(&empty);
-        for (m, other) in self.cluster.nodes().iter().enumerate() {
-            for &q in &self.cluster.node_infos[m].pods {
-                if !self.cluster.pods[q.index()].alive {
+        for m in self.cluster.node_ids() {
+            let other = self.cluster.node(m);
+            for &q in &self.cluster.node_info(m).pods {
+                if self.cluster.pod_entry(q).is_none() {
                     continue;
                 }
                 let qp = self.cluster.pod(q);
@@ -236,13 +237,13 @@ impl Simulation {
                         let same = other.labels.get(t.topology_key).is_some()
                             && other.labels.get(t.topology_key)
                                 == target.labels.get(t.topology_key);
-                        if same && existing_term_matches(t, pod, ns_labels, &self.cluster.interner)
+                        if same && existing_term_matches(t, pod, ns_labels, self.cluster.interner())
                         {
                             return Some((
                                 q,
                                 format!(
                                     "has a required anti-affinity (topologyKey {}) that selects this pod",
-                                    self.cluster.interner.resolve(t.topology_key)
+                                    self.cluster.interner().resolve(t.topology_key)
                                 ),
                             ));
                         }
@@ -256,15 +257,15 @@ impl Simulation {
                             && incoming_term_matches(
                                 t,
                                 qp,
-                                &self.cluster.namespaces,
-                                &self.cluster.interner,
+                                self.cluster.namespaces(),
+                                self.cluster.interner(),
                             )
                         {
                             return Some((
                                 q,
                                 format!(
                                     "matches this pod's required anti-affinity (topologyKey {})",
-                                    self.cluster.interner.resolve(t.topology_key)
+                                    self.cluster.interner().resolve(t.topology_key)
                                 ),
                             ));
                         }
