@@ -226,7 +226,7 @@ impl World {
                 Some(n) => placed.push((p.pod.index(), cluster.node(n).name.to_string())),
                 None => still_pending.push(format!(
                     "{}/{}: {}",
-                    cluster.interner.resolve(cluster.pod(p.pod).namespace),
+                    cluster.interner().resolve(cluster.pod(p.pod).namespace),
                     cluster.pod(p.pod).name,
                     p.message
                 )),
@@ -240,10 +240,10 @@ impl World {
             .map(|(i, p)| PodFacts::of(&p.object, i, &workloads))
             .collect();
         let bound: Vec<bool> = (0..facts.len())
-            .map(|i| cluster.pods[i].node.is_some())
+            .map(|i| cluster.pod_node(PodId(i as u32)).is_some())
             .collect();
         let terminating: Vec<bool> = (0..facts.len())
-            .map(|i| cluster.pods[i].pod.terminating)
+            .map(|i| cluster.pod(PodId(i as u32)).terminating)
             .collect();
         let budgets = Budgets::compute(inv, &mut facts, &bound, &terminating)?;
         Ok(World {
@@ -406,7 +406,7 @@ fn evictor_setup(
     opts: &PlanOptions,
 ) -> Result<EvictorSetup, Error> {
     let terminating: Vec<bool> = (0..facts.len())
-        .map(|i| cluster.pods[i].pod.terminating)
+        .map(|i| cluster.pod(PodId(i as u32)).terminating)
         .collect();
     let mut contexts = Vec::new();
     for p in &policy.profiles {
@@ -439,10 +439,11 @@ fn evictor_setup(
         };
         contexts.push(EvictorContext {
             priority_threshold: threshold,
-            label_selector: p.evictor.label_selector.as_ref().and_then(|s| {
-                podplace_model::selector::LabelSelector::compile(Some(s), &mut cluster.interner)
-                    .ok()
-            }),
+            label_selector: p
+                .evictor
+                .label_selector
+                .as_ref()
+                .and_then(|s| cluster.compile_selector(Some(s)).ok()),
             node_selector: p
                 .evictor
                 .node_selector
@@ -537,10 +538,10 @@ fn rounds(
         let phase = Instant::now();
         let mut accepted_any = false;
         for (pod, noms) in nominations {
-            if !planner.cluster.pods[pod.index()].alive {
+            if planner.cluster.pod_entry(pod).is_none() {
                 continue;
             }
-            let Some(from) = planner.cluster.pods[pod.index()].node else {
+            let Some(from) = planner.cluster.pod_node(pod) else {
                 continue;
             };
             let first = noms[0].0;
@@ -576,10 +577,10 @@ fn rounds(
                 if !sel.matches(|k| {
                     planner
                         .cluster
-                        .interner
+                        .interner()
                         .lookup(k)
                         .and_then(|s| n.labels.get(s))
-                        .map(|v| planner.cluster.interner.resolve(v))
+                        .map(|v| planner.cluster.interner().resolve(v))
                 }) {
                     kept.push(skip(KeptReason::OutsideNodeSelector {
                         node: n.name.to_string(),
@@ -691,10 +692,10 @@ impl Planner {
             let n = self.cluster.node(node);
             let ok = sel.matches(|k| {
                 self.cluster
-                    .interner
+                    .interner()
                     .lookup(k)
                     .and_then(|s| n.labels.get(s))
-                    .map(|v| self.cluster.interner.resolve(v))
+                    .map(|v| self.cluster.interner().resolve(v))
             });
             if !ok {
                 return Err(Refusal::NodeSelector {
@@ -721,7 +722,7 @@ impl Planner {
                 covered_by_pdb: covered,
                 terminating: p.terminating,
             },
-            |sel| sel.matches(&p.labels, &self.cluster.interner),
+            |sel| sel.matches(&p.labels, self.cluster.interner()),
         )
     }
 
@@ -939,7 +940,7 @@ impl Planner {
         let rollback = |this: &mut Planner| {
             // The replacement's slot stays (ids are stable), dead.
             this.cluster.remove_pod(replacement);
-            if this.cluster.pods[pod.index()].node.is_none() {
+            if this.cluster.pod_node(pod).is_none() {
                 this.cluster.bind(pod, from);
             }
             this.cluster.set_terminating(pod, false);
@@ -979,7 +980,7 @@ impl Planner {
             });
         }
         self.cluster.bind(replacement, to);
-        if self.cluster.pods[pod.index()].node.is_some() {
+        if self.cluster.pod_node(pod).is_some() {
             self.cluster.unbind(pod);
         }
         // After: the old pod gone, the replacement bound.

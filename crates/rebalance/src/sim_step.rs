@@ -60,17 +60,14 @@ fn workload_ref(text: &str) -> WorkloadRef {
 /// The planner's world for the simulation's current state.
 pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
     let cluster = sim.cluster().clone();
-    let mut facts = Vec::with_capacity(cluster.pods.len());
-    let mut bound = Vec::with_capacity(cluster.pods.len());
-    let mut terminating = Vec::with_capacity(cluster.pods.len());
-    for (i, entry) in cluster.pods.iter().enumerate() {
+    let mut facts = Vec::with_capacity(cluster.pod_slots());
+    let mut bound = Vec::with_capacity(cluster.pod_slots());
+    let mut terminating = Vec::with_capacity(cluster.pod_slots());
+    for i in 0..cluster.pod_slots() {
         let id = PodId(i as u32);
-        let p = &entry.pod;
-        let view = if entry.alive {
-            Some(sim.pod_view(id))
-        } else {
-            None
-        };
+        let p = cluster.pod(id);
+        let alive = cluster.pod_entry(id).is_some();
+        let view = if alive { Some(sim.pod_view(id)) } else { None };
         let owner = p.owner.as_ref().map(|o| Owner {
             kind: WorkloadKind::of(&o.kind),
             name: o.name.to_string(),
@@ -82,12 +79,12 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
             _ => None,
         };
         facts.push(PodFacts {
-            namespace: cluster.interner.resolve(p.namespace).to_string(),
+            namespace: cluster.interner().resolve(p.namespace).to_string(),
             name: p.name.to_string(),
             generate_name,
             owner_refs: usize::from(owner.is_some()),
             owner,
-            workload: workload_ref(&if entry.alive {
+            workload: workload_ref(&if alive {
                 sim.workload_of(id)
             } else {
                 String::new()
@@ -98,7 +95,7 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
             local_storage: false,
             pvc: false,
             resource_claims: false,
-            phase: if entry.alive { "Running" } else { "Succeeded" }.to_string(),
+            phase: if alive { "Running" } else { "Succeeded" }.to_string(),
             reason: None,
             start_time: None,
             created: None,
@@ -112,8 +109,8 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
             source: i,
             replacement: false,
         });
-        bound.push(entry.alive && entry.node.is_some());
-        terminating.push(!entry.alive || p.terminating || view.is_some_and(|v| v.terminating));
+        bound.push(cluster.pod_node(id).is_some());
+        terminating.push(!alive || p.terminating || view.is_some_and(|v| v.terminating));
     }
     // The Deployments as the simulation holds them, for their rollout strategy.
     let mut inv = Inventory::default();

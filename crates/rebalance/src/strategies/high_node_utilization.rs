@@ -46,7 +46,8 @@ impl HighNodeUtilization {
     }
 
     fn movable(cx: &Cx<'_>, node: NodeId) -> i64 {
-        cx.cluster.node_infos[node.index()]
+        cx.cluster
+            .node_info(node)
             .pods
             .iter()
             .filter(|p| {
@@ -88,7 +89,7 @@ impl Strategy for HighNodeUtilization {
         }
         let mut out = Vec::new();
         for n in under {
-            for &p in &cx.cluster.node_infos[n.index()].pods {
+            for &p in &cx.cluster.node_info(n).pods {
                 let f = &cx.facts[p.index()];
                 if self
                     .evictable
@@ -105,7 +106,7 @@ impl Strategy for HighNodeUtilization {
                         "pods" => true,
                         other => cx
                             .cluster
-                            .interner
+                            .interner()
                             .lookup(other)
                             .is_some_and(|s| r.scalar(s) > 0),
                     });

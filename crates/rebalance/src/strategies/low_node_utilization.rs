@@ -11,7 +11,7 @@ use crate::policy::{LowNodeUtilizationArgs, Namespaces};
 /// Requested / allocatable of one resource on one node, in thousandths of a percent.
 pub fn usage_mp(cluster: &Cluster, node: NodeId, resource: &str) -> Option<i64> {
     let n = cluster.node(node);
-    let info = &cluster.node_infos[node.index()];
+    let info = &cluster.node_info(node);
     let (used, alloc) = match resource {
         "cpu" => (info.requested.milli_cpu, n.allocatable.milli_cpu),
         "memory" => (info.requested.memory, n.allocatable.memory),
@@ -21,7 +21,7 @@ pub fn usage_mp(cluster: &Cluster, node: NodeId, resource: &str) -> Option<i64> 
             n.allocatable.ephemeral_storage,
         ),
         other => {
-            let sym = cluster.interner.lookup(other)?;
+            let sym = cluster.interner().lookup(other)?;
             (info.requested.scalar(sym), n.allocatable.scalar(sym))
         }
     };
@@ -127,7 +127,7 @@ impl Strategy for LowNodeUtilization {
             let Some(why) = self.over(cx.cluster, n) else {
                 continue;
             };
-            let mut pods: Vec<_> = cx.cluster.node_infos[n.index()].pods.clone();
+            let mut pods: Vec<_> = cx.cluster.node_info(n).pods.clone();
             pods.sort_by_key(|&p| (cx.cluster.pod(p).priority, cx.facts[p.index()].qos, p));
             for p in pods {
                 let f = &cx.facts[p.index()];

@@ -52,12 +52,7 @@ pub struct Cx<'a> {
 impl Cx<'_> {
     /// The node a pod is bound to (alive pods only).
     pub fn node_of(&self, pod: PodId) -> Option<NodeId> {
-        let e = &self.cluster.pods[pod.index()];
-        if e.alive {
-            e.node
-        } else {
-            None
-        }
+        self.cluster.pod_node(pod)
     }
 }
 
@@ -147,7 +142,7 @@ impl Scope {
             namespaces: namespaces.clone(),
             selector: selector
                 .as_ref()
-                .and_then(|s| LabelSelector::compile(Some(s), &mut cluster.interner).ok()),
+                .and_then(|s| cluster.compile_selector(Some(s)).ok()),
         }
     }
 
@@ -160,7 +155,7 @@ impl Scope {
             }
         }
         match &self.selector {
-            Some(sel) => sel.matches(&cx.cluster.pod(pod).labels, &cx.cluster.interner),
+            Some(sel) => sel.matches(&cx.cluster.pod(pod).labels, cx.cluster.interner()),
             None => true,
         }
     }
@@ -181,7 +176,7 @@ pub fn bound_with_finished(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
 
 /// Renders a compiled label selector (`app In [demo-app]`).
 pub fn selector_text(sel: &LabelSelector, cluster: &Cluster) -> String {
-    let r = |s| cluster.interner.resolve(s).to_string();
+    let r = |s| cluster.interner().resolve(s).to_string();
     match sel {
         LabelSelector::Nothing => "no pods (nil selector)".to_string(),
         LabelSelector::All(reqs) if reqs.is_empty() => "every pod".to_string(),
@@ -214,7 +209,7 @@ pub fn term_text(term: &AffinityTerm, cluster: &Cluster) -> String {
     format!(
         "{} per {}",
         selector_text(&term.selector, cluster),
-        cluster.interner.resolve(term.topology_key)
+        cluster.interner().resolve(term.topology_key)
     )
 }
 
@@ -229,11 +224,14 @@ pub fn pair_cost(
     kinds: &[HeldKind],
     sign: impl Fn(HeldKind) -> i64,
 ) -> i64 {
-    let Some(node) = cluster.pods[pod.index()].node else {
+    let Some(entry) = cluster.pod_entry(pod) else {
+        return 0;
+    };
+    let Some(node) = entry.node else {
         return 0;
     };
     // The pod's own terms, as the cluster's shared term ids.
-    let terms = &cluster.pods[pod.index()].terms;
+    let terms = &entry.terms;
     let mut own: smallvec::SmallVec<[(podplace_engine::cluster::TermId, HeldKind, i64); 4]> =
         smallvec::SmallVec::new();
     for k in kinds {
@@ -267,9 +265,9 @@ pub fn pair_cost(
         };
         let self_match = incoming_term_matches(
             cluster.term(id),
-            &cluster.pods[pod.index()].pod,
-            &cluster.namespaces,
-            &cluster.interner,
+            cluster.pod(pod),
+            cluster.namespaces(),
+            cluster.interner(),
         );
         let counts = cluster.match_counts(&[id]);
         let mut n = counts
@@ -282,7 +280,7 @@ pub fn pair_cost(
         }
         total += sign(kind) * weight * n.max(0);
     }
-    let p = &cluster.pods[pod.index()].pod;
+    let p = cluster.pod(pod);
     let empty = Labels::default();
     let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);
     let node_labels = &cluster.node(node).labels;
@@ -295,7 +293,7 @@ pub fn pair_cost(
         let Some(value) = node_labels.get(term.topology_key) else {
             continue;
         };
-        if !existing_term_matches(term, p, ns_labels, &cluster.interner) {
+        if !existing_term_matches(term, p, ns_labels, cluster.interner()) {
             continue;
         }
         let mut n = g.domains.get(&value).copied().unwrap_or(0);
@@ -359,7 +357,7 @@ pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<
                     && !podplace_engine::plugins::node_affinity::matches(
                         pod,
                         node,
-                        &cluster.interner,
+                        cluster.interner(),
                     )
                 {
                     continue;
@@ -396,7 +394,7 @@ impl SpreadGroup {
             && self
                 .constraint
                 .selector
-                .matches(&pod.labels, &cluster.interner)
+                .matches(&pod.labels, cluster.interner())
     }
 
     /// The position in [`SpreadGroup::domains`] of an eligible node's domain.
@@ -463,7 +461,7 @@ pub fn min_moves(counts: &[i64], skew: i64) -> (i64, i64, i64) {
 pub fn node_takes(pod: &Pod, cluster: &Cluster, node: NodeId) -> bool {
     let n = cluster.node(node);
     !n.unschedulable
-        && podplace_engine::plugins::node_affinity::matches(pod, n, &cluster.interner)
+        && podplace_engine::plugins::node_affinity::matches(pod, n, cluster.interner())
         && podplace_engine::plugins::taint_toleration::untolerated_taint(pod, n).is_none()
 }
 

@@ -88,7 +88,7 @@ impl RemoveDuplicates {
 
     /// Takes in pods added since the last call (replacements).
     fn catch_up(&mut self, cluster: &Cluster, facts: &[PodFacts]) {
-        let upto = cluster.pods.len().min(facts.len());
+        let upto = cluster.pod_slots().min(facts.len());
         for i in self.seen..upto {
             let id = PodId(i as u32);
             let Some(key) = self.key(cluster, facts, id) else {

@@ -111,7 +111,7 @@ impl Strategy for RemovePodsViolatingInterPodAntiAffinity {
 
 /// Pairs where the pod's own terms match others.
 fn pair_cost_own(cluster: &mut Cluster, pod: PodId) -> i64 {
-    let Some(node) = cluster.pods[pod.index()].node else {
+    let Some(node) = cluster.pod_node(pod) else {
         return 0;
     };
     let p = cluster.pod(pod).clone();
@@ -125,8 +125,8 @@ fn pair_cost_own(cluster: &mut Cluster, pod: PodId) -> i64 {
         let self_match = podplace_engine::cluster::incoming_term_matches(
             t,
             &p,
-            &cluster.namespaces,
-            &cluster.interner,
+            cluster.namespaces(),
+            cluster.interner(),
         );
         let c = cluster
             .match_counts(&[id])

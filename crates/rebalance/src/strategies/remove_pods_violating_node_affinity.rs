@@ -40,7 +40,7 @@ impl RemovePodsViolatingNodeAffinity {
         let p = cluster.pod(pod);
         let n = cluster.node(node);
         let mut c = 0;
-        if self.required && !node_affinity::matches(p, n, &cluster.interner) {
+        if self.required && !node_affinity::matches(p, n, cluster.interner()) {
             c += REQUIRED_WEIGHT;
         }
         if self.preferred {
@@ -49,7 +49,7 @@ impl RemovePodsViolatingNodeAffinity {
                 .iter()
                 .map(|(w, _)| i64::from(*w))
                 .sum();
-            c += total - node_affinity::score(p, n, &cluster.interner);
+            c += total - node_affinity::score(p, n, cluster.interner());
         }
         c
     }
@@ -62,7 +62,7 @@ impl RemovePodsViolatingNodeAffinity {
         let b = cluster
             .node_ids()
             .filter(|&n| node_takes(p, cluster, n))
-            .map(|n| node_affinity::score(p, cluster.node(n), &cluster.interner))
+            .map(|n| node_affinity::score(p, cluster.node(n), cluster.interner()))
             .max()
             .unwrap_or(0);
         self.best.insert(p.preferred_node_affinity.clone(), b);
@@ -91,7 +91,7 @@ impl Strategy for RemovePodsViolatingNodeAffinity {
             }
             let pod = cx.cluster.pod(p);
             let node = cx.cluster.node(n);
-            if self.required && !node_affinity::matches(pod, node, &cx.cluster.interner) {
+            if self.required && !node_affinity::matches(pod, node, cx.cluster.interner()) {
                 out.push(Nomination {
                     pod: p,
                     rule: format!(
@@ -102,7 +102,7 @@ impl Strategy for RemovePodsViolatingNodeAffinity {
                 continue;
             }
             if self.preferred && !pod.preferred_node_affinity.is_empty() {
-                let here = node_affinity::score(pod, node, &cx.cluster.interner);
+                let here = node_affinity::score(pod, node, cx.cluster.interner());
                 let node_name = node.name.clone();
                 let best = self.best_preferred(cx.cluster, p);
                 if best > here {

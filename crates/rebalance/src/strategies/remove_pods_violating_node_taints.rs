@@ -41,8 +41,8 @@ impl RemovePodsViolatingNodeTaints {
         if !effect_ok {
             return false;
         }
-        let key = cluster.interner.resolve(t.key);
-        let value = cluster.interner.resolve(t.value);
+        let key = cluster.interner().resolve(t.key);
+        let value = cluster.interner().resolve(t.value);
         let hit = |list: &[(String, Option<String>)]| {
             list.iter()
                 .any(|(k, v)| k == key && v.as_deref().is_none_or(|v| v == value))
@@ -82,7 +82,7 @@ impl Strategy for RemovePodsViolatingNodeTaints {
             }
             let bad = self.untolerated(cx.cluster, p, n);
             if let Some(t) = bad.first() {
-                let i = &cx.cluster.interner;
+                let i = cx.cluster.interner();
                 let value = i.resolve(t.value);
                 out.push(Nomination {
                     pod: p,

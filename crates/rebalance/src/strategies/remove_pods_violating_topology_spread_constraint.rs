@@ -30,7 +30,7 @@ pub fn nominate_group(
     let cut = if above_band { high } else { low };
     let key = cx
         .cluster
-        .interner
+        .interner()
         .resolve(g.constraint.topology_key)
         .to_string();
     let sel = selector_text(&g.constraint.selector, cx.cluster);
@@ -41,7 +41,7 @@ pub fn nominate_group(
         if c <= cut {
             continue;
         }
-        let pods = cx.cluster.node_infos[n.index()].pods.clone();
+        let pods = cx.cluster.node_info(n).pods.clone();
         for p in pods {
             let pod = cx.cluster.pod(p);
             if pod.terminating || !g.counts_pod(pod, cx.cluster) || !scope.admits(cx, p) {
@@ -53,7 +53,7 @@ pub fn nominate_group(
                     "{rule_prefix} {sel} per {key}, maxSkew {}: {} {} holds {c}, the emptiest {min}",
                     g.constraint.max_skew,
                     key,
-                    cx.cluster.interner.resolve(g.domains[d]),
+                    cx.cluster.interner().resolve(g.domains[d]),
                 ),
             });
         }

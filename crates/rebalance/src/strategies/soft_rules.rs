@@ -120,7 +120,7 @@ impl SoftRules {
             .iter()
             .map(|(w, _)| i64::from(*w))
             .sum();
-        total - node_affinity::score(p, cluster.node(node), &cluster.interner)
+        total - node_affinity::score(p, cluster.node(node), cluster.interner())
     }
 
     fn best_preferred(&mut self, cluster: &Cluster, pod: PodId) -> i64 {
@@ -131,7 +131,7 @@ impl SoftRules {
         let b = cluster
             .node_ids()
             .filter(|&n| node_takes(p, cluster, n))
-            .map(|n| node_affinity::score(p, cluster.node(n), &cluster.interner))
+            .map(|n| node_affinity::score(p, cluster.node(n), cluster.interner()))
             .max()
             .unwrap_or(0);
         self.best.insert(p.preferred_node_affinity.clone(), b);
@@ -169,8 +169,8 @@ impl SoftRules {
             let own = podplace_engine::cluster::incoming_term_matches(
                 &w.term,
                 cx.cluster.pod(pod),
-                &cx.cluster.namespaces,
-                &cx.cluster.interner,
+                cx.cluster.namespaces(),
+                cx.cluster.interner(),
             );
             let id = cx.cluster.term_id(&w.term);
             let (here, counts) = {
@@ -187,7 +187,7 @@ impl SoftRules {
                     "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
                     term_text(&w.term, cx.cluster),
                     w.weight,
-                    cx.cluster.interner.resolve(key)
+                    cx.cluster.interner().resolve(key)
                 ));
             }
         }
@@ -196,7 +196,9 @@ impl SoftRules {
         let p = cluster.pod(pod);
         let empty = podplace_model::labels::Labels::default();
         let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);
-        let held_terms = &cluster.pods[pod.index()].terms.preferred_anti_affinity;
+        let held_terms = cluster
+            .pod_entry(pod)
+            .map_or(&[][..], |e| e.terms.preferred_anti_affinity.as_slice());
         let mut movable = Vec::new();
         for g in cluster.held_groups_for(&p.labels) {
             if g.kind != HeldKind::PreferredAntiAffinity {
@@ -210,7 +212,7 @@ impl SoftRules {
                 term,
                 p,
                 ns_labels,
-                &cluster.interner,
+                cluster.interner(),
             ) {
                 continue;
             }
@@ -223,7 +225,7 @@ impl SoftRules {
             if here > emptiest(cx.cluster, key, &counts) {
                 return Some(format!(
                     "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
-                    cx.cluster.interner.resolve(key)
+                    cx.cluster.interner().resolve(key)
                 ));
             }
         }
@@ -242,8 +244,8 @@ impl SoftRules {
             let own = podplace_engine::cluster::incoming_term_matches(
                 &w.term,
                 cx.cluster.pod(pod),
-                &cx.cluster.namespaces,
-                &cx.cluster.interner,
+                cx.cluster.namespaces(),
+                cx.cluster.interner(),
             );
             let here_value = cx.cluster.node(node).labels.get(w.term.topology_key);
             let id = cx.cluster.term_id(&w.term);
@@ -268,7 +270,7 @@ impl SoftRules {
                     "preferred pod affinity {} (weight {}): {here} of {total} matching pods share its {}",
                     term_text(&w.term, cx.cluster),
                     w.weight,
-                    cx.cluster.interner.resolve(w.term.topology_key)
+                    cx.cluster.interner().resolve(w.term.topology_key)
                 ));
             }
         }
@@ -319,7 +321,7 @@ impl Strategy for SoftRules {
                 let here = node_affinity::score(
                     cx.cluster.pod(p),
                     cx.cluster.node(n),
-                    &cx.cluster.interner,
+                    cx.cluster.interner(),
                 );
                 let best = self.best_preferred(cx.cluster, p);
                 if best > here {
