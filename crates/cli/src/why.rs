@@ -146,7 +146,7 @@ pub fn explain_in(
     unreadable: &[String],
 ) -> Result<Exit> {
     let started = Instant::now();
-    let mut world = match World::new(inventory, args.seed.seed()) {
+    let world = match World::new(inventory, args.seed.seed()) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
@@ -167,7 +167,7 @@ pub fn explain_in(
         }
     };
     let started = Instant::now();
-    let explanation = explain(&mut world, id);
+    let explanation = explain(&world, id);
     let explained = started.elapsed();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

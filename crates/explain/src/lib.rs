@@ -28,10 +28,9 @@ pub const MAX_BLOCKERS: usize = 10;
 
 /// Explains one pod of the world: as it stands now for a Pending pod; for
 /// a bound pod, as if it were being scheduled again without itself. The
-/// explanation works on a what-if of its own (the world is left as it was;
-/// `&mut` is kept for callers written against the earlier signature).
-pub fn explain(world: &mut World, id: PodId) -> Explanation {
-    let world: &World = world;
+/// explanation works on a what-if of its own, so the world is only read and
+/// many explanations can share it.
+pub fn explain(world: &World, id: PodId) -> Explanation {
     let mut what_if = world.base.overlay();
     let bound = what_if.state().pod_node(id);
     if bound.is_some() {

@@ -39,9 +39,9 @@ fn world(docs: &[String]) -> World {
 /// Loads a world, places its waiting pods and explains `target`; also
 /// returns the engine's Filter statuses for the pod, per node name.
 fn why(docs: &[String], target: &str) -> (Explanation, Vec<(String, Vec<String>)>) {
-    let mut world = world(docs);
+    let world = world(docs);
     let id = world.find_pod(target, None).expect("pod exists");
-    let e = explain(&mut world, id);
+    let e = explain(&world, id);
     let mut what_if = world.base.overlay();
     if what_if.state().pod_node(id).is_some() {
         what_if.state_mut().unbind(id);
@@ -690,11 +690,11 @@ fn verifying_fixes_leaves_the_world_as_it_was() {
         (story(&["doesnotexist"]), "pod-2", 1),
         (world(&cordoned_and_tainted), "p", 1),
     ];
-    for (mut world, pod, fixes) in worlds {
+    for (world, pod, fixes) in worlds {
         let id = world.find_pod(pod, None).expect("pod");
-        let first = explain(&mut world, id);
+        let first = explain(&world, id);
         assert!(first.fixes.len() >= fixes, "{pod}: {:#?}", first.fixes);
-        let second = explain(&mut world, id);
+        let second = explain(&world, id);
         assert_eq!(first, second, "{pod}: the second answer differs");
     }
 }
@@ -718,9 +718,9 @@ fn a_finished_pod_is_explained_as_finished_and_blocks_nothing() {
             .yaml(),
         waiting("web").label("app", "web").yaml(),
     ];
-    let mut world = world(&docs);
+    let world = world(&docs);
     let finished = world.find_pod("job-x", None).expect("pod exists");
-    let e = explain(&mut world, finished);
+    let e = explain(&world, finished);
     assert_eq!(
         e.phase,
         podplace_explain::Phase::Finished {
