@@ -264,11 +264,11 @@ impl Simulation {
         let mut pods: Vec<_> = self.pod_ids().map(|id| self.pod_view(id)).collect();
         pods.sort_by(|a, b| a.pod.cmp(&b.pod));
         let nodes = self
-            .cluster()
+            .state()
             .node_ids()
             .map(|n| NodeView {
-                name: self.cluster().node(n).name.to_string(),
-                unschedulable: self.cluster().node(n).unschedulable,
+                name: self.state().node(n).name.to_string(),
+                unschedulable: self.state().node(n).unschedulable,
                 ready: self.node_ready(n),
             })
             .collect();
@@ -286,13 +286,13 @@ impl Simulation {
     fn high_availability_findings(&self) -> Vec<Finding> {
         let zone_key = "topology.kubernetes.io/zone";
         let mut zones = BTreeMap::new();
-        if let Some(key) = self.cluster().interner().lookup(zone_key) {
-            for n in self.cluster().node_ids() {
-                let node = self.cluster().node(n);
+        if let Some(key) = self.state().interner().lookup(zone_key) {
+            for n in self.state().node_ids() {
+                let node = self.state().node(n);
                 if let Some(z) = node.labels.get(key) {
                     zones.insert(
                         node.name.to_string(),
-                        self.cluster().interner().resolve(z).to_string(),
+                        self.state().interner().resolve(z).to_string(),
                     );
                 }
             }
@@ -308,14 +308,14 @@ impl Simulation {
                     .into_iter()
                     .filter(|&p| !self.pod_view(p).terminating)
                     .filter_map(|p| {
-                        self.cluster()
+                        self.state()
                             .pod_node(p)
-                            .map(|n| self.cluster().node(n).name.to_string())
+                            .map(|n| self.state().node(n).name.to_string())
                     })
                     .collect(),
             })
             .collect();
-        high_availability(&spreads, &zones, self.cluster().nodes().len())
+        high_availability(&spreads, &zones, self.state().nodes().len())
     }
 
     fn pending_findings(&mut self) -> Vec<Finding> {

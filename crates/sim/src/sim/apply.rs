@@ -116,7 +116,7 @@ impl Simulation {
             }
         }
         for ns in &inv.namespaces {
-            self.cluster.add_namespace(&ns.object);
+            self.state.add_namespace(&ns.object);
         }
         for node in &inv.nodes {
             self.add_node_object(&node.object)?;
@@ -163,12 +163,12 @@ impl Simulation {
             let (ns, _) = ns_name(meta);
             let mut labels = podplace_model::labels::Labels::default();
             for (k, v) in meta.labels.iter().flatten() {
-                let (k, v) = (self.cluster.intern(k), self.cluster.intern(v));
+                let (k, v) = (self.state.intern(k), self.state.intern(v));
                 labels.insert(k, v);
             }
-            let owner = candidates.iter().find(|o| {
-                o.namespace == ns && o.selector.matches(&labels, self.cluster.interner())
-            });
+            let owner = candidates
+                .iter()
+                .find(|o| o.namespace == ns && o.selector.matches(&labels, self.state.interner()));
             if let Some(o) = owner {
                 meta.owner_references
                     .get_or_insert_with(Vec::new)
@@ -197,7 +197,7 @@ impl Simulation {
         meta: &ObjectMeta,
         selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     ) -> Option<Owner> {
-        let selector = self.cluster.compile_selector(selector).ok()?;
+        let selector = self.state.compile_selector(selector).ok()?;
         let (namespace, name) = ns_name(meta);
         let uid = meta
             .uid
@@ -220,10 +220,10 @@ impl Simulation {
     /// Adds or updates every object of `inv` except namespaces and nodes.
     fn add_objects(&mut self, inv: &Inventory) -> Result<(), SimError> {
         for svc in &inv.services {
-            self.cluster.add_service(&svc.object);
+            self.state.add_service(&svc.object);
         }
         for rc in &inv.replication_controllers {
-            self.cluster.add_replication_controller(&rc.object);
+            self.state.add_replication_controller(&rc.object);
         }
         for pdb in &inv.pod_disruption_budgets {
             self.upsert_pdb(&pdb.object)?;
@@ -295,20 +295,18 @@ impl Simulation {
     }
 
     pub(super) fn compile(&mut self, pod: &core::Pod) -> Result<Pod, SimError> {
-        self.cluster
-            .compile_pod(pod)
-            .map_err(|e| SimError::Compile {
-                object: format!(
-                    "Pod/{}/{}",
-                    pod.metadata.namespace.as_deref().unwrap_or("default"),
-                    pod.metadata.name.as_deref().unwrap_or("")
-                ),
-                message: e.to_string(),
-            })
+        self.state.compile_pod(pod).map_err(|e| SimError::Compile {
+            object: format!(
+                "Pod/{}/{}",
+                pod.metadata.namespace.as_deref().unwrap_or("default"),
+                pod.metadata.name.as_deref().unwrap_or("")
+            ),
+            message: e.to_string(),
+        })
     }
 
     fn pod_info(&mut self, pod: &core::Pod) -> PodInfo {
-        let (grace, no_execute) = lifecycle_of(pod, &mut self.cluster);
+        let (grace, no_execute) = lifecycle_of(pod, &mut self.state);
         let labels = pod.metadata.labels.as_ref();
         let revision = labels
             .and_then(|l| {
@@ -340,7 +338,7 @@ impl Simulation {
     /// reference names (if any).
     pub(super) fn add_api_pod(&mut self, pod: &core::Pod) -> Result<super::PodId, SimError> {
         let (ns, name) = ns_name(&pod.metadata);
-        if self.cluster.pod_id(&ns, &name).is_some() {
+        if self.state.pod_id(&ns, &name).is_some() {
             return Err(SimError::Invalid(format!("pod {ns}/{name} already exists")));
         }
         let compiled = self.compile(pod)?;
@@ -360,14 +358,14 @@ impl Simulation {
                     info.daemon_node = compiled
                         .node_name
                         .as_deref()
-                        .and_then(|n| self.cluster.node_id(n));
+                        .and_then(|n| self.state.node_id(n));
                 }
                 _ => {}
             }
         }
         let terminating = pod.metadata.deletion_timestamp.is_some();
         let id = self.add_pod(compiled, owner, info);
-        if let Some(node) = self.cluster.pod_node(id) {
+        if let Some(node) = self.state.pod_node(id) {
             if terminating {
                 self.delete_pod(
                     id,
@@ -411,10 +409,10 @@ impl Simulation {
 
     pub(super) fn add_node_object(&mut self, node: &core::Node) -> Result<super::NodeId, SimError> {
         let name = node.metadata.name.clone().unwrap_or_default();
-        if self.cluster.node_id(&name).is_some() {
+        if self.state.node_id(&name).is_some() {
             return Err(SimError::Invalid(format!("node {name} already exists")));
         }
-        let id = self.cluster.add_node(node).map_err(|e| SimError::Compile {
+        let id = self.state.add_node(node).map_err(|e| SimError::Compile {
             object: format!("Node/{name}"),
             message: e.to_string(),
         })?;
@@ -437,7 +435,7 @@ impl Simulation {
     ) -> Result<(), SimError> {
         let (namespace, name) = ns_name(&pdb.metadata);
         let selector = self
-            .cluster
+            .state
             .compile_selector(pdb.spec.as_ref().and_then(|s| s.selector.as_ref()))
             .map_err(|e| SimError::Compile {
                 object: format!("PodDisruptionBudget/{namespace}/{name}"),
@@ -530,7 +528,7 @@ impl Simulation {
             self.mark(w);
             return Ok(w);
         }
-        self.cluster
+        self.state
             .add_replica_set(&rs)
             .map_err(|e| SimError::Compile {
                 object: WorkloadRef::new(WorkloadKind::ReplicaSet, &ns, &name).to_string(),
@@ -634,7 +632,7 @@ impl Simulation {
             self.mark(w);
             return Ok(w);
         }
-        self.cluster
+        self.state
             .add_stateful_set(&sts)
             .map_err(|e| SimError::Compile {
                 object: WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name).to_string(),
@@ -717,11 +715,11 @@ impl Simulation {
     /// `apply`: creates or updates the objects of `inv`.
     pub fn apply(&mut self, inv: &Inventory) -> Result<(), SimError> {
         for ns in &inv.namespaces {
-            self.cluster.add_namespace(&ns.object);
+            self.state.add_namespace(&ns.object);
         }
         for node in &inv.nodes {
             let name = node.object.metadata.name.clone().unwrap_or_default();
-            match self.cluster.node_id(&name) {
+            match self.state.node_id(&name) {
                 None => {
                     self.add_node_object(&node.object)?;
                     self.changes.push(Change::NodeAdded { node: name });
@@ -909,7 +907,7 @@ impl Simulation {
             .status
             .get_or_insert_with(Default::default)
             .allocatable = node.status.as_ref().and_then(|s| s.allocatable.clone());
-        self.cluster
+        self.state
             .update_node(id, &merged)
             .map_err(|e| SimError::Compile {
                 object: format!("Node/{name}"),

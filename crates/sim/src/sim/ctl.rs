@@ -53,7 +53,7 @@ impl Simulation {
     /// Refuses to create more pods than the simulator holds (a typo such
     /// as `replicas: 1000000000` must not exhaust memory).
     fn check_pod_limit(&self, w: WorkloadId, more: i32) -> Result<(), SimError> {
-        let live = self.cluster.pod_slots();
+        let live = self.state.pod_slots();
         if more > 0 && live + more as usize > super::MAX_PODS {
             return Err(SimError::Invalid(format!(
                 "{} would need {more} more pods: the simulation holds at most {} pods",
@@ -412,7 +412,7 @@ impl Simulation {
         let pending = candidates
             .iter()
             .copied()
-            .find(|&p| self.cluster.pod_node(p).is_none());
+            .find(|&p| self.state.pod_node(p).is_none());
         let (pod, rule) = match pending {
             Some(p) => {
                 let c = self.culprit(p);
@@ -524,7 +524,7 @@ impl Simulation {
             return Ok(None);
         };
         let pod = self.compile(&api)?;
-        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.cluster);
+        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.state);
         let proto = Proto {
             pod,
             grace,
@@ -611,7 +611,7 @@ impl Simulation {
             for r in related {
                 for &p in &self.workloads[r.index()].pods {
                     if self.active(p) {
-                        *on_node.entry(self.cluster.pod_node(p)).or_default() += 1;
+                        *on_node.entry(self.state.pod_node(p)).or_default() += 1;
                     }
                 }
             }
@@ -619,7 +619,7 @@ impl Simulation {
                 .iter()
                 .map(|&p| {
                     let info = self.info(p).expect("active pods have info");
-                    let node = self.cluster.pod_node(p);
+                    let node = self.state.pod_node(p);
                     Candidate {
                         assigned: node.is_some(),
                         running: node.is_some(),
@@ -747,7 +747,7 @@ impl Simulation {
                     };
                     let name = pod.metadata.name.clone().unwrap_or_default();
                     let ns = self.workloads[w.index()].namespace.clone();
-                    if self.cluster.pod_id(&ns, &name).is_some() {
+                    if self.state.pod_id(&ns, &name).is_some() {
                         continue;
                     }
                     let id = self.create_owned(&pod, w, Some(o), None)?;
@@ -785,7 +785,7 @@ impl Simulation {
             let node = self
                 .info(p)
                 .and_then(|i| i.daemon_node)
-                .or(self.cluster.pod_node(p));
+                .or(self.state.pod_node(p));
             if let Some(n) = node {
                 covered.entry(n).or_default().push(p);
             }
@@ -817,7 +817,7 @@ impl Simulation {
                 self.delete_pod(p, None, change);
             }
         }
-        for n in 0..self.cluster.nodes().len() {
+        for n in 0..self.state.nodes().len() {
             let node = NodeId(n as u32);
             if covered.get(&node).is_some_and(|v| !v.is_empty()) {
                 continue;

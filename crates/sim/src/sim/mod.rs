@@ -1,6 +1,7 @@
-//! The simulation: the engine's [`Cluster`] plus what the engine does not
-//! keep — which controller owns each pod, readiness, terminating pods and
-//! their grace periods, node conditions — and a queue of timed events.
+//! The simulation: the engine's [`ClusterState`] and scheduler cache plus
+//! what the engine does not keep — which controller owns each pod,
+//! readiness, terminating pods and their grace periods, node conditions —
+//! and a queue of timed events.
 //!
 //! Time advances from event to event. At each instant the simulation
 //! handles the events due, lets the controllers reconcile, and runs a
@@ -23,6 +24,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use podplace_engine::cache::SchedulerCache;
 use podplace_engine::cluster::{Cluster, ClusterState, NodeId, PodId};
 use podplace_model::inventory::{Inventory, Sourced};
 use podplace_model::naming::UsedNames;
@@ -285,7 +287,11 @@ pub struct Options {
 /// A running simulation.
 #[derive(Debug, Clone)]
 pub struct Simulation {
-    cluster: Cluster,
+    /// The engine's state; pod slots are never reused (the tables below
+    /// are parallel to them).
+    state: ClusterState,
+    /// What the scheduler keeps between cycles.
+    cache: SchedulerCache,
     now: Time,
     queue: BinaryHeap<Reverse<(Time, u64, Event)>>,
     seq: u64,
@@ -321,7 +327,13 @@ impl Simulation {
     /// [`Simulation::settle`] to let them.
     pub fn new(inv: &Inventory, options: Options) -> Result<Simulation, SimError> {
         let mut sim = Simulation {
-            cluster: Cluster::new(),
+            state: {
+                let mut state = ClusterState::new();
+                // `pods` and the other tables are indexed by pod id.
+                state.set_slot_reuse(false);
+                state
+            },
+            cache: SchedulerCache::new(),
             now: 0,
             queue: BinaryHeap::new(),
             seq: 0,
@@ -352,9 +364,17 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// The engine's cluster (nodes, bound pods, indexes).
-    pub fn cluster(&self) -> &Cluster {
-        &self.cluster
+    /// The engine's state (nodes, bound pods, indexes). Pod ids are never
+    /// reused, so they index tables kept beside it.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// A copy of the state under the engine's transition facade, for callers
+    /// not yet moved to [`Simulation::state`] (it clones the state: prefer
+    /// `state()` for reads).
+    pub fn cluster(&self) -> Cluster {
+        Cluster::from_state(self.state.clone())
     }
 
     /// The current simulated time.
@@ -391,17 +411,13 @@ impl Simulation {
     }
 
     fn alive(&self, id: PodId) -> bool {
-        self.cluster.pod_entry(id).is_some() && self.info(id).is_some()
+        self.state.pod_entry(id).is_some() && self.info(id).is_some()
     }
 
     /// `namespace/name` of a pod.
     pub fn pod_name(&self, id: PodId) -> String {
-        let p = self.cluster.pod(id);
-        format!(
-            "{}/{}",
-            self.cluster.interner().resolve(p.namespace),
-            p.name
-        )
+        let p = self.state.pod(id);
+        format!("{}/{}", self.state.interner().resolve(p.namespace), p.name)
     }
 
     /// Every live pod (bound, pending or terminating), in creation order.
@@ -417,8 +433,8 @@ impl Simulation {
         if let Some(w) = self.info(id).and_then(|i| i.owner) {
             return self.workloads[self.top(w).index()].reference();
         }
-        let p = self.cluster.pod(id);
-        let ns = self.cluster.interner().resolve(p.namespace);
+        let p = self.state.pod(id);
+        let ns = self.state.interner().resolve(p.namespace);
         match &p.owner {
             Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), ns, &*o.name),
             None => WorkloadRef::new(WorkloadKind::Pod, ns, &*p.name),
@@ -437,9 +453,9 @@ impl Simulation {
             pod: self.pod_name(id),
             workload: self.workload_of(id),
             node: self
-                .cluster
+                .state
                 .pod_node(id)
-                .map(|n| self.cluster.node(n).name.to_string()),
+                .map(|n| self.state.node(n).name.to_string()),
             ready: info.is_some_and(|i| i.ready_since.is_some()),
             terminating: info.is_some_and(|i| i.deleting_since.is_some()),
             message: info.map(|i| i.message.clone()).unwrap_or_default(),
@@ -587,9 +603,9 @@ impl Simulation {
 
     /// Adds a compiled pod to the cluster and to its owner.
     fn add_pod(&mut self, pod: Pod, owner: Option<WorkloadId>, mut info: PodInfo) -> PodId {
-        let ns = self.cluster.interner().resolve(pod.namespace).to_string();
+        let ns = self.state.interner().resolve(pod.namespace).to_string();
         self.used_names.reserve(&ns, &pod.name);
-        let id = self.cluster.add_pod(pod);
+        let id = self.state.add_pod(pod);
         info.owner = owner;
         info.created = self.now;
         self.seq += 1;
@@ -597,7 +613,7 @@ impl Simulation {
         info.uid = podplace_model::naming::synthetic_uid(
             WorkloadKind::Pod.as_str(),
             &ns,
-            &self.cluster.pod(id).name,
+            &self.state.pod(id).name,
         );
         if self.pods.len() <= id.index() {
             self.pods.resize(id.index() + 1, None);
@@ -607,7 +623,7 @@ impl Simulation {
             self.workloads[w.index()].pods.push(id);
             self.mark(w);
         }
-        if self.cluster.pod_node(id).is_some() {
+        if self.state.pod_node(id).is_some() {
             let now = self.now;
             if let Some(info) = self.info_mut(id) {
                 info.bound_at = Some(now);
@@ -631,7 +647,7 @@ impl Simulation {
             return;
         }
         self.changes.push(why);
-        let node = self.cluster.pod_node(id);
+        let node = self.state.pod_node(id);
         let now = self.now;
         let Some(node) = node else {
             self.remove(id);
@@ -643,7 +659,7 @@ impl Simulation {
             info.deleting_since = Some(now);
             info.ready_since = None;
         }
-        self.cluster.set_terminating(id, true);
+        self.state.set_terminating(id, true);
         self.sched_dirty = true;
         self.mark_owner(id);
         if self.nodes[node.index()].ready {
@@ -657,7 +673,7 @@ impl Simulation {
             return;
         }
         let owner = self.info(id).and_then(|i| i.owner);
-        self.cluster.remove_pod(id);
+        self.state.remove_pod(id);
         self.pods[id.index()] = None;
         self.pending.retain(|&p| p != id);
         if let Some(w) = owner {
@@ -668,7 +684,7 @@ impl Simulation {
     }
 
     fn bind(&mut self, id: PodId, node: NodeId) {
-        self.cluster.bind(id, node);
+        self.state.bind(id, node);
         let now = self.now;
         if let Some(info) = self.info_mut(id) {
             info.bound_at = Some(now);
@@ -677,7 +693,7 @@ impl Simulation {
         }
         self.changes.push(Change::Bound {
             pod: self.pod_name(id),
-            node: self.cluster.node(node).name.to_string(),
+            node: self.state.node(node).name.to_string(),
         });
         self.mark_owner(id);
         self.after_bind(id, node);
@@ -698,7 +714,7 @@ impl Simulation {
 
     fn set_ready(&mut self, id: PodId) {
         let now = self.now;
-        let Some(node) = self.cluster.pod_node(id) else {
+        let Some(node) = self.state.pod_node(id) else {
             return;
         };
         if !self.nodes[node.index()].ready {
@@ -757,7 +773,7 @@ impl Simulation {
             Event::Resync(w) => self.mark(w),
             Event::PodGone(id) => {
                 let on_failed_node = self
-                    .cluster
+                    .state
                     .pod_node(id)
                     .is_some_and(|n| !self.nodes[n.index()].ready);
                 if self.alive(id) && !on_failed_node {
@@ -839,7 +855,7 @@ impl Simulation {
             .pending
             .iter()
             .copied()
-            .filter(|&id| self.alive(id) && self.cluster.pod_node(id).is_none())
+            .filter(|&id| self.alive(id) && self.state.pod_node(id).is_none())
             .collect();
         v.sort_by_key(|&id| self.info(id).map_or(0, |i| i.queued));
         v
@@ -912,7 +928,7 @@ impl Simulation {
         let blocked = pods
             .iter()
             .copied()
-            .find(|&p| self.cluster.pod_node(p).is_none());
+            .find(|&p| self.state.pod_node(p).is_none());
         let (pod, rule) = match blocked {
             Some(p) => (Some(self.pod_name(p)), Some(self.culprit(p).line)),
             None => (None, None),
@@ -998,7 +1014,7 @@ impl Simulation {
                 Some(pod)
             }
             Ctl::StatefulSet(_) | Ctl::DaemonSet(_) => {
-                let mut pod = self.cluster.pod(id).clone();
+                let mut pod = self.state.pod(id).clone();
                 pod.node_name = None;
                 pod.terminating = false;
                 Some(pod)

@@ -47,7 +47,7 @@ pub enum EvictionError {
 
 impl Simulation {
     fn node_by_name(&self, name: &str) -> Result<NodeId, SimError> {
-        self.cluster
+        self.state
             .node_id(name)
             .ok_or_else(|| SimError::Invalid(format!("node {name} does not exist")))
     }
@@ -55,8 +55,8 @@ impl Simulation {
     /// `kubectl cordon`.
     pub fn cordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if !self.cluster.node(id).unschedulable {
-            self.cluster.node_mut(id).unschedulable = true;
+        if !self.state.node(id).unschedulable {
+            self.state.node_mut(id).unschedulable = true;
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -71,8 +71,8 @@ impl Simulation {
     /// `kubectl uncordon`.
     pub fn uncordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if self.cluster.node(id).unschedulable {
-            self.cluster.node_mut(id).unschedulable = false;
+        if self.state.node(id).unschedulable {
+            self.state.node_mut(id).unschedulable = false;
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -86,9 +86,9 @@ impl Simulation {
     }
 
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
-        let key = self.cluster.intern(UNREACHABLE_TAINT);
-        let empty = self.cluster.intern("");
-        let taints = &mut self.cluster.node_mut(id).taints;
+        let key = self.state.intern(UNREACHABLE_TAINT);
+        let empty = self.state.intern("");
+        let taints = &mut self.state.node_mut(id).taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
             .spec
@@ -127,7 +127,7 @@ impl Simulation {
         self.changes.push(Change::NodeFailed {
             node: name.to_string(),
         });
-        let pods = self.cluster.node_info(id).pods.clone();
+        let pods = self.state.node_info(id).pods.clone();
         for p in pods {
             if let Some(info) = self.info_mut(p) {
                 info.ready_since = None;
@@ -150,7 +150,7 @@ impl Simulation {
         self.changes.push(Change::NodeRestored {
             node: name.to_string(),
         });
-        let pods = self.cluster.node_info(id).pods.clone();
+        let pods = self.state.node_info(id).pods.clone();
         for p in pods {
             let deleting = self.info(p).and_then(|i| i.deleting_since);
             match deleting {
@@ -173,7 +173,7 @@ impl Simulation {
         let mut earliest: Option<i64> = None;
         let mut forever = true;
         let mut untolerated = None;
-        for t in &self.cluster.node(node).taints {
+        for t in &self.state.node(node).taints {
             if t.effect != TaintEffect::NoExecute {
                 continue;
             }
@@ -196,12 +196,12 @@ impl Simulation {
         if let Some(t) = untolerated {
             let why = format!(
                 "taint {}:{} not tolerated",
-                self.cluster.interner().resolve(t.key),
+                self.state.interner().resolve(t.key),
                 t.effect.as_str()
             );
             let change = Change::Evicted {
                 pod: self.pod_name(pod),
-                node: self.cluster.node(node).name.to_string(),
+                node: self.state.node(node).name.to_string(),
                 reason: why,
             };
             self.delete_pod(pod, None, change);
@@ -218,7 +218,7 @@ impl Simulation {
         if !self.alive(pod) {
             return;
         }
-        let Some(node) = self.cluster.pod_node(pod) else {
+        let Some(node) = self.state.pod_node(pod) else {
             return;
         };
         if self.nodes[node.index()].epoch != epoch {
@@ -226,7 +226,7 @@ impl Simulation {
         }
         let change = Change::Evicted {
             pod: self.pod_name(pod),
-            node: self.cluster.node(node).name.to_string(),
+            node: self.state.node(node).name.to_string(),
             reason: "tolerationSeconds of the node's NoExecute taint ran out".to_string(),
         };
         self.delete_pod(pod, None, change);
@@ -275,7 +275,7 @@ impl Simulation {
     pub fn delete(&mut self, pod: &str) -> Result<(), SimError> {
         let (ns, name) = pod.split_once('/').unwrap_or(("default", pod));
         let id = self
-            .cluster
+            .state
             .pod_id(ns, name)
             .filter(|&id| self.alive(id))
             .ok_or_else(|| SimError::Invalid(format!("pod {ns}/{name} does not exist")))?;
@@ -315,12 +315,12 @@ impl Simulation {
         if info.deleting_since.is_some() {
             return Ok(());
         }
-        let node = self.cluster.pod_node(pod);
+        let node = self.state.pod_node(pod);
         let evicted = |sim: &mut Simulation| {
             let change = Change::Evicted {
                 pod: sim.pod_name(pod),
                 node: node
-                    .map(|n| sim.cluster.node(n).name.to_string())
+                    .map(|n| sim.state.node(n).name.to_string())
                     .unwrap_or_default(),
                 reason: "eviction".to_string(),
             };
@@ -331,14 +331,14 @@ impl Simulation {
             evicted(self);
             return Ok(());
         }
-        let p = self.cluster.pod(pod);
+        let p = self.state.pod(pod);
         let matching: Vec<usize> = self
             .pdbs
             .iter()
             .enumerate()
             .filter(|(_, b)| {
-                self.cluster.interner().lookup(&b.namespace) == Some(p.namespace)
-                    && b.selector.matches(&p.labels, self.cluster.interner())
+                self.state.interner().lookup(&b.namespace) == Some(p.namespace)
+                    && b.selector.matches(&p.labels, self.state.interner())
             })
             .map(|(i, _)| i)
             .collect();
@@ -351,15 +351,14 @@ impl Simulation {
             _ => return Err(EvictionError::SeveralBudgets),
         };
         let pdb = self.pdbs[b].clone();
-        let ns = self.cluster.interner().lookup(&pdb.namespace);
+        let ns = self.state.interner().lookup(&pdb.namespace);
         let mut matching_pods = 0;
         let mut healthy = 0;
         let mut controllers: FxHashSet<WorkloadId> = FxHashSet::default();
         let mut expected = 0;
         for q in self.pod_ids().collect::<Vec<_>>() {
-            let qp = self.cluster.pod(q);
-            if Some(qp.namespace) != ns
-                || !pdb.selector.matches(&qp.labels, self.cluster.interner())
+            let qp = self.state.pod(q);
+            if Some(qp.namespace) != ns || !pdb.selector.matches(&qp.labels, self.state.interner())
             {
                 continue;
             }
@@ -421,7 +420,7 @@ impl Simulation {
                 TextSelector::parse(s)
                     .and_then(|t| t.to_api())
                     .and_then(|api| {
-                        self.cluster
+                        self.state
                             .compile_selector(Some(&api))
                             .map_err(TextSelectorError::from)
                     })
@@ -435,13 +434,13 @@ impl Simulation {
         let mut targets = Vec::new();
         let mut ignored = Vec::new();
         let mut bare = Vec::new();
-        for &p in &self.cluster.node_info(id).pods {
+        for &p in &self.state.node_info(id).pods {
             if !self.alive(p) {
                 continue;
             }
-            let pod = self.cluster.pod(p);
+            let pod = self.state.pod(p);
             if let Some(sel) = &selector {
-                if !sel.matches(&pod.labels, self.cluster.interner()) {
+                if !sel.matches(&pod.labels, self.state.interner()) {
                     continue;
                 }
             }
@@ -549,7 +548,7 @@ impl Simulation {
 
     fn report_blocked_drain(&mut self, index: usize, timed_out: bool) {
         let d = &self.drains[index];
-        let node = self.cluster.node(d.node).name.to_string();
+        let node = self.state.node(d.node).name.to_string();
         let (pod, reason) = d
             .refused
             .iter()
@@ -565,7 +564,7 @@ impl Simulation {
             if timed_out { "" } else { " and would wait forever: nothing else changes" }
         );
         let workload = self
-            .cluster
+            .state
             .pod_id(
                 pod.split('/').next().unwrap_or(""),
                 pod.split('/').nth(1).unwrap_or(""),

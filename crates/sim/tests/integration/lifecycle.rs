@@ -286,11 +286,11 @@ fn replacement_pods_are_what_the_controllers_would_create() {
         .expect("a ReplicaSet pod is replaced");
     assert_eq!(&*r.name, "<replacement>");
     assert!(r.node_name.is_none());
-    assert_eq!(r.labels, sim.cluster().pod(web).labels);
+    assert_eq!(r.labels, sim.state().pod(web).labels);
     let d = sim
         .replacement_pod(agent)
         .expect("a DaemonSet pod is replaced");
-    assert_eq!(d.name, sim.cluster().pod(agent).name);
+    assert_eq!(d.name, sim.state().pod(agent).name);
     // Evicting goes through the budget: one at a time.
     assert!(sim.evict(web).is_ok());
     let other = sim
