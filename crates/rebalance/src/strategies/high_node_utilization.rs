@@ -5,7 +5,8 @@
 //! empty node, so podplace's proof keeps few or no such evictions; the
 //! descheduler documents that this strategy needs a MostAllocated scheduler.
 
-use podplace_engine::cluster::{Cluster, NodeId};
+use podplace_engine::cluster::NodeId;
+use podplace_engine::ClusterState;
 use podplace_model::workloads::WorkloadKind;
 
 use super::low_node_utilization::usage_mp;
@@ -23,7 +24,7 @@ pub struct HighNodeUtilization {
 
 impl HighNodeUtilization {
     /// Reads the thresholds.
-    pub fn new(args: &HighNodeUtilizationArgs, _cluster: &mut Cluster) -> Self {
+    pub fn new(args: &HighNodeUtilizationArgs, _cluster: &ClusterState) -> Self {
         HighNodeUtilization {
             thresholds: args
                 .thresholds
@@ -39,7 +40,7 @@ impl HighNodeUtilization {
         }
     }
 
-    fn under(&self, cluster: &Cluster, node: NodeId) -> bool {
+    fn under(&self, cluster: &ClusterState, node: NodeId) -> bool {
         self.thresholds
             .iter()
             .all(|(r, t)| usage_mp(cluster, node, r).is_none_or(|u| u < *t))

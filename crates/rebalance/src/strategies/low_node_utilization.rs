@@ -3,13 +3,14 @@
 //! how far each node's requests are above the targets, in thousandths of a
 //! percent, summed over nodes and resources.
 
-use podplace_engine::cluster::{Cluster, NodeId};
+use podplace_engine::cluster::NodeId;
+use podplace_engine::ClusterState;
 
 use super::{Cx, Nomination, Strategy};
 use crate::policy::{LowNodeUtilizationArgs, Namespaces};
 
 /// Requested / allocatable of one resource on one node, in thousandths of a percent.
-pub fn usage_mp(cluster: &Cluster, node: NodeId, resource: &str) -> Option<i64> {
+pub fn usage_mp(cluster: &ClusterState, node: NodeId, resource: &str) -> Option<i64> {
     let n = cluster.node(node);
     let info = &cluster.node_info(node);
     let (used, alloc) = match resource {
@@ -43,7 +44,7 @@ pub struct LowNodeUtilization {
     node_limit: Option<u32>,
 }
 
-fn mean_usage(cluster: &Cluster, resource: &str) -> i64 {
+fn mean_usage(cluster: &ClusterState, resource: &str) -> i64 {
     let v: Vec<i64> = cluster
         .node_ids()
         .filter_map(|n| usage_mp(cluster, n, resource))
@@ -57,7 +58,7 @@ fn mean_usage(cluster: &Cluster, resource: &str) -> i64 {
 
 impl LowNodeUtilization {
     /// Resolves the thresholds (deviation thresholds against today's mean).
-    pub fn new(args: &LowNodeUtilizationArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &LowNodeUtilizationArgs, cluster: &ClusterState) -> Self {
         let bands = args
             .thresholds
             .iter()
@@ -82,7 +83,7 @@ impl LowNodeUtilization {
 
     /// Underutilized, and so a place to move pods to: a cordoned node is
     /// never one, however empty (the descheduler's low threshold filter).
-    fn under(&self, cluster: &Cluster, node: NodeId) -> bool {
+    fn under(&self, cluster: &ClusterState, node: NodeId) -> bool {
         !cluster.node(node).unschedulable
             && self
                 .bands
@@ -90,7 +91,7 @@ impl LowNodeUtilization {
                 .all(|(r, low, _)| usage_mp(cluster, node, r).is_none_or(|u| u < *low))
     }
 
-    fn over(&self, cluster: &Cluster, node: NodeId) -> Option<String> {
+    fn over(&self, cluster: &ClusterState, node: NodeId) -> Option<String> {
         self.bands.iter().find_map(|(r, _, high)| {
             let u = usage_mp(cluster, node, r)?;
             (u > *high).then(|| {

@@ -31,6 +31,7 @@ use k8s_openapi::jiff::Timestamp;
 use podplace_engine::cluster::{
     existing_term_matches, incoming_term_matches, Cluster, HeldKind, NodeId, PodId,
 };
+use podplace_engine::ClusterState;
 use podplace_model::labels::Labels;
 use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, WhenUnsatisfiable};
 use podplace_model::selector::{LabelSelector, Requirement};
@@ -164,18 +165,18 @@ impl Scope {
 /// Bound, alive pods that have not finished, in id order: the pods the
 /// descheduler's `ListPodsOnANode` returns (it leaves out Succeeded and
 /// Failed ones).
-pub fn bound(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
+pub fn bound(cluster: &ClusterState) -> Vec<(PodId, NodeId)> {
     cluster.bound_pods().collect()
 }
 
 /// Bound, alive pods including finished ones, in id order: what
 /// RemoveFailedPods and PodLifeTime list (`ListAllPodsOnANode`).
-pub fn bound_with_finished(cluster: &Cluster) -> Vec<(PodId, NodeId)> {
+pub fn bound_with_finished(cluster: &ClusterState) -> Vec<(PodId, NodeId)> {
     cluster.bound_pods_with_finished().collect()
 }
 
 /// Renders a compiled label selector (`app In [demo-app]`).
-pub fn selector_text(sel: &LabelSelector, cluster: &Cluster) -> String {
+pub fn selector_text(sel: &LabelSelector, cluster: &ClusterState) -> String {
     let r = |s| cluster.interner().resolve(s).to_string();
     match sel {
         LabelSelector::Nothing => "no pods (nil selector)".to_string(),
@@ -205,7 +206,7 @@ pub fn selector_text(sel: &LabelSelector, cluster: &Cluster) -> String {
 }
 
 /// Renders an affinity term (`app=demo-app on kubernetes.io/hostname`).
-pub fn term_text(term: &AffinityTerm, cluster: &Cluster) -> String {
+pub fn term_text(term: &AffinityTerm, cluster: &ClusterState) -> String {
     format!(
         "{} per {}",
         selector_text(&term.selector, cluster),
@@ -334,7 +335,7 @@ pub struct SpreadGroup {
 
 /// The distinct spread constraints of the bound pods whose
 /// whenUnsatisfiable is one of `kinds`.
-pub fn spread_groups(cluster: &mut Cluster, kinds: &[WhenUnsatisfiable]) -> Vec<SpreadGroup> {
+pub fn spread_groups(cluster: &ClusterState, kinds: &[WhenUnsatisfiable]) -> Vec<SpreadGroup> {
     let mut seen: rustc_hash::FxHashSet<(podplace_model::intern::Sym, SpreadConstraint)> =
         rustc_hash::FxHashSet::default();
     let mut groups = Vec::new();
@@ -389,7 +390,7 @@ impl SpreadGroup {
     const INELIGIBLE: u32 = u32::MAX;
 
     /// Whether moving `pod` changes this group's counts.
-    pub fn counts_pod(&self, pod: &Pod, cluster: &Cluster) -> bool {
+    pub fn counts_pod(&self, pod: &Pod, cluster: &ClusterState) -> bool {
         pod.namespace == self.namespace
             && self
                 .constraint
@@ -458,7 +459,7 @@ pub fn min_moves(counts: &[i64], skew: i64) -> (i64, i64, i64) {
 
 /// Whether `node` takes the pod by its node selector, required node
 /// affinity and NoSchedule/NoExecute taints, and is not cordoned.
-pub fn node_takes(pod: &Pod, cluster: &Cluster, node: NodeId) -> bool {
+pub fn node_takes(pod: &Pod, cluster: &ClusterState, node: NodeId) -> bool {
     let n = cluster.node(node);
     !n.unschedulable
         && podplace_engine::plugins::node_affinity::matches(pod, n, cluster.interner())
@@ -466,7 +467,7 @@ pub fn node_takes(pod: &Pod, cluster: &Cluster, node: NodeId) -> bool {
 }
 
 /// Labels of a pod, for selectors.
-pub fn labels_of(cluster: &Cluster, pod: PodId) -> &Labels {
+pub fn labels_of(cluster: &ClusterState, pod: PodId) -> &Labels {
     &cluster.pod(pod).labels
 }
 

@@ -4,7 +4,8 @@
 //! number of evictions the descheduler would make, so every kept eviction
 //! removes exactly one.
 
-use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_engine::cluster::{NodeId, PodId};
+use podplace_engine::ClusterState;
 use podplace_model::intern::Sym;
 use rustc_hash::FxHashMap;
 
@@ -47,7 +48,7 @@ type Shape = (
 
 impl RemoveDuplicates {
     /// Groups the world's pods by owner and images.
-    pub fn new(args: &RemoveDuplicatesArgs, cluster: &mut Cluster, facts: &[PodFacts]) -> Self {
+    pub fn new(args: &RemoveDuplicatesArgs, cluster: &ClusterState, facts: &[PodFacts]) -> Self {
         let mut s = RemoveDuplicates {
             namespaces: args.namespaces.clone(),
             exclude_owner_kinds: args
@@ -65,7 +66,7 @@ impl RemoveDuplicates {
         s
     }
 
-    fn key(&self, cluster: &Cluster, facts: &[PodFacts], pod: PodId) -> Option<Key> {
+    fn key(&self, cluster: &ClusterState, facts: &[PodFacts], pod: PodId) -> Option<Key> {
         let f = facts.get(pod.index())?;
         let owner = f.owner.as_ref()?;
         if owner.kind == WorkloadKind::DaemonSet || self.exclude_owner_kinds.contains(&owner.kind) {
@@ -87,7 +88,7 @@ impl RemoveDuplicates {
     }
 
     /// Takes in pods added since the last call (replacements).
-    fn catch_up(&mut self, cluster: &Cluster, facts: &[PodFacts]) {
+    fn catch_up(&mut self, cluster: &ClusterState, facts: &[PodFacts]) {
         let upto = cluster.pod_slots().min(facts.len());
         for i in self.seen..upto {
             let id = PodId(i as u32);

@@ -6,6 +6,7 @@
 
 use podplace_engine::cluster::{Cluster, NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
+use podplace_engine::ClusterState;
 use podplace_model::selector::NodeSelectorTerm;
 use rustc_hash::FxHashMap;
 
@@ -36,7 +37,7 @@ impl RemovePodsViolatingNodeAffinity {
         }
     }
 
-    fn cost_at(&self, cluster: &Cluster, pod: PodId, node: NodeId) -> i64 {
+    fn cost_at(&self, cluster: &ClusterState, pod: PodId, node: NodeId) -> i64 {
         let p = cluster.pod(pod);
         let n = cluster.node(node);
         let mut c = 0;
@@ -54,7 +55,7 @@ impl RemovePodsViolatingNodeAffinity {
         c
     }
 
-    fn best_preferred(&mut self, cluster: &Cluster, pod: PodId) -> i64 {
+    fn best_preferred(&mut self, cluster: &ClusterState, pod: PodId) -> i64 {
         let p = cluster.pod(pod);
         if let Some(&b) = self.best.get(&p.preferred_node_affinity) {
             return b;

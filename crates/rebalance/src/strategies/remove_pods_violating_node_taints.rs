@@ -3,6 +3,7 @@
 //! after the pods were placed. Objective: such (pod, taint) pairs.
 
 use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_engine::ClusterState;
 use podplace_model::objects::{Taint, TaintEffect};
 
 use super::{Cx, Nomination, Scope, Strategy};
@@ -35,7 +36,7 @@ impl RemovePodsViolatingNodeTaints {
         }
     }
 
-    fn considered(&self, cluster: &Cluster, t: &Taint) -> bool {
+    fn considered(&self, cluster: &ClusterState, t: &Taint) -> bool {
         let effect_ok = t.effect == TaintEffect::NoSchedule
             || (self.prefer_no_schedule && t.effect == TaintEffect::PreferNoSchedule);
         if !effect_ok {

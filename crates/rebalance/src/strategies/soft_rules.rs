@@ -14,6 +14,7 @@
 
 use podplace_engine::cluster::{Cluster, HeldKind, NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
+use podplace_engine::ClusterState;
 use podplace_model::intern::Sym;
 use podplace_model::objects::{TaintEffect, WhenUnsatisfiable};
 use podplace_model::selector::NodeSelectorTerm;
@@ -97,7 +98,7 @@ impl SoftRules {
         })
     }
 
-    fn prefer_no_schedule(cluster: &Cluster, pod: PodId, node: NodeId) -> i64 {
+    fn prefer_no_schedule(cluster: &ClusterState, pod: PodId, node: NodeId) -> i64 {
         let p = cluster.pod(pod);
         cluster
             .node(node)
@@ -113,7 +114,7 @@ impl SoftRules {
             .count() as i64
     }
 
-    fn missed_weight(cluster: &Cluster, pod: PodId, node: NodeId) -> i64 {
+    fn missed_weight(cluster: &ClusterState, pod: PodId, node: NodeId) -> i64 {
         let p = cluster.pod(pod);
         let total: i64 = p
             .preferred_node_affinity
@@ -123,7 +124,7 @@ impl SoftRules {
         total - node_affinity::score(p, cluster.node(node), cluster.interner())
     }
 
-    fn best_preferred(&mut self, cluster: &Cluster, pod: PodId) -> i64 {
+    fn best_preferred(&mut self, cluster: &ClusterState, pod: PodId) -> i64 {
         let p = cluster.pod(pod);
         if let Some(&b) = self.best.get(&p.preferred_node_affinity) {
             return b;
