@@ -322,3 +322,29 @@ fn absurd_replica_counts_are_refused_not_allocated() {
         "{e}"
     );
 }
+
+#[test]
+fn applying_an_existing_node_takes_its_taints_and_allocatable() {
+    let r = replay(&format!(
+        r#"{NODES}steps:
+  - apply:
+      objects:
+        - {{apiVersion: v1, kind: Node, metadata: {{name: n1, labels: {{kubernetes.io/hostname: n1, topology.kubernetes.io/zone: a}}}}, spec: {{taints: [{{key: dedicated, value: infra, effect: NoSchedule}}]}}, status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}}}
+        - {{apiVersion: v1, kind: Node, metadata: {{name: n2, labels: {{kubernetes.io/hostname: n2, topology.kubernetes.io/zone: a}}}}, status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}}}
+  - apply:
+      objects:
+        - apiVersion: apps/v1
+          kind: Deployment
+          metadata: {{name: web}}
+          spec:
+            replicas: 2
+            selector: {{matchLabels: {{app: web}}}}
+            template:
+              metadata: {{labels: {{app: web}}}}
+              spec: {{containers: [{{name: web, image: nginx, resources: {{requests: {{cpu: "2"}}}}}}]}}
+"#
+    ));
+    let web = running(&r.steps[1], "default/web-");
+    assert_eq!(web.len(), 2, "{web:?}");
+    assert!(web.iter().all(|(_, n)| n == "n3"), "{web:?}");
+}
