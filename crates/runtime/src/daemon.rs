@@ -7,6 +7,13 @@
 //! couple of seconds from a task of its own, and checks it still leads
 //! before every eviction, so two replicas never both act. `/healthz` and
 //! `/metrics` (OpenMetrics text) are served on `--listen`.
+//!
+//! `/healthz` also watches the loop itself: it records when the loop last
+//! made progress (finished a run, including one that found another replica
+//! leading or failed; carried out one eviction of a run; or, on a standby
+//! replica, finished an election round) and answers 503 when it made none
+//! for longer than [`Daemon::stall_bound`], so a probe restarts a loop
+//! hung on a call nothing else bounds.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -112,15 +119,39 @@ struct Election {
     failing: Option<(Instant, String)>,
 }
 
+/// When the loop last made progress, and how long it may go without.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    at: Instant,
+    bound: Duration,
+}
+
+/// Shared progress of the loop: `None` until [`Daemon::run_loop`] starts
+/// (a daemon that only runs [`Daemon::run_once`] is not watched).
+type ProgressCell = Arc<std::sync::Mutex<Option<Progress>>>;
+
+/// Records progress now (when the loop is watched).
+fn made_progress(cell: &ProgressCell) {
+    if let Some(p) = cell.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        p.at = Instant::now();
+    }
+}
+
+/// Added to the slowest step of a run in [`Daemon::stall_bound`], for the
+/// planning itself and the pauses between polls and retries.
+pub const STALL_MARGIN: Duration = Duration::from_secs(60);
+
 /// Whether the process can do its job, for `/healthz`: it cannot when
 /// leader election has failed for longer than the lease duration (the
 /// Lease cannot be read or written: forbidden, unauthorized, unreachable),
-/// or when its last run failed.
+/// when the loop made no progress for longer than its bound (it hangs), or
+/// when its last run failed.
 #[derive(Debug, Clone)]
 pub struct Health {
     election: tokio::sync::watch::Receiver<Election>,
     last_run: Arc<std::sync::Mutex<Option<String>>>,
     lease_duration: Option<Duration>,
+    progress: ProgressCell,
 }
 
 impl Health {
@@ -135,6 +166,17 @@ impl Health {
                     "leader election has failed for {}s (longer than the lease duration, {}s): {error}",
                     failed.as_secs(),
                     limit.as_secs()
+                ));
+            }
+        }
+        let progress = *self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(Progress { at, bound }) = progress {
+            let idle = at.elapsed();
+            if idle > bound {
+                return Some(format!(
+                    "the loop has made no progress for {:.1}s (longer than its bound, {:.1}s): it may hang",
+                    idle.as_secs_f64(),
+                    bound.as_secs_f64()
                 ));
             }
         }
@@ -206,6 +248,13 @@ pub struct Daemon {
     /// The last run's error, for `/healthz`.
     last_run: Arc<std::sync::Mutex<Option<String>>>,
     resigned: Arc<std::sync::atomic::AtomicBool>,
+    /// How long one API request may take (the client's
+    /// `--request-timeout`), for [`Daemon::stall_bound`].
+    pub request_timeout: Duration,
+    /// Overrides [`Daemon::stall_bound`]'s default (tests).
+    pub stall_after: Option<Duration>,
+    /// When the loop last made progress, for `/healthz`.
+    progress: ProgressCell,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -251,6 +300,9 @@ impl Daemon {
             election: Arc::new(tokio::sync::watch::Sender::new(election)),
             last_run: Arc::new(std::sync::Mutex::new(None)),
             resigned: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            request_timeout: podplace_model::load::limits::REQUEST_TIMEOUT,
+            stall_after: None,
+            progress: Arc::new(std::sync::Mutex::new(None)),
             elector,
         })
     }
@@ -261,7 +313,27 @@ impl Daemon {
             election: self.election.subscribe(),
             last_run: self.last_run.clone(),
             lease_duration: self.lease.as_ref().map(|l| l.lease_duration),
+            progress: self.progress.clone(),
         }
+    }
+
+    /// How long the loop run every `interval` may go without progress
+    /// before `/healthz` calls it hung: [`Daemon::stall_after`] when set,
+    /// else `max(3 × interval, interval + wait timeout + request timeout +
+    /// STALL_MARGIN)`. Between two progress marks lies at most the wait for
+    /// the next tick (the interval) and one step: reading the cluster and
+    /// planning, or one eviction and the wait for its replacement (the wait
+    /// timeout, with requests bounded by the request timeout); three missed
+    /// ticks are a hang however short the interval. With the chart's 5m
+    /// interval, 5m wait timeout and 60s request timeout: 15m.
+    pub fn stall_bound(&self, interval: Duration) -> Duration {
+        self.stall_after.unwrap_or_else(|| {
+            let step = interval
+                .saturating_add(self.exec_opts.wait_timeout)
+                .saturating_add(self.request_timeout)
+                .saturating_add(STALL_MARGIN);
+            interval.saturating_mul(3).max(step)
+        })
     }
 
     /// Starts renewing (or trying to take) the lease every `retry` in a task
@@ -277,6 +349,7 @@ impl Daemon {
         let election = self.election.clone();
         let resigned = self.resigned.clone();
         let metrics = self.metrics.clone();
+        let progress = self.progress.clone();
         tokio::spawn(async move {
             let lease = format!("{}/{}", config.namespace, config.name);
             let mut logged_failure: Option<(String, Instant)> = None;
@@ -321,6 +394,11 @@ impl Daemon {
                     };
                 });
                 metrics.set_leader(leading);
+                // A standby replica's loop only waits for the lease: its
+                // rounds are its progress.
+                if !leading {
+                    made_progress(&progress);
+                }
                 drop(e);
                 match &state {
                     Err(err) => {
@@ -456,7 +534,10 @@ impl Daemon {
             });
         }
         let election = self.election.clone();
+        let progress = self.progress.clone();
+        // Asked before every eviction: each one is progress of the run.
         let still = move || {
+            made_progress(&progress);
             let e = election.borrow();
             e.leading && e.valid_until.is_none_or(|t| Instant::now() < t)
         };
@@ -485,7 +566,8 @@ impl Daemon {
     /// reported and counted, and the loop goes on. A replica whose last run
     /// found another one leading runs the moment it takes the lease over,
     /// not at its next tick (with the chart's 5m interval a hand-over would
-    /// otherwise leave the cluster unattended for minutes).
+    /// otherwise leave the cluster unattended for minutes). From its start
+    /// `/healthz` watches its progress ([`Daemon::stall_bound`]).
     pub async fn run_loop(
         &self,
         interval: Duration,
@@ -493,6 +575,10 @@ impl Daemon {
         mut on_run: impl FnMut(&Result<RunResult, Error>),
     ) {
         tokio::pin!(stop);
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = Some(Progress {
+            at: Instant::now(),
+            bound: self.stall_bound(interval),
+        });
         let mut election = self.election.subscribe();
         if self.elector.is_some() {
             // The first run waits for the first round of the election
@@ -522,6 +608,7 @@ impl Daemon {
                 }
                 result = self.run_once() => result,
             };
+            made_progress(&self.progress);
             on_run(&result);
         }
     }

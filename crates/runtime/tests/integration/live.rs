@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use podplace_kube::testserver::TestServer;
+use podplace_kube::testserver::{Misbehavior, TestServer};
 use podplace_kube::{connect, fetch_inventory, Client, ConnectOptions, FetchOptions, LeaseConfig};
 use podplace_rebalance::{plan, PlanOptions, Planned, Policy};
 use podplace_runtime::daemon::{serve, Daemon, RunResult};
@@ -1008,4 +1008,90 @@ async fn a_renewal_that_hangs_stops_leading_at_the_renew_deadline() {
     let run = daemon.run_once().await;
     assert!(!matches!(run, Ok(RunResult::Ran { .. })), "{run:?}");
     assert!(evictions_posted(&s.server).is_empty());
+}
+
+/// A loop hung on an API server that accepts and never answers: `/healthz`
+/// turns 503 naming how long the loop made no progress, once that exceeds
+/// the stall bound (and not before); a loop that runs stays healthy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_turns_unhealthy_when_the_loop_hangs() {
+    let s = setup("stalled-loop").await;
+    let metrics = Metrics::new();
+    let mut daemon = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        metrics.clone(),
+    )
+    .unwrap();
+    let bound = Duration::from_millis(400);
+    daemon.stall_after = Some(bound);
+    assert_eq!(daemon.stall_bound(Duration::from_millis(50)), bound);
+    let addr = serve("127.0.0.1:0", metrics, daemon.health())
+        .await
+        .unwrap();
+    let (tx, mut runs) = tokio::sync::mpsc::unbounded_channel();
+    let looping = daemon.run_loop(
+        Duration::from_millis(50),
+        std::future::pending(),
+        move |r| {
+            let _ = tx.send(r.is_ok());
+        },
+    );
+    let check = async {
+        // Running every 50 ms: progress well within the bound.
+        for _ in 0..3 {
+            assert_eq!(runs.recv().await, Some(true));
+        }
+        let health = tokio::task::spawn_blocking(move || http_get(addr, "/healthz"))
+            .await
+            .unwrap();
+        assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+        // Every later read of the nodes hangs (the request timeout is 60 s).
+        s.server
+            .misbehave("GET", "/api/v1/nodes", Misbehavior::Hang);
+        let hung = std::time::Instant::now();
+        let health = wait_unhealthy(addr).await;
+        (hung.elapsed(), health)
+    };
+    let (took, health) = tokio::select! {
+        _ = looping => unreachable!("the loop only ends when stopped"),
+        out = check => out,
+    };
+    assert!(
+        health.contains("the loop has made no progress for"),
+        "{health}"
+    );
+    assert!(health.contains("longer than its bound, 0.4s"), "{health}");
+    assert!(took >= bound, "unhealthy after {took:?}, before the bound");
+}
+
+/// The default stall bound: three intervals, or one interval and the
+/// slowest step (wait timeout + request timeout + margin), whichever is
+/// longer.
+#[tokio::test]
+async fn the_stall_bound_covers_an_interval_and_the_slowest_step() {
+    let s = setup("stall-bound").await;
+    let mut daemon = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        Metrics::new(),
+    )
+    .unwrap();
+    daemon.exec_opts.wait_timeout = Duration::from_secs(300);
+    daemon.request_timeout = Duration::from_secs(60);
+    let min = Duration::from_secs(60);
+    for (interval, bound) in [
+        (5 * min, 15 * min),
+        (
+            Duration::from_secs(30),
+            Duration::from_secs(30 + 300 + 60 + 60),
+        ),
+        (60 * min, 180 * min),
+    ] {
+        assert_eq!(daemon.stall_bound(interval), bound, "interval {interval:?}");
+    }
 }
