@@ -513,10 +513,31 @@ impl Scenario {
     /// Reads a scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::Read {
+        // Bounded as `-f` is: a device, a FIFO with no writer or a huge
+        // file ends in an error naming the file.
+        let read_err = |message: String| ScenarioError::Read {
             file: file.clone(),
-            message: e.to_string(),
+            message,
+        };
+        let bytes = podplace_model::load::read_bounded(path, &Default::default()).map_err(|e| {
+            let message = e
+                .message
+                .strip_prefix("cannot read: ")
+                .unwrap_or(&e.message);
+            // `simulate` has no --max-input-size: say the limit only.
+            read_err(match e.kind {
+                podplace_model::load::LoadErrorKind::Limit => format!(
+                    "the file is larger than the input limit of {}",
+                    podplace_model::load::limits::Bytes(
+                        podplace_model::load::limits::MAX_INPUT_BYTES
+                    )
+                    .with_exact()
+                ),
+                _ => message.to_string(),
+            })
         })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| read_err(format!("the file is not UTF-8 text: {}", e.utf8_error())))?;
         let base = path
             .parent()
             .map(Path::to_path_buf)

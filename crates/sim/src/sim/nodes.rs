@@ -56,7 +56,7 @@ impl Simulation {
     pub fn cordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
         if !self.state.node(id).unschedulable {
-            self.state.node_mut(id).unschedulable = true;
+            self.edit_node(id, |n| n.unschedulable = true);
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -72,7 +72,7 @@ impl Simulation {
     pub fn uncordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
         if self.state.node(id).unschedulable {
-            self.state.node_mut(id).unschedulable = false;
+            self.edit_node(id, |n| n.unschedulable = false);
             self.api_nodes[id.index()]
                 .spec
                 .get_or_insert_with(Default::default)
@@ -85,10 +85,19 @@ impl Simulation {
         Ok(())
     }
 
+    /// Changes node `id` (cordon, taints) through a copy put back whole, so
+    /// the state re-accounts its pods at once.
+    fn edit_node(&mut self, id: NodeId, edit: impl FnOnce(&mut podplace_model::objects::Node)) {
+        let mut node = self.state.node(id).clone();
+        edit(&mut node);
+        self.state.replace_node(id, node);
+    }
+
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
         let key = self.state.intern(UNREACHABLE_TAINT);
         let empty = self.state.intern("");
-        let taints = &mut self.state.node_mut(id).taints;
+        let mut node = self.state.node(id).clone();
+        let taints = &mut node.taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
             .spec
@@ -109,6 +118,7 @@ impl Simulation {
                 });
             }
         }
+        self.state.replace_node(id, node);
         self.nodes[id.index()].epoch += 1;
         self.node_changed(id);
         self.sched_dirty = true;
