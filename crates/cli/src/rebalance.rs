@@ -152,7 +152,7 @@ fn positive(flag: &'static str, text: &str) -> std::result::Result<Duration, Fla
 /// Runs `rebalance`.
 pub fn run(args: RebalanceArgs) -> Result<Exit> {
     let policy = match &args.policy {
-        Some(p) => match Policy::load(p) {
+        Some(p) => match Policy::load_with(p, &args.files.load_options()) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("error: {e}");

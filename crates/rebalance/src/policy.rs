@@ -577,12 +577,31 @@ impl Policy {
         })
     }
 
-    /// Reads and validates a policy file.
+    /// Reads and validates a policy file, within the default input limits.
     pub fn load(path: &Path) -> Result<Policy, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::PolicyRead {
+        Policy::load_with(path, &podplace_model::load::LoadOptions::default())
+    }
+
+    /// Reads and validates a policy file, bounded as `-f` is by `opts`
+    /// (`--max-input-size`; a FIFO with no writer, a device refused).
+    pub fn load_with(
+        path: &Path,
+        opts: &podplace_model::load::LoadOptions,
+    ) -> Result<Policy, Error> {
+        let read_err = |message: String| Error::PolicyRead {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message,
+        };
+        let bytes = podplace_model::load::read_bounded(path, opts).map_err(|e| {
+            read_err(
+                e.message
+                    .strip_prefix("cannot read: ")
+                    .unwrap_or(&e.message)
+                    .to_string(),
+            )
         })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| read_err(format!("the file is not UTF-8 text: {}", e.utf8_error())))?;
         Policy::parse(&text, &path.display().to_string())
     }
 

@@ -86,6 +86,40 @@ fn files_that_never_end_or_never_open_are_refused() {
 }
 
 #[test]
+fn policy_and_scenario_files_are_bounded_as_f_is() {
+    let dir = Scratch::new("bounds-policy-scenario");
+    let big = dir.join("policy.yaml");
+    std::fs::write(&big, "# padding\n".repeat(200)).unwrap();
+    let big_s = big.display().to_string();
+    let cases: [(&str, Vec<&str>, String); 3] = [
+        (
+            "a policy over --max-input-size",
+            vec!["rebalance", "--policy", &big_s, "--max-input-size", "1000"],
+            format!("error: cannot read policy {big_s}: the file is larger than the input limit of 1000 bytes;"),
+        ),
+        (
+            "a device as the policy",
+            vec!["rebalance", "--policy", "/dev/zero"],
+            "error: cannot read policy /dev/zero: not a regular file (a character device)"
+                .to_string(),
+        ),
+        (
+            "a device as the scenario",
+            vec!["simulate", "/dev/zero"],
+            "error: /dev/zero: cannot read the scenario: not a regular file (a character device)"
+                .to_string(),
+        ),
+    ];
+    for (what, args, expect) in cases {
+        let start = Instant::now();
+        let (_, err, code) = podplace_in(&dir.0, &args);
+        assert_eq!(code, 2, "{what}: {err}");
+        assert!(err.starts_with(&expect), "{what}: {err}");
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}");
+    }
+}
+
+#[test]
 fn a_server_that_never_answers_fails_at_the_request_timeout_with_exit_3() {
     for (command, how) in [
         (vec!["snapshot", "-o", "out.json"], Misbehavior::Hang),

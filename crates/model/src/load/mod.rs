@@ -437,6 +437,15 @@ fn read_file(path: &Path, name: &str, opts: &LoadOptions) -> Result<Vec<u8>, Loa
     read_capped(file, max_bytes, 0).map_err(capped)
 }
 
+/// Reads one file other than a `-f` input (a policy, a scenario) with the
+/// same bounds as `-f`: at most `opts.max_input_bytes`, a FIFO opened
+/// within `opts.fifo_open_timeout`, devices and sockets refused, so `-f`'s
+/// hostile inputs (`/dev/zero`, a FIFO with no writer, a huge file) end in
+/// an error naming the file there too.
+pub fn read_bounded(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, LoadError> {
+    read_file(path, &path.display().to_string(), opts)
+}
+
 /// Opens `path` for reading on a helper thread, giving up after `timeout`
 /// (`Ok(None)`). A thread left blocked in open() ends when a writer comes,
 /// or with the process.
