@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use podplace_engine::cluster::PodId;
+use podplace_engine::ids::PodId;
 use podplace_model::inventory::Inventory;
 use podplace_model::load::Source;
 

@@ -1,7 +1,7 @@
 //! The controllers' reconcile loops over the simulation's state, using the
 //! pure rules of [`crate::controllers`].
 
-use podplace_engine::cluster::{NodeId, PodId};
+use podplace_engine::ids::{NodeId, PodId};
 use podplace_model::naming::{generate_name_base, POD_TEMPLATE_HASH_LABEL};
 use rustc_hash::FxHashMap;
 

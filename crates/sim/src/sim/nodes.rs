@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use podplace_engine::cluster::{NodeId, PodId};
+use podplace_engine::ids::{NodeId, PodId};
 use podplace_model::objects::{Taint, TaintEffect};
 use podplace_model::pdb::budget;
 use podplace_model::selector::text::{TextSelector, TextSelectorError};

@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use podplace_engine::cluster::{existing_term_matches, incoming_term_matches, NodeId, PodId};
 use podplace_engine::cycle::schedule;
-use podplace_engine::placement::DEFAULT_SCHEDULER;
+use podplace_engine::ids::{NodeId, PodId};
+use podplace_engine::place::DEFAULT_SCHEDULER;
 use podplace_engine::plugins::inter_pod_affinity::{
     REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY,
 };
+use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
 use podplace_engine::status::Plugin;
 use podplace_model::labels::Labels;
 use podplace_model::objects::Pod;
