@@ -31,6 +31,7 @@ use k8s_openapi::jiff::Timestamp;
 use podplace_engine::cluster::{Cluster, NodeId, PodId};
 use podplace_engine::framework::{schedule_watching, Verdict};
 use podplace_engine::placement::{build_cluster, place_all, PlaceOptions, DEFAULT_SCHEDULER};
+use podplace_engine::ClusterState;
 use podplace_model::inventory::Inventory;
 use podplace_model::selector::text::TextSelector;
 use podplace_model::workloads::WorkloadKind;
@@ -401,7 +402,7 @@ struct EvictorSetup {
 fn evictor_setup(
     policy: &Policy,
     priority_classes: &[(String, i32)],
-    cluster: &mut Cluster,
+    cluster: &mut ClusterState,
     facts: &[PodFacts],
     opts: &PlanOptions,
 ) -> Result<EvictorSetup, Error> {

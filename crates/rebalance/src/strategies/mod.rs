@@ -137,7 +137,7 @@ impl Scope {
     pub fn new(
         namespaces: &Option<Namespaces>,
         selector: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-        cluster: &mut Cluster,
+        cluster: &mut ClusterState,
     ) -> Scope {
         Scope {
             namespaces: namespaces.clone(),

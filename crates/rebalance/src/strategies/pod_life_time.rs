@@ -2,7 +2,8 @@
 //! some states). Objective: such pods; the replacement is new, wherever it
 //! lands, so it need not move to another node.
 
-use podplace_engine::cluster::{Cluster, PodId};
+use podplace_engine::cluster::PodId;
+use podplace_engine::ClusterState;
 
 use super::{Cx, Nomination, Scope, Strategy};
 use crate::policy::{Namespaces, PodConditionFilter, PodLifeTimeArgs};
@@ -22,7 +23,7 @@ pub struct PodLifeTime {
 
 impl PodLifeTime {
     /// Reads the age limit and filters.
-    pub fn new(args: &PodLifeTimeArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &PodLifeTimeArgs, cluster: &mut ClusterState) -> Self {
         PodLifeTime {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
             max_age: args

@@ -2,7 +2,8 @@
 //! or exit codes, only after some time). Objective: such pods; the
 //! replacement is a fresh pod wherever it lands.
 
-use podplace_engine::cluster::{Cluster, PodId};
+use podplace_engine::cluster::PodId;
+use podplace_engine::ClusterState;
 
 use podplace_model::workloads::WorkloadKind;
 
@@ -22,7 +23,7 @@ pub struct RemoveFailedPods {
 
 impl RemoveFailedPods {
     /// Reads the filters.
-    pub fn new(args: &RemoveFailedPodsArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &RemoveFailedPodsArgs, cluster: &mut ClusterState) -> Self {
         RemoveFailedPods {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
             exclude_owner_kinds: args

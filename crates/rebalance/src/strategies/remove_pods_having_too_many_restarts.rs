@@ -3,7 +3,8 @@
 //! that breaks them). Objective: such pods; a replacement starts at zero,
 //! and must land on another node, since the node may be the problem.
 
-use podplace_engine::cluster::{Cluster, PodId};
+use podplace_engine::cluster::PodId;
+use podplace_engine::ClusterState;
 
 use super::{Cx, Nomination, Scope, Strategy};
 use crate::policy::TooManyRestartsArgs;
@@ -19,7 +20,7 @@ pub struct RemovePodsHavingTooManyRestarts {
 
 impl RemovePodsHavingTooManyRestarts {
     /// Reads the threshold and state filter.
-    pub fn new(args: &TooManyRestartsArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &TooManyRestartsArgs, cluster: &mut ClusterState) -> Self {
         RemovePodsHavingTooManyRestarts {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
             threshold: args.pod_restart_threshold,

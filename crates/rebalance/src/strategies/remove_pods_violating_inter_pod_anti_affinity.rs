@@ -4,6 +4,7 @@
 //! Objective: the ordered (holder, matched pod) pairs in one domain.
 
 use podplace_engine::cluster::{Cluster, HeldKind, PodId};
+use podplace_engine::ClusterState;
 
 use super::{pair_cost, term_text, Cx, Nomination, Scope, Strategy};
 use crate::policy::InterPodAntiAffinityArgs;
@@ -16,7 +17,7 @@ pub struct RemovePodsViolatingInterPodAntiAffinity {
 
 impl RemovePodsViolatingInterPodAntiAffinity {
     /// Compiles the filters.
-    pub fn new(args: &InterPodAntiAffinityArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &InterPodAntiAffinityArgs, cluster: &mut ClusterState) -> Self {
         RemovePodsViolatingInterPodAntiAffinity {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
         }

@@ -4,7 +4,7 @@
 //! better. Objective: required violations (each worth 10,000) plus the
 //! weight of preferred terms the pod's node does not match.
 
-use podplace_engine::cluster::{Cluster, NodeId, PodId};
+use podplace_engine::cluster::{NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
 use podplace_engine::ClusterState;
 use podplace_model::selector::NodeSelectorTerm;
@@ -27,7 +27,7 @@ pub struct RemovePodsViolatingNodeAffinity {
 
 impl RemovePodsViolatingNodeAffinity {
     /// Reads which affinity types to enforce.
-    pub fn new(args: &NodeAffinityArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &NodeAffinityArgs, cluster: &mut ClusterState) -> Self {
         let has = |t: &str| args.node_affinity_type.iter().any(|x| x == t);
         RemovePodsViolatingNodeAffinity {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),

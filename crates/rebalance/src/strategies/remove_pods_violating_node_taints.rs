@@ -27,7 +27,7 @@ fn split(t: &str) -> (String, Option<String>) {
 
 impl RemovePodsViolatingNodeTaints {
     /// Reads the taint filters.
-    pub fn new(args: &NodeTaintsArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &NodeTaintsArgs, cluster: &mut ClusterState) -> Self {
         RemovePodsViolatingNodeTaints {
             scope: Scope::new(&args.namespaces, &args.label_selector, cluster),
             prefer_no_schedule: args.include_prefer_no_schedule,

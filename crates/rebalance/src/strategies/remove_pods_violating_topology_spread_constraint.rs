@@ -4,7 +4,8 @@
 //! constraint back within its maxSkew — what the descheduler sets out to
 //! evict — so each kept eviction removes one.
 
-use podplace_engine::cluster::{Cluster, PodId};
+use podplace_engine::cluster::PodId;
+use podplace_engine::ClusterState;
 use podplace_model::objects::WhenUnsatisfiable;
 
 use super::{
@@ -77,7 +78,7 @@ pub struct RemovePodsViolatingTopologySpreadConstraint {
 
 impl RemovePodsViolatingTopologySpreadConstraint {
     /// Collects the constraint groups of the kinds asked for.
-    pub fn new(args: &TopologySpreadArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &TopologySpreadArgs, cluster: &mut ClusterState) -> Self {
         let mut kinds = Vec::new();
         if args.constraints.iter().any(|c| c == "DoNotSchedule") {
             kinds.push(WhenUnsatisfiable::DoNotSchedule);

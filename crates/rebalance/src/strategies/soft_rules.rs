@@ -57,7 +57,7 @@ pub struct SoftRules {
 
 impl SoftRules {
     /// Reads which soft rules to look after.
-    pub fn new(args: &SoftRulesArgs, cluster: &mut Cluster) -> Self {
+    pub fn new(args: &SoftRulesArgs, cluster: &mut ClusterState) -> Self {
         let on = |r: &str| args.rules.is_empty() || args.rules.iter().any(|x| x == r);
         debug_assert!(SOFT_RULES.iter().all(|r| !r.is_empty()));
         let spread = on("TopologySpread");
