@@ -349,6 +349,11 @@ async fn live(
         };
         daemon.plan_opts = plan_opts;
         daemon.exec_opts = exec_opts;
+        // /healthz's stall bound allows one request's timeout (0: none,
+        // so the default's).
+        if !kube.request_timeout.is_zero() {
+            daemon.request_timeout = kube.request_timeout;
+        }
         let addr = match serve(&args.listen, metrics, daemon.health()).await {
             Ok(a) => a,
             Err(e) => {
