@@ -681,7 +681,7 @@ fn short_lease(identity: &str) -> LeaseConfig {
 
 /// Polls `/healthz` until it answers 503 (within 10 s); the response.
 async fn wait_unhealthy(addr: std::net::SocketAddr) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let health = tokio::task::spawn_blocking(move || http_get(addr, "/healthz"))
             .await
@@ -984,7 +984,9 @@ async fn a_renewal_that_hangs_stops_leading_at_the_renew_deadline() {
     let stalled = std::time::Instant::now();
     while daemon.is_leader() {
         assert!(
-            stalled.elapsed() < Duration::from_millis(800 + 150),
+            // The deadline plus room for a loaded machine to wake this
+            // poll, still well before the Lease (1.5 s) could pass on.
+            stalled.elapsed() < Duration::from_millis(800 + 450),
             "still leading {:?} after renewals began to hang (renew deadline 800 ms)",
             stalled.elapsed()
         );
@@ -996,7 +998,7 @@ async fn a_renewal_that_hangs_stops_leading_at_the_renew_deadline() {
             break;
         }
         assert!(
-            stalled.elapsed() < Duration::from_millis(2 * 800 + 300),
+            stalled.elapsed() < Duration::from_millis(2 * 800 + 600),
             "the leader gauge still says 1 {:?} after renewals began to hang",
             stalled.elapsed()
         );
@@ -1025,7 +1027,9 @@ async fn healthz_turns_unhealthy_when_the_loop_hangs() {
         metrics.clone(),
     )
     .unwrap();
-    let bound = Duration::from_millis(400);
+    // Far above one run of this small world even on a loaded 2-core
+    // machine, so only the hang below can exceed it.
+    let bound = Duration::from_secs(3);
     daemon.stall_after = Some(bound);
     assert_eq!(daemon.stall_bound(Duration::from_millis(50)), bound);
     let addr = serve("127.0.0.1:0", metrics, daemon.health())
@@ -1063,7 +1067,7 @@ async fn healthz_turns_unhealthy_when_the_loop_hangs() {
         health.contains("the loop has made no progress for"),
         "{health}"
     );
-    assert!(health.contains("longer than its bound, 0.4s"), "{health}");
+    assert!(health.contains("longer than its bound, 3.0s"), "{health}");
     assert!(took >= bound, "unhealthy after {took:?}, before the bound");
 }
 
