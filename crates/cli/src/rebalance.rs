@@ -198,18 +198,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
                 return Ok(exit_of(e.exit_code()));
             }
         };
-        print_plan(
-            &planned.plan,
-            None,
-            args.output.output,
-            args.verbose.verbose,
-            true,
-        )?;
-        return Ok(if planned.plan.is_empty() {
-            Exit::Ok
-        } else {
-            Exit::Findings
-        });
+        return report_dry_run(&planned.plan, &args);
     }
     let exec_opts = match exec_options(&args) {
         Ok(o) => o,
@@ -432,18 +421,7 @@ async fn live(
     };
     metrics.planned(planned.plan.plan_seconds, planned.plan.evictions.len());
     if !args.execute {
-        print_plan(
-            &planned.plan,
-            None,
-            args.output.output,
-            args.verbose.verbose,
-            true,
-        )?;
-        return Ok(if planned.plan.is_empty() {
-            Exit::Ok
-        } else {
-            Exit::Findings
-        });
+        return report_dry_run(&planned.plan, &args);
     }
     let plan_copy = planned.plan.clone();
     let always = || true;
@@ -544,6 +522,17 @@ fn default_identity() -> String {
 }
 
 /// Prints the plan (and, after `--execute`, what happened).
+/// A dry run's answer, from files or a live cluster: the plan, and exit 1
+/// when it would evict anything.
+fn report_dry_run(plan: &Plan, args: &RebalanceArgs) -> Result<Exit> {
+    print_plan(plan, None, args.output.output, args.verbose.verbose, true)?;
+    Ok(if plan.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
+}
+
 fn print_plan(
     plan: &Plan,
     report: Option<&ExecutionReport>,
