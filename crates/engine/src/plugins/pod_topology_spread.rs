@@ -12,7 +12,6 @@ use podplace_model::selector::LabelSelector;
 use rustc_hash::FxHashMap;
 
 use crate::cache::SchedulerCache;
-use crate::cluster::Cluster;
 use crate::groups::NodeCounts;
 use crate::ids::NodeId;
 use crate::state::ClusterState;
@@ -168,12 +167,6 @@ fn constraints_of(pod: &Pod, state: &ClusterState, action: WhenUnsatisfiable) ->
             spec: c.clone(),
         })
         .collect()
-}
-
-/// PreFilter on the transition facade: [`pre_filter_with`] on its state and cache.
-pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<FilterState> {
-    let (state, cache) = cluster.parts();
-    pre_filter_with(state, cache, pod)
 }
 
 /// PreFilter: `None` means Skip (no DoNotSchedule constraints).

@@ -8,7 +8,6 @@ use smallvec::SmallVec;
 
 use super::{REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY};
 use crate::cache::SchedulerCache;
-use crate::cluster::Cluster;
 use crate::ids::NodeId;
 use crate::state::terms::{existing_term_matches, incoming_term_matches, PodTerms, TermKind};
 use crate::state::ClusterState;
@@ -106,14 +105,6 @@ fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
     if *c == 0 {
         counts.remove(&pair);
     }
-}
-
-/// PreFilter on the transition facade: registers the pod's terms (so
-/// [`State::terms`] is filled), then [`pre_filter_with`].
-pub fn pre_filter(cluster: &mut Cluster, pod: &Pod) -> Option<State> {
-    cluster.pod_terms(pod);
-    let (state, cache) = cluster.parts();
-    pre_filter_with(state, cache, pod)
 }
 
 /// PreFilter: `None` means Skip (nothing to check).
