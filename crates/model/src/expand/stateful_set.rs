@@ -2,7 +2,7 @@
 //! `<statefulset>-<ordinal>`, with a stable hostname, the governing
 //! Service's subdomain and one claim per `volumeClaimTemplate`.
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaimVolumeSource, Pod, PodTemplateSpec, Volume};
 
 use super::{pod_from_template, replicas, NewPods, Owner, PodIndex};
@@ -27,6 +27,16 @@ pub fn revision(sts: &StatefulSet) -> String {
             let hash = template.map(pod_template_hash).unwrap_or_default();
             revision_name(name, &hash)
         })
+}
+
+/// The first ordinal of a StatefulSet: `spec.ordinals.start`, 0 when unset
+/// (negative values, which the API server rejects, count as 0).
+pub fn start_ordinal(spec: &StatefulSetSpec) -> i32 {
+    spec.ordinals
+        .as_ref()
+        .and_then(|o| o.start)
+        .unwrap_or(0)
+        .max(0)
 }
 
 /// The pod of `ordinal` from `template` at `revision`, as the StatefulSet
@@ -90,13 +100,7 @@ pub(super) fn expand(inv: &Inventory, index: &mut PodIndex, new_pods: &mut NewPo
         };
         let owner = Owner::new(WorkloadKind::StatefulSet, &sts.object.metadata);
         let revision = revision(&sts.object);
-        let start = spec
-            .ordinals
-            .as_ref()
-            .and_then(|o| o.start)
-            .unwrap_or(0)
-            .max(0);
-        let start = usize::try_from(start).unwrap_or(0);
+        let start = usize::try_from(start_ordinal(spec)).unwrap_or(0);
         for ordinal in start..start + replicas(spec.replicas) {
             if new_pods.full() {
                 break;

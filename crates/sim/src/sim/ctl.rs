@@ -656,12 +656,7 @@ impl Simulation {
             w,
             replicas.saturating_sub(self.workloads[w.index()].pods.len() as i32),
         )?;
-        let start = spec
-            .ordinals
-            .as_ref()
-            .and_then(|o| o.start)
-            .unwrap_or(0)
-            .max(0);
+        let start = podplace_model::expand::stateful_set::start_ordinal(&spec);
         let policy = if spec.pod_management_policy.as_deref() == Some("Parallel") {
             PodManagement::Parallel
         } else {
