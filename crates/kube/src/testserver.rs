@@ -639,6 +639,18 @@ struct Req {
 }
 
 impl Req {
+    /// The log entry of this request, answered with `status`.
+    fn logged(&self, status: u16) -> LoggedRequest {
+        LoggedRequest {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            query: self.query.clone(),
+            token: self.token.clone(),
+            body: self.body.clone(),
+            status,
+        }
+    }
+
     fn q(&self, key: &str) -> Option<&str> {
         self.query
             .iter()
@@ -675,14 +687,7 @@ async fn handle(State(state): State<Shared>, request: Request) -> Response {
                 (m.how, m.pages)
             });
         if hit.is_some() {
-            st.log.push(LoggedRequest {
-                method: req.method.clone(),
-                path: req.path.clone(),
-                query: req.query.clone(),
-                token: req.token.clone(),
-                body: req.body.clone(),
-                status: 200,
-            });
+            st.log.push(req.logged(200));
         }
         hit
     };
@@ -692,14 +697,7 @@ async fn handle(State(state): State<Shared>, request: Request) -> Response {
     let answer = {
         let mut st = lock(&state);
         let answer = respond(&mut st, &req);
-        st.log.push(LoggedRequest {
-            method: req.method.clone(),
-            path: req.path.clone(),
-            query: req.query.clone(),
-            token: req.token.clone(),
-            body: req.body.clone(),
-            status: answer.status,
-        });
+        st.log.push(req.logged(answer.status));
         answer
     };
     let mut response = Response::new(Body::from(answer.body));
