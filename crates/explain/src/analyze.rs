@@ -18,10 +18,11 @@ use podplace_engine::plugins::{
 };
 use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
 use podplace_engine::status::{Code, Status};
-use podplace_engine::{ClusterState, HeldKind, NodeId, PodId, PodTerms, TermId};
+use podplace_engine::{ClusterState, NodeId, PodId, PodTerms, TermId};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
 use podplace_model::selector::{LabelSelector, NodeSelectorTerm, Requirement};
+use podplace_model::terms::TermKind as HeldKind;
 use podplace_world::{WhatIf, World as Base};
 use rustc_hash::FxHashMap;
 use serde_json::Value;

@@ -200,7 +200,7 @@ fn apply(cluster: &mut ClusterState, change: &Change) -> Undo {
     }
     for &n in &change.uncordon {
         if cluster.node(n).unschedulable {
-            cluster.node_mut(n).unschedulable = false;
+            set_unschedulable(cluster, n, false);
             undo.uncordoned.push(n);
         }
     }
@@ -213,21 +213,23 @@ fn apply(cluster: &mut ClusterState, change: &Change) -> Undo {
     undo
 }
 
-/// Changes a node's labels with its pods unbound, so every index sees the
-/// node as it is when they are bound again.
+/// Changes a node's labels: a changed copy of the node is put back, so
+/// every group counts its pods under the new labels.
 fn relabel(
     cluster: &mut ClusterState,
     n: NodeId,
     change: impl FnOnce(&mut podplace_model::labels::Labels),
 ) {
-    let pods = cluster.node_info(n).pods.clone();
-    for &p in &pods {
-        cluster.unbind(p);
-    }
-    change(&mut cluster.node_mut(n).labels);
-    for &p in &pods {
-        cluster.bind(p, n);
-    }
+    let mut node = cluster.node(n).clone();
+    change(&mut node.labels);
+    cluster.replace_node(n, node);
+}
+
+/// Cordons or uncordons a node (a changed copy put back).
+fn set_unschedulable(cluster: &mut ClusterState, n: NodeId, unschedulable: bool) {
+    let mut node = cluster.node(n).clone();
+    node.unschedulable = unschedulable;
+    cluster.replace_node(n, node);
 }
 
 /// Undoes [`apply`], last change first.
@@ -236,7 +238,7 @@ fn revert(cluster: &mut ClusterState, undo: Undo) {
         relabel(cluster, n, |labels| *labels = before);
     }
     for n in undo.uncordoned {
-        cluster.node_mut(n).unschedulable = true;
+        set_unschedulable(cluster, n, true);
     }
     for id in undo.added {
         cluster.remove_pod(id);

@@ -42,6 +42,10 @@ pub enum LintError {
         /// What was wrong.
         source: CompileError,
     },
+    /// The manifests applied to the snapshot could not be built into a
+    /// cluster state (an object the engine cannot compile).
+    #[error(transparent)]
+    Build(podplace_engine::BuildError),
     /// A rollout could not be replayed.
     #[error("{object}: cannot replay its rollout: {message}")]
     Simulation {
@@ -182,7 +186,7 @@ pub fn lint(
             return Err(LintError::UnknownRule(d.clone()));
         }
     }
-    let world = world::World::build(manifests, source_map, snapshot)?;
+    let world = world::World::build(manifests, source_map, snapshot, options.seed)?;
     let mut sink = Sink::default();
     for rule in rules::RULES.iter() {
         if options

@@ -2,7 +2,9 @@
 //! ([`Subject`]s, each with its pod template compiled by the model), the
 //! pods that could be matched by their terms ([`Member`]s: every template
 //! and running pod of the manifests and of the `--cluster` snapshot), and
-//! the engine's [`ClusterState`] for nodes, namespaces and interned labels.
+//! the one [`podplace_world::World`] of the manifests applied to the
+//! snapshot (expanded into pods and placed), whose state holds the nodes,
+//! namespaces and interned labels the rules read.
 //!
 //! Every matching question goes to the engine or the model: term matching
 //! through [`existing_term_matches`] / [`incoming_term_matches`], eligible
@@ -26,6 +28,7 @@ use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint};
 use podplace_model::selector::LabelSelector;
 use podplace_model::validate::FieldPath;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
+use podplace_world::World as Base;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::Location;
@@ -300,7 +303,12 @@ type GroupKey = (WorkloadRef, Sym, Labels, Option<Box<str>>);
 
 /// The world of one lint run.
 pub struct World<'a> {
-    /// Nodes, namespaces and the interner, as the engine holds them.
+    /// The manifests applied to the snapshot ([`crate::rollout::merge`]),
+    /// their workloads expanded into pods and every waiting pod placed:
+    /// what would run once the manifests are applied.
+    pub placed: Base,
+    /// A what-if copy of `placed`'s state (nodes, namespaces, pods and
+    /// the interner) in which the subjects' templates are compiled.
     pub state: ClusterState,
     /// The objects whose rules are checked, in load order.
     pub subjects: Vec<Subject<'a>>,
@@ -483,29 +491,21 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
 }
 
 impl<'a> World<'a> {
-    /// Builds the world of a lint run.
+    /// Builds the world of a lint run: the manifests applied to the
+    /// snapshot, expanded and placed (choosing among equally scored nodes
+    /// with `seed`), and the subjects and members of the manifests.
     pub fn build(
         manifests: &'a Inventory,
         source_map: &'a SourceMap,
         snapshot: Option<&'a Inventory>,
+        seed: u64,
     ) -> Result<World<'a>, LintError> {
-        let mut state = ClusterState::new();
-        let mut node_names = FxHashSet::default();
-        let mut ns_objects = FxHashSet::default();
-        for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
-            for ns in &inv.namespaces {
-                if ns_objects.insert(ns.object.metadata.name.clone()) {
-                    state.add_namespace(&ns.object);
-                }
-            }
-            for node in &inv.nodes {
-                if node_names.insert(node.object.metadata.name.clone()) {
-                    state
-                        .add_node(&node.object)
-                        .map_err(|e| LintError::compile(&id("Node", &node.object.metadata), e))?;
-                }
-            }
-        }
+        let mut applied = crate::rollout::merge(manifests, snapshot);
+        podplace_model::expand::expand_workloads(&mut applied);
+        applied.warnings.clear();
+        applied.notices.clear();
+        let placed = Base::build(applied, seed).map_err(LintError::Build)?;
+        let mut state = placed.overlay().into_state();
         // Workload resolution across both inventories.
         let mut merged = Inventory::default();
         for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
@@ -655,6 +655,7 @@ impl<'a> World<'a> {
         }
         let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&state);
         Ok(World {
+            placed,
             state,
             subjects,
             members,
