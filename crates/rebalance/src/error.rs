@@ -26,7 +26,7 @@ pub enum Error {
     },
     /// The world could not be compiled for the engine.
     #[error("{0}")]
-    Build(#[from] podplace_engine::placement::BuildError),
+    Build(#[from] podplace_engine::BuildError),
     /// A value in the world cannot be used (a PodDisruptionBudget percentage that does not parse).
     #[error("{0}")]
     Invalid(String),

@@ -162,7 +162,7 @@ pub enum KeptReason {
     /// Another scheduler places its replacement: podplace cannot prove where.
     #[error(
         "its replacement is scheduled by {scheduler:?}, not {}: its landing cannot be proved",
-        podplace_engine::placement::DEFAULT_SCHEDULER
+        podplace_engine::place::DEFAULT_SCHEDULER
     )]
     OtherScheduler {
         /// `spec.schedulerName`.
@@ -349,7 +349,7 @@ impl Planned {
             pod.metadata.managed_fields = None;
             pod.metadata.creation_timestamp = Some(Time(now));
             if let Some(spec) = pod.spec.as_mut() {
-                spec.node_name = Some(self.cluster.node(ids.to).name.to_string());
+                spec.node_name = Some(self.state.node(ids.to).name.to_string());
             }
             pod.status = Some(core::PodStatus {
                 phase: Some("Running".to_string()),

@@ -4,7 +4,7 @@
 //! engine's cluster*: the pod starts terminating, the replacement its
 //! controller would create (the same pod spec under a new name; a
 //! StatefulSet's under the same name, once the old pod is gone) goes through
-//! [`podplace_engine::framework::schedule`] as kube-scheduler would schedule
+//! [`podplace_engine::cycle::schedule`] as kube-scheduler would schedule
 //! it at once — a terminating pod still counts for inter-pod affinity and
 //! anti-affinity and holds its resources, though not for topology spread —
 //! and if it fits nowhere then, again once the old pod is gone. The eviction
@@ -28,10 +28,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
-use podplace_engine::cluster::{Cluster, NodeId, PodId};
-use podplace_engine::framework::{schedule_watching, Verdict};
-use podplace_engine::placement::{build_cluster, place_all, PlaceOptions, DEFAULT_SCHEDULER};
-use podplace_engine::ClusterState;
+use podplace_engine::place::DEFAULT_SCHEDULER;
+use podplace_engine::{
+    schedule_watching, ClusterState, NodeId, PlaceOptions, PodId, SchedulerCache, Verdict,
+};
 use podplace_model::inventory::Inventory;
 use podplace_model::selector::text::TextSelector;
 use podplace_model::workloads::WorkloadKind;
@@ -146,8 +146,8 @@ pub struct EvictionIds {
 pub struct Planned {
     /// The plan, for people and JSON.
     pub plan: Plan,
-    /// The engine's cluster after every planned move.
-    pub cluster: Cluster,
+    /// The engine's cluster state after every planned move.
+    pub state: ClusterState,
     /// Facts of every pod (replacements included), by [`PodId`].
     pub facts: Vec<PodFacts>,
     /// The kept evictions, parallel to `plan.evictions`.
@@ -185,12 +185,16 @@ fn built_in_priority(name: &str) -> Option<i32> {
     }
 }
 
-/// What the planner works on: the engine's cluster (waiting pods already
-/// placed), the facts of every pod by [`PodId`], and the disruption budgets.
+/// What the planner works on: a cluster state of its own to try moves on
+/// (waiting pods already placed) with its scheduler cache, the facts of
+/// every pod by [`PodId`], and the disruption budgets.
 #[derive(Debug)]
 pub struct World {
-    /// The cluster.
-    pub cluster: Cluster,
+    /// The state moves are tried on (the planner's alone: a podplace-world
+    /// [`podplace_world::World`]'s state, or an overlay of a simulation's).
+    pub state: ClusterState,
+    /// What scheduling cached on that state.
+    pub cache: SchedulerCache,
     /// Facts of every pod, by [`PodId`].
     pub facts: Vec<PodFacts>,
     /// Disruption budgets (PodDisruptionBudgets, rollout strategies).
@@ -209,17 +213,16 @@ impl World {
     /// Builds the world of an inventory: the cluster, waiting pods placed in
     /// queue order, facts and budgets.
     pub fn from_inventory(inv: &Inventory, seed: u64) -> Result<World, Error> {
-        let (mut cluster, pending) = build_cluster(inv)?;
-        let placing = Instant::now();
-        let placements = place_all(
-            &mut cluster,
-            &pending,
+        let world = podplace_world::World::build_with(
+            inv.clone(),
             PlaceOptions {
                 seed,
                 keep_outcomes: false,
             },
-        );
-        let placing_seconds = placing.elapsed().as_secs_f64();
+        )?;
+        let placing_seconds = world.placing_seconds();
+        let placements = world.placements().to_vec();
+        let (cluster, cache) = world.into_state();
         let mut placed = Vec::new();
         let mut still_pending = Vec::new();
         for p in &placements {
@@ -248,7 +251,8 @@ impl World {
             .collect();
         let budgets = Budgets::compute(inv, &mut facts, &bound, &terminating)?;
         Ok(World {
-            cluster,
+            state: cluster,
+            cache,
             facts,
             budgets,
             priority_classes: inv
@@ -305,7 +309,8 @@ pub fn plan_world_spending(
     };
     let phase = Instant::now();
     let World {
-        mut cluster,
+        state: mut cluster,
+        cache,
         facts,
         budgets,
         priority_classes,
@@ -314,9 +319,18 @@ pub fn plan_world_spending(
         placing_seconds,
     } = world;
     timings.placing_seconds = placing_seconds;
+    // Pod ids stay those of the facts: a replacement never takes a removed
+    // pod's slot (the plan tells evicted pods of the input by their ids).
+    cluster.set_slot_reuse(false);
 
     let setup = evictor_setup(policy, &priority_classes, &mut cluster, &facts, opts)?;
     let entries = strategies_of(policy, &mut cluster, &facts, opts.now);
+    // Keep counted what the strategies read on every move.
+    for e in &entries {
+        for key in e.strategy.groups(&cluster) {
+            cluster.pin_group(key);
+        }
+    }
     timings.strategies_seconds = phase.elapsed().as_secs_f64();
 
     // The wave in progress goes on in this plan's first wave.
@@ -329,6 +343,7 @@ pub fn plan_world_spending(
     let mut planner = Planner {
         spent: spent.clone(),
         cluster,
+        cache,
         facts,
         entries,
         opts: opts.clone(),
@@ -382,7 +397,7 @@ pub fn plan_world_spending(
     };
     Ok(Planned {
         plan,
-        cluster: planner.cluster,
+        state: planner.cluster,
         facts: planner.facts,
         ids: planner.ids,
         placed,
@@ -482,7 +497,7 @@ fn evictor_setup(
 /// runs them.
 fn strategies_of(
     policy: &Policy,
-    cluster: &mut Cluster,
+    cluster: &mut ClusterState,
     facts: &[PodFacts],
     now: Timestamp,
 ) -> Vec<StrategyEntry> {
@@ -506,12 +521,12 @@ fn strategies_of(
         }
     }
     for e in &mut entries {
-        let mut cx = Cx {
-            cluster,
+        let cx = Cx {
+            state: cluster,
             facts,
             now,
         };
-        e.before = e.strategy.total(&mut cx);
+        e.before = e.strategy.total(&cx);
         e.running = e.before;
     }
     entries
@@ -631,7 +646,9 @@ pub const MODEL: &str = "Each replacement is the evicted pod's spec as its contr
 struct Planner {
     /// What earlier plans of the run evicted.
     spent: Spent,
-    cluster: Cluster,
+    /// The planner's own state, moves applied.
+    cluster: ClusterState,
+    cache: SchedulerCache,
     facts: Vec<PodFacts>,
     entries: Vec<StrategyEntry>,
     opts: PlanOptions,
@@ -650,12 +667,12 @@ impl Planner {
         let mut order: Vec<PodId> = Vec::new();
         let mut by_pod: BTreeMap<PodId, Vec<(usize, String)>> = BTreeMap::new();
         for si in 0..self.entries.len() {
-            let mut cx = Cx {
-                cluster: &mut self.cluster,
+            let cx = Cx {
+                state: &self.cluster,
                 facts: &self.facts,
                 now: self.opts.now,
             };
-            let noms = self.entries[si].strategy.nominate(&mut cx);
+            let noms = self.entries[si].strategy.nominate(&cx);
             for n in noms {
                 let e = by_pod.entry(n.pod).or_default();
                 if e.is_empty() {
@@ -832,34 +849,36 @@ impl Planner {
                 Some(i) => f.name[..=i].to_string(),
                 None => format!("{}-", f.name),
             });
-        for attempt in 0u32.. {
-            let name = format!(
-                "{base}{}",
-                podplace_model::expand::name_suffix(&format!(
-                    "{}/{}#replacement{attempt}",
-                    f.namespace, f.name
-                ))
-            );
-            if self.cluster.pod_id(&f.namespace, &name).is_none() {
-                return name;
-            }
-        }
-        unreachable!("the attempt counter is unbounded")
+        podplace_model::naming::first_free_name(
+            &base,
+            |attempt| format!("{}/{}#replacement{attempt}", f.namespace, f.name),
+            |name| self.cluster.pod_id(&f.namespace, name).is_some(),
+        )
+    }
+
+    /// One scheduling cycle for a replacement on the planner's state,
+    /// with `from`'s verdict.
+    fn schedule_watching(
+        &mut self,
+        pod: &podplace_model::objects::Pod,
+        from: NodeId,
+    ) -> Result<(podplace_engine::Choice, Option<Verdict>), Box<podplace_engine::Outcome>> {
+        schedule_watching(&self.cluster, &mut self.cache, pod, self.opts.seed, from)
     }
 
     fn costs(&mut self, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
         let n = self.entries.len();
         let mut out = Vec::with_capacity(n);
         for si in 0..n {
-            let mut cx = Cx {
-                cluster: &mut self.cluster,
+            let cx = Cx {
+                state: &self.cluster,
                 facts: &self.facts,
                 now: self.opts.now,
             };
             let s = &mut self.entries[si].strategy;
-            let mut c = s.pod_cost(&mut cx, pod);
+            let mut c = s.pod_cost(&cx, pod);
             for &node in nodes {
-                c += s.node_cost(&mut cx, node);
+                c += s.node_cost(&cx, node);
             }
             out.push(c);
         }
@@ -870,12 +889,12 @@ impl Planner {
         let n = self.entries.len();
         let mut out = Vec::with_capacity(n);
         for si in 0..n {
-            let mut cx = Cx {
-                cluster: &mut self.cluster,
+            let cx = Cx {
+                state: &self.cluster,
                 facts: &self.facts,
                 now: self.opts.now,
             };
-            out.push(self.entries[si].strategy.node_cost(&mut cx, node));
+            out.push(self.entries[si].strategy.node_cost(&cx, node));
         }
         out
     }
@@ -891,12 +910,12 @@ impl Planner {
         // Rules as they read now, with the moves already planned.
         let mut admitted = admitted.to_vec();
         for (si, rule) in admitted.iter_mut() {
-            let mut cx = Cx {
-                cluster: &mut self.cluster,
+            let cx = Cx {
+                state: &self.cluster,
                 facts: &self.facts,
                 now: self.opts.now,
             };
-            if let Some(r) = self.entries[*si].strategy.explain(&mut cx, pod) {
+            if let Some(r) = self.entries[*si].strategy.explain(&cx, pod) {
                 *rule = r;
             }
         }
@@ -925,7 +944,7 @@ impl Planner {
             self.cluster.set_terminating(pod, true);
             replacement = self.cluster.add_pod(compiled.clone());
             self.facts.push(replacement_facts);
-            match schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from) {
+            match self.schedule_watching(&compiled, from) {
                 Ok(found) => landing = Some(found),
                 Err(_) => {
                     self.cluster.unbind(pod);
@@ -936,7 +955,7 @@ impl Planner {
         // Phase 2, when it fit nowhere while the old pod terminated: once it is gone.
         let landing = match landing {
             Some(found) => Ok(found),
-            None => schedule_watching(&mut self.cluster, &compiled, self.opts.seed, from),
+            None => self.schedule_watching(&compiled, from),
         };
         let rollback = |this: &mut Planner| {
             // The replacement's slot stays (ids are stable), dead.

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
-use podplace_engine::cluster::PodId;
+use podplace_engine::{PodId, SchedulerCache};
 use podplace_model::inventory::{Inventory, Origin, Sourced};
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use podplace_sim::{Extensions, SimError, Simulation};
@@ -48,18 +48,10 @@ pub struct SimRebalance {
     pub steps: Vec<Vec<SimEviction>>,
 }
 
-fn workload_ref(text: &str) -> WorkloadRef {
-    let mut parts = text.splitn(3, '/');
-    WorkloadRef {
-        kind: WorkloadKind::of(parts.next().unwrap_or("")),
-        namespace: parts.next().unwrap_or("").to_string(),
-        name: parts.next().unwrap_or("").to_string(),
-    }
-}
-
-/// The planner's world for the simulation's current state.
-pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
-    let cluster = sim.cluster().clone();
+/// The planner's world for the simulation's current state: an overlay of
+/// the simulation's state (the simulation is only read).
+pub fn world_of(sim: &Simulation) -> Result<World, SimError> {
+    let cluster = sim.state();
     let mut facts = Vec::with_capacity(cluster.pod_slots());
     let mut bound = Vec::with_capacity(cluster.pod_slots());
     let mut terminating = Vec::with_capacity(cluster.pod_slots());
@@ -84,11 +76,11 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
             generate_name,
             owner_refs: usize::from(owner.is_some()),
             owner,
-            workload: workload_ref(&if alive {
-                sim.workload_of(id)
+            workload: if alive {
+                sim.workload_ref(id)
             } else {
-                String::new()
-            }),
+                WorkloadRef::new(WorkloadKind::of(""), "", "")
+            },
             static_pod: false,
             evict_annotation: false,
             prefer_no_eviction: false,
@@ -130,7 +122,8 @@ pub fn world_of(sim: &mut Simulation) -> Result<World, SimError> {
     let budgets = Budgets::compute(&inv, &mut facts, &bound, &terminating)
         .map_err(|e| SimError::Invalid(e.to_string()))?;
     Ok(World {
-        cluster,
+        state: cluster.overlay(),
+        cache: SchedulerCache::new(),
         facts,
         budgets,
         priority_classes: Vec::new(),
@@ -157,7 +150,7 @@ impl Extensions for SimRebalance {
         let mut done = Vec::new();
         for e in &planned.plan.evictions {
             let (ns, name) = e.pod.split_once('/').unwrap_or(("default", e.pod.as_str()));
-            let Some(id) = sim.cluster().pod_id(ns, name) else {
+            let Some(id) = sim.state().pod_id(ns, name) else {
                 continue;
             };
             let workload = sim.workload_of(id);

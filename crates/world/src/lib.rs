@@ -81,6 +81,8 @@ pub struct World {
     /// Per pod: its index in `placements` (pods that were waiting).
     placement_of: PodColumn<Option<usize>>,
     seed: u64,
+    /// How long placing the waiting pods took.
+    placing_seconds: f64,
 }
 
 impl World {
@@ -101,7 +103,9 @@ impl World {
     pub fn build_with(inventory: Inventory, options: PlaceOptions) -> Result<World, BuildError> {
         let (mut state, pending) = build_state(&inventory)?;
         let mut cache = SchedulerCache::new();
+        let placing = std::time::Instant::now();
         let placements = place_all(&mut state, &mut cache, &pending, options);
+        let placing_seconds = placing.elapsed().as_secs_f64();
         let mut placement_of = PodColumn::from_fn(state.pod_slots(), |_| None);
         for (i, p) in placements.iter().enumerate() {
             placement_of[p.pod] = Some(i);
@@ -115,7 +119,14 @@ impl World {
             placements,
             placement_of,
             seed: options.seed,
+            placing_seconds,
         })
+    }
+
+    /// How long placing the waiting pods took (the rest of building is
+    /// compiling the objects).
+    pub fn placing_seconds(&self) -> f64 {
+        self.placing_seconds
     }
 
     /// Everything loaded (workloads expanded into pods).
@@ -228,6 +239,13 @@ impl World {
     /// Gives the objects back (for a command that continues with them).
     pub fn into_inventory(self) -> Inventory {
         self.inventory
+    }
+
+    /// Gives the placed state and the scheduler cache away, for a caller
+    /// that goes on changing them alone (a planner's what-if that needs no
+    /// base to compare with: no copy is made).
+    pub fn into_state(self) -> (ClusterState, SchedulerCache) {
+        (self.state, self.cache)
     }
 }
 

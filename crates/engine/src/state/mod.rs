@@ -15,6 +15,7 @@ mod dump;
 mod nodes;
 mod pods;
 pub mod selectors;
+mod storage;
 pub mod terms;
 
 use std::borrow::Cow;
@@ -176,6 +177,8 @@ pub struct ClusterState {
     prepared: FxHashMap<GroupKey, u32>,
     /// Groups the transition facade pinned for the life of the state.
     pinned: rustc_hash::FxHashSet<GroupKey>,
+    /// PersistentVolumes, claims, classes, CSI and DRA objects ([`storage`]).
+    storage: Arc<podplace_model::storage::Storage>,
 }
 
 impl Default for ClusterState {
@@ -215,6 +218,7 @@ impl ClusterState {
             unsettled: Vec::new(),
             prepared: FxHashMap::default(),
             pinned: Default::default(),
+            storage: Arc::default(),
         }
     }
 
@@ -565,8 +569,12 @@ impl ClusterState {
         Arc::make_mut(&mut self.terms).release_pod(&terms);
     }
 
-    /// Pins a group for the transition facade (never released).
-    pub(crate) fn pin_group(&mut self, key: GroupKey) -> GroupId {
+    /// Keeps a group counted for the life of this state (never released):
+    /// for a reader that asks for the same counts over many changes (a
+    /// planner trying moves on its own what-if), so that
+    /// [`ClusterState::matching_counts`] and [`ClusterState::spread_counts`]
+    /// find them kept instead of counting on every read.
+    pub fn pin_group(&mut self, key: GroupKey) -> GroupId {
         self.settle();
         let id = self.ensure_group(key.clone());
         if self.pinned.insert(key.clone()) {

@@ -5,8 +5,8 @@
 //! empty node, so podplace's proof keeps few or no such evictions; the
 //! descheduler documents that this strategy needs a MostAllocated scheduler.
 
-use podplace_engine::cluster::NodeId;
 use podplace_engine::ClusterState;
+use podplace_engine::NodeId;
 use podplace_model::workloads::WorkloadKind;
 
 use super::low_node_utilization::usage_mp;
@@ -47,7 +47,7 @@ impl HighNodeUtilization {
     }
 
     fn movable(cx: &Cx<'_>, node: NodeId) -> i64 {
-        cx.cluster
+        cx.state
             .node_info(node)
             .pods
             .iter()
@@ -71,16 +71,16 @@ impl Strategy for HighNodeUtilization {
         "pods on underutilized nodes".to_string()
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let nodes: Vec<NodeId> = cx
-            .cluster
+            .state
             .node_ids()
-            .filter(|n| !cx.cluster.node(*n).unschedulable)
+            .filter(|n| !cx.state.node(*n).unschedulable)
             .collect();
         let under: Vec<NodeId> = nodes
             .iter()
             .copied()
-            .filter(|&n| self.under(cx.cluster, n))
+            .filter(|&n| self.under(cx.state, n))
             .collect();
         if under.is_empty()
             || under.len() as i64 <= self.number_of_nodes
@@ -90,7 +90,7 @@ impl Strategy for HighNodeUtilization {
         }
         let mut out = Vec::new();
         for n in under {
-            for &p in &cx.cluster.node_info(n).pods {
+            for &p in &cx.state.node_info(n).pods {
                 let f = &cx.facts[p.index()];
                 if self
                     .evictable
@@ -100,13 +100,13 @@ impl Strategy for HighNodeUtilization {
                     continue;
                 }
                 if self.only_thresholding {
-                    let r = &cx.cluster.pod(p).requests;
+                    let r = &cx.state.pod(p).requests;
                     let requests_any = self.thresholds.iter().any(|(res, _)| match res.as_str() {
                         "cpu" => r.milli_cpu > 0,
                         "memory" => r.memory > 0,
                         "pods" => true,
                         other => cx
-                            .cluster
+                            .state
                             .interner()
                             .lookup(other)
                             .is_some_and(|s| r.scalar(s) > 0),
@@ -117,23 +117,23 @@ impl Strategy for HighNodeUtilization {
                 }
                 out.push(Nomination {
                     pod: p,
-                    rule: format!("node {} is underutilized", cx.cluster.node(n).name),
+                    rule: format!("node {} is underutilized", cx.state.node(n).name),
                 });
             }
         }
         out
     }
 
-    fn node_cost(&mut self, cx: &mut Cx<'_>, node: NodeId) -> i64 {
-        if self.under(cx.cluster, node) {
+    fn node_cost(&mut self, cx: &Cx<'_>, node: NodeId) -> i64 {
+        if self.under(cx.state, node) {
             Self::movable(cx, node)
         } else {
             0
         }
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        let nodes: Vec<NodeId> = cx.cluster.node_ids().collect();
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        let nodes: Vec<NodeId> = cx.state.node_ids().collect();
         nodes.into_iter().map(|n| self.node_cost(cx, n)).sum()
     }
 }

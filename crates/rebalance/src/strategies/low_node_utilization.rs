@@ -3,8 +3,8 @@
 //! how far each node's requests are above the targets, in thousandths of a
 //! percent, summed over nodes and resources.
 
-use podplace_engine::cluster::NodeId;
 use podplace_engine::ClusterState;
+use podplace_engine::NodeId;
 
 use super::{Cx, Nomination, Strategy};
 use crate::policy::{LowNodeUtilizationArgs, Namespaces};
@@ -114,22 +114,22 @@ impl Strategy for LowNodeUtilization {
         "overutilization (thousandths of a percent above target)".to_string()
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let under = cx
-            .cluster
+            .state
             .node_ids()
-            .filter(|&n| self.under(cx.cluster, n))
+            .filter(|&n| self.under(cx.state, n))
             .count() as i64;
         if under == 0 || under <= self.number_of_nodes {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for n in cx.cluster.node_ids() {
-            let Some(why) = self.over(cx.cluster, n) else {
+        for n in cx.state.node_ids() {
+            let Some(why) = self.over(cx.state, n) else {
                 continue;
             };
-            let mut pods: Vec<_> = cx.cluster.node_info(n).pods.clone();
-            pods.sort_by_key(|&p| (cx.cluster.pod(p).priority, cx.facts[p.index()].qos, p));
+            let mut pods: Vec<_> = cx.state.node_info(n).pods.clone();
+            pods.sort_by_key(|&p| (cx.state.pod(p).priority, cx.facts[p.index()].qos, p));
             for p in pods {
                 let f = &cx.facts[p.index()];
                 if self
@@ -143,7 +143,7 @@ impl Strategy for LowNodeUtilization {
                     pod: p,
                     rule: format!(
                         "node {} is overutilized ({why}) while {under} node(s) are underutilized",
-                        cx.cluster.node(n).name
+                        cx.state.node(n).name
                     ),
                 });
             }
@@ -151,15 +151,15 @@ impl Strategy for LowNodeUtilization {
         out
     }
 
-    fn node_cost(&mut self, cx: &mut Cx<'_>, node: NodeId) -> i64 {
+    fn node_cost(&mut self, cx: &Cx<'_>, node: NodeId) -> i64 {
         self.bands
             .iter()
-            .filter_map(|(r, _, high)| usage_mp(cx.cluster, node, r).map(|u| (u - high).max(0)))
+            .filter_map(|(r, _, high)| usage_mp(cx.state, node, r).map(|u| (u - high).max(0)))
             .sum()
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        let nodes: Vec<NodeId> = cx.cluster.node_ids().collect();
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        let nodes: Vec<NodeId> = cx.state.node_ids().collect();
         nodes.into_iter().map(|n| self.node_cost(cx, n)).sum()
     }
 

@@ -28,10 +28,8 @@ pub mod remove_pods_violating_topology_spread_constraint;
 pub mod soft_rules;
 
 use k8s_openapi::jiff::Timestamp;
-use podplace_engine::cluster::{
-    existing_term_matches, incoming_term_matches, Cluster, HeldKind, NodeId, PodId,
-};
-use podplace_engine::ClusterState;
+use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
+use podplace_engine::{ClusterState, GroupKey, HeldKind, NodeId, PodId};
 use podplace_model::labels::Labels;
 use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, WhenUnsatisfiable};
 use podplace_model::selector::{LabelSelector, Requirement};
@@ -42,8 +40,9 @@ use crate::world::PodFacts;
 
 /// What strategies read and the planner changes.
 pub struct Cx<'a> {
-    /// The engine's cluster, in the state being evaluated.
-    pub cluster: &'a mut Cluster,
+    /// The engine's cluster state being evaluated (read only: the planner
+    /// applies the moves).
+    pub state: &'a ClusterState,
     /// Facts of every pod, indexed by [`PodId`].
     pub facts: &'a [PodFacts],
     /// The time lifecycle strategies measure against.
@@ -53,7 +52,7 @@ pub struct Cx<'a> {
 impl Cx<'_> {
     /// The node a pod is bound to (alive pods only).
     pub fn node_of(&self, pod: PodId) -> Option<NodeId> {
-        self.cluster.pod_node(pod)
+        self.state.pod_node(pod)
     }
 }
 
@@ -78,21 +77,21 @@ pub trait Strategy {
         true
     }
     /// Pods this strategy would move, in the order it prefers.
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination>;
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination>;
     /// The part of the objective that depends on where `pod` is (the pod
     /// bound where it is now).
-    fn pod_cost(&mut self, _cx: &mut Cx<'_>, _pod: PodId) -> i64 {
+    fn pod_cost(&mut self, _cx: &Cx<'_>, _pod: PodId) -> i64 {
         0
     }
     /// What `node` contributes to the objective.
-    fn node_cost(&mut self, _cx: &mut Cx<'_>, _node: NodeId) -> i64 {
+    fn node_cost(&mut self, _cx: &Cx<'_>, _node: NodeId) -> i64 {
         0
     }
     /// The whole objective.
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64;
+    fn total(&mut self, cx: &Cx<'_>) -> i64;
     /// The rule `pod` breaks in the current state, when it can change as
     /// other pods move (the planner refreshes nominations with it).
-    fn explain(&mut self, _cx: &mut Cx<'_>, _pod: PodId) -> Option<String> {
+    fn explain(&mut self, _cx: &Cx<'_>, _pod: PodId) -> Option<String> {
         None
     }
     /// Most evictions this strategy may make from one node (its own
@@ -100,10 +99,53 @@ pub trait Strategy {
     fn node_limit(&self) -> Option<u32> {
         None
     }
+    /// The topology groups whose counts this strategy reads over and over:
+    /// the planner keeps them counted on its state while it moves pods, so
+    /// a read is a lookup instead of a count.
+    fn groups(&self, _state: &ClusterState) -> Vec<GroupKey> {
+        Vec::new()
+    }
+}
+
+/// The single-term matching groups of the terms of `kinds` that bound pods
+/// hold (what [`pair_cost`] reads).
+pub fn term_groups(state: &ClusterState, kinds: &[HeldKind]) -> Vec<GroupKey> {
+    let mut keys: Vec<GroupKey> = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
+    for (pod, _) in state.bound_pods() {
+        let Some(entry) = state.pod_entry(pod) else {
+            continue;
+        };
+        let t = &entry.terms;
+        let ids = kinds.iter().flat_map(|k| -> Vec<podplace_engine::TermId> {
+            match k {
+                HeldKind::RequiredAntiAffinity => t.required_anti_affinity.to_vec(),
+                HeldKind::RequiredAffinity => t.required_affinity.to_vec(),
+                HeldKind::PreferredAffinity => {
+                    t.preferred_affinity.iter().map(|&(id, _)| id).collect()
+                }
+                HeldKind::PreferredAntiAffinity => t
+                    .preferred_anti_affinity
+                    .iter()
+                    .map(|&(id, _)| id)
+                    .collect(),
+            }
+        });
+        for id in ids {
+            if seen.insert(id) {
+                keys.push(GroupKey::Matching(smallvec::smallvec![id]));
+            }
+        }
+    }
+    keys
 }
 
 /// Builds the strategy for a configured plugin.
-pub fn build(args: &StrategyArgs, cluster: &mut Cluster, facts: &[PodFacts]) -> Box<dyn Strategy> {
+pub fn build(
+    args: &StrategyArgs,
+    cluster: &mut ClusterState,
+    facts: &[PodFacts],
+) -> Box<dyn Strategy> {
     match args {
         StrategyArgs::RemoveDuplicates(a) => Box::new(remove_duplicates::RemoveDuplicates::new(a, cluster, facts)),
         StrategyArgs::LowNodeUtilization(a) => Box::new(low_node_utilization::LowNodeUtilization::new(a, cluster)),
@@ -156,7 +198,7 @@ impl Scope {
             }
         }
         match &self.selector {
-            Some(sel) => sel.matches(&cx.cluster.pod(pod).labels, cx.cluster.interner()),
+            Some(sel) => sel.matches(&cx.state.pod(pod).labels, cx.state.interner()),
             None => true,
         }
     }
@@ -220,7 +262,7 @@ pub fn term_text(term: &AffinityTerm, cluster: &ClusterState) -> String {
 /// against the pod. Each pair is weighted by the term's weight (1 for
 /// required terms) and signed by `sign(kind)`.
 pub fn pair_cost(
-    cluster: &mut Cluster,
+    cluster: &ClusterState,
     pod: PodId,
     kinds: &[HeldKind],
     sign: impl Fn(HeldKind) -> i64,
@@ -233,7 +275,7 @@ pub fn pair_cost(
     };
     // The pod's own terms, as the cluster's shared term ids.
     let terms = &entry.terms;
-    let mut own: smallvec::SmallVec<[(podplace_engine::cluster::TermId, HeldKind, i64); 4]> =
+    let mut own: smallvec::SmallVec<[(podplace_engine::TermId, HeldKind, i64); 4]> =
         smallvec::SmallVec::new();
     for k in kinds {
         match k {
@@ -270,7 +312,7 @@ pub fn pair_cost(
             cluster.namespaces(),
             cluster.interner(),
         );
-        let counts = cluster.match_counts(&[id]);
+        let counts = cluster.matching_counts(&[cluster.term(id)]);
         let mut n = counts
             .domains(key)
             .and_then(|d| d.get(&value))
@@ -408,9 +450,8 @@ impl SpreadGroup {
 
     /// Matching pods per domain, parallel to [`SpreadGroup::domains`], and
     /// the eligible nodes holding any, from the cluster's kept counts.
-    pub fn domain_counts(&self, cluster: &mut Cluster) -> (Vec<i64>, Vec<NodeId>) {
-        let id = cluster.ensure_spread_counts(self.namespace, &self.constraint.selector);
-        let counts = cluster.spread_table(id);
+    pub fn domain_counts(&self, cluster: &ClusterState) -> (Vec<i64>, Vec<NodeId>) {
+        let counts = cluster.spread_counts(self.namespace, &self.constraint.selector);
         let mut by_domain = vec![0i64; self.domains.len()];
         let mut occupied = Vec::new();
         for &n in counts.occupied() {
@@ -422,9 +463,17 @@ impl SpreadGroup {
         (by_domain, occupied)
     }
 
+    /// The group of the engine's that keeps this group's counts.
+    pub fn key(&self) -> GroupKey {
+        GroupKey::Spread {
+            namespace: self.namespace,
+            selector: self.constraint.selector.clone(),
+        }
+    }
+
     /// The fewest pod moves that bring every domain within maxSkew of the
     /// emptiest, and the band `[low, high]` counts must end in.
-    pub fn cost(&self, cluster: &mut Cluster) -> (i64, i64, i64) {
+    pub fn cost(&self, cluster: &ClusterState) -> (i64, i64, i64) {
         let (counts, _) = self.domain_counts(cluster);
         min_moves(&counts, i64::from(self.constraint.max_skew))
     }

@@ -2,8 +2,8 @@
 //! some states). Objective: such pods; the replacement is new, wherever it
 //! lands, so it need not move to another node.
 
-use podplace_engine::cluster::PodId;
 use podplace_engine::ClusterState;
+use podplace_engine::PodId;
 
 use super::{Cx, Nomination, Scope, Strategy};
 use crate::policy::{Namespaces, PodConditionFilter, PodLifeTimeArgs};
@@ -109,8 +109,8 @@ impl Strategy for PodLifeTime {
         false
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        let mut out: Vec<(i64, Nomination)> = super::bound_with_finished(cx.cluster)
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
+        let mut out: Vec<(i64, Nomination)> = super::bound_with_finished(cx.state)
             .into_iter()
             .filter(|(p, _)| self.scope.admits(cx, *p))
             .filter_map(|(p, _)| {
@@ -133,12 +133,12 @@ impl Strategy for PodLifeTime {
         out.into_iter().map(|(_, n)| n).collect()
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         i64::from(cx.node_of(pod).is_some() && self.too_old(cx, pod).is_some())
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound_with_finished(cx.cluster)
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        super::bound_with_finished(cx.state)
             .into_iter()
             .filter(|(p, _)| self.too_old(cx, *p).is_some())
             .count() as i64

@@ -4,8 +4,8 @@
 //! number of evictions the descheduler would make, so every kept eviction
 //! removes exactly one.
 
-use podplace_engine::cluster::{NodeId, PodId};
 use podplace_engine::ClusterState;
+use podplace_engine::{NodeId, PodId};
 use podplace_model::intern::Sym;
 use rustc_hash::FxHashMap;
 
@@ -165,8 +165,8 @@ impl Strategy for RemoveDuplicates {
         "pods above an even share".to_string()
     }
 
-    fn explain(&mut self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
-        self.catch_up(cx.cluster, cx.facts);
+    fn explain(&mut self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
+        self.catch_up(cx.state, cx.facts);
         let &g = self.group_of.get(&pod)?;
         let n = cx.node_of(pod)?;
         let (per_node, upper) = self.counts(cx, g);
@@ -175,14 +175,14 @@ impl Strategy for RemoveDuplicates {
             format!(
                 "{c} pods of {} on {}; an even share over {} nodes is {upper}",
                 self.groups[g].owner,
-                cx.cluster.node(n).name,
+                cx.state.node(n).name,
                 self.groups[g].targets
             )
         })
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        self.catch_up(cx.cluster, cx.facts);
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
+        self.catch_up(cx.state, cx.facts);
         let mut out = Vec::new();
         for g in 0..self.groups.len() {
             let (per_node, upper) = self.counts(cx, g);
@@ -198,7 +198,7 @@ impl Strategy for RemoveDuplicates {
                         rule: format!(
                             "{c} pods of {} on {}; an even share over {} nodes is {upper}",
                             self.groups[g].owner,
-                            cx.cluster.node(n).name,
+                            cx.state.node(n).name,
                             self.groups[g].targets
                         ),
                     });
@@ -208,16 +208,16 @@ impl Strategy for RemoveDuplicates {
         out
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
-        self.catch_up(cx.cluster, cx.facts);
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
+        self.catch_up(cx.state, cx.facts);
         match self.group_of.get(&pod) {
             Some(&g) => self.group_cost(cx, g),
             None => 0,
         }
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        self.catch_up(cx.cluster, cx.facts);
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        self.catch_up(cx.state, cx.facts);
         (0..self.groups.len()).map(|g| self.group_cost(cx, g)).sum()
     }
 }

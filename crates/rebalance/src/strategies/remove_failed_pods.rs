@@ -2,8 +2,8 @@
 //! or exit codes, only after some time). Objective: such pods; the
 //! replacement is a fresh pod wherever it lands.
 
-use podplace_engine::cluster::PodId;
 use podplace_engine::ClusterState;
+use podplace_engine::PodId;
 
 use podplace_model::workloads::WorkloadKind;
 
@@ -84,8 +84,8 @@ impl Strategy for RemoveFailedPods {
         false
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        super::bound_with_finished(cx.cluster)
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
+        super::bound_with_finished(cx.state)
             .into_iter()
             .filter(|(p, _)| self.scope.admits(cx, *p))
             .filter_map(|(p, _)| {
@@ -97,12 +97,12 @@ impl Strategy for RemoveFailedPods {
             .collect()
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         i64::from(cx.node_of(pod).is_some() && self.failed(cx, pod).is_some())
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound_with_finished(cx.cluster)
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        super::bound_with_finished(cx.state)
             .into_iter()
             .filter(|(p, _)| self.failed(cx, *p).is_some())
             .count() as i64

@@ -3,8 +3,8 @@
 //! that breaks them). Objective: such pods; a replacement starts at zero,
 //! and must land on another node, since the node may be the problem.
 
-use podplace_engine::cluster::PodId;
 use podplace_engine::ClusterState;
+use podplace_engine::PodId;
 
 use super::{Cx, Nomination, Scope, Strategy};
 use crate::policy::TooManyRestartsArgs;
@@ -67,8 +67,8 @@ impl Strategy for RemovePodsHavingTooManyRestarts {
         format!("pods with {} or more restarts", self.threshold)
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
-        super::bound(cx.cluster)
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
+        super::bound(cx.state)
             .into_iter()
             .filter(|(p, _)| self.scope.admits(cx, *p))
             .filter_map(|(p, _)| {
@@ -83,12 +83,12 @@ impl Strategy for RemovePodsHavingTooManyRestarts {
             .collect()
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         i64::from(cx.node_of(pod).is_some() && self.restarts(cx, pod).is_some())
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound(cx.cluster)
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        super::bound(cx.state)
             .into_iter()
             .filter(|(p, _)| self.restarts(cx, *p).is_some())
             .count() as i64

@@ -3,8 +3,7 @@
 //! forbids — which happens when the rule was added after they were placed.
 //! Objective: the ordered (holder, matched pod) pairs in one domain.
 
-use podplace_engine::cluster::{Cluster, HeldKind, PodId};
-use podplace_engine::ClusterState;
+use podplace_engine::{ClusterState, GroupKey, HeldKind, PodId};
 
 use super::{pair_cost, term_text, Cx, Nomination, Scope, Strategy};
 use crate::policy::InterPodAntiAffinityArgs;
@@ -24,7 +23,7 @@ impl RemovePodsViolatingInterPodAntiAffinity {
     }
 }
 
-fn cost(cluster: &mut Cluster, pod: PodId) -> i64 {
+fn cost(cluster: &ClusterState, pod: PodId) -> i64 {
     pair_cost(cluster, pod, &[HeldKind::RequiredAntiAffinity], |_| 1)
 }
 
@@ -37,38 +36,38 @@ impl Strategy for RemovePodsViolatingInterPodAntiAffinity {
         "forbidden pod pairs".to_string()
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut holders = Vec::new();
         let mut targets = Vec::new();
-        for (p, _) in super::bound(cx.cluster) {
+        for (p, _) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
             }
-            let pod = cx.cluster.pod(p);
+            let pod = cx.state.pod(p);
             let has_terms = !pod.affinity.required_anti_affinity.is_empty();
             let held = cx
-                .cluster
+                .state
                 .held_groups_for(&pod.labels)
                 .any(|g| g.kind == HeldKind::RequiredAntiAffinity);
             if !has_terms && !held {
                 continue;
             }
-            if cost(cx.cluster, p) <= 0 {
+            if cost(cx.state, p) <= 0 {
                 continue;
             }
             let own = cx
-                .cluster
+                .state
                 .pod(p)
                 .affinity
                 .required_anti_affinity
                 .first()
                 .cloned();
             match own {
-                Some(t) if pair_cost_own(cx.cluster, p) > 0 => holders.push(Nomination {
+                Some(t) if pair_cost_own(cx.state, p) > 0 => holders.push(Nomination {
                     pod: p,
                     rule: format!(
                         "required pod anti-affinity {} is violated where it runs",
-                        term_text(&t, cx.cluster)
+                        term_text(&t, cx.state)
                     ),
                 }),
                 _ => targets.push(Nomination {
@@ -80,14 +79,14 @@ impl Strategy for RemovePodsViolatingInterPodAntiAffinity {
         }
         holders.sort_by_key(|n| {
             (
-                cx.cluster.pod(n.pod).priority,
+                cx.state.pod(n.pod).priority,
                 cx.facts[n.pod.index()].qos,
                 n.pod,
             )
         });
         targets.sort_by_key(|n| {
             (
-                cx.cluster.pod(n.pod).priority,
+                cx.state.pod(n.pod).priority,
                 cx.facts[n.pod.index()].qos,
                 n.pod,
             )
@@ -96,22 +95,23 @@ impl Strategy for RemovePodsViolatingInterPodAntiAffinity {
         holders
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
-        cost(cx.cluster, pod)
+    fn groups(&self, state: &ClusterState) -> Vec<GroupKey> {
+        super::term_groups(state, &[HeldKind::RequiredAntiAffinity])
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        let pods: Vec<PodId> = super::bound(cx.cluster)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect();
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
+        cost(cx.state, pod)
+    }
+
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        let pods: Vec<PodId> = super::bound(cx.state).into_iter().map(|(p, _)| p).collect();
         // Each pair is seen from both of its pods.
-        pods.into_iter().map(|p| cost(cx.cluster, p)).sum::<i64>() / 2
+        pods.into_iter().map(|p| cost(cx.state, p)).sum::<i64>() / 2
     }
 }
 
 /// Pairs where the pod's own terms match others.
-fn pair_cost_own(cluster: &mut Cluster, pod: PodId) -> i64 {
+fn pair_cost_own(cluster: &ClusterState, pod: PodId) -> i64 {
     let Some(node) = cluster.pod_node(pod) else {
         return 0;
     };
@@ -122,15 +122,14 @@ fn pair_cost_own(cluster: &mut Cluster, pod: PodId) -> i64 {
         let Some(v) = labels.get(t.topology_key) else {
             continue;
         };
-        let id = cluster.term_id(t);
-        let self_match = podplace_engine::cluster::incoming_term_matches(
+        let self_match = podplace_engine::state::terms::incoming_term_matches(
             t,
             &p,
             cluster.namespaces(),
             cluster.interner(),
         );
         let c = cluster
-            .match_counts(&[id])
+            .matching_counts(&[t])
             .domains(t.topology_key)
             .and_then(|d| d.get(&v))
             .copied()

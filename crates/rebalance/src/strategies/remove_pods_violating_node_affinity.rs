@@ -4,9 +4,9 @@
 //! better. Objective: required violations (each worth 10,000) plus the
 //! weight of preferred terms the pod's node does not match.
 
-use podplace_engine::cluster::{NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
 use podplace_engine::ClusterState;
+use podplace_engine::{NodeId, PodId};
 use podplace_model::selector::NodeSelectorTerm;
 use rustc_hash::FxHashMap;
 
@@ -84,15 +84,15 @@ impl Strategy for RemovePodsViolatingNodeAffinity {
         }
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
-        for (p, n) in super::bound(cx.cluster) {
+        for (p, n) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
             }
-            let pod = cx.cluster.pod(p);
-            let node = cx.cluster.node(n);
-            if self.required && !node_affinity::matches(pod, node, cx.cluster.interner()) {
+            let pod = cx.state.pod(p);
+            let node = cx.state.node(n);
+            if self.required && !node_affinity::matches(pod, node, cx.state.interner()) {
                 out.push(Nomination {
                     pod: p,
                     rule: format!(
@@ -103,9 +103,9 @@ impl Strategy for RemovePodsViolatingNodeAffinity {
                 continue;
             }
             if self.preferred && !pod.preferred_node_affinity.is_empty() {
-                let here = node_affinity::score(pod, node, cx.cluster.interner());
+                let here = node_affinity::score(pod, node, cx.state.interner());
                 let node_name = node.name.clone();
-                let best = self.best_preferred(cx.cluster, p);
+                let best = self.best_preferred(cx.state, p);
                 if best > here {
                     out.push(Nomination {
                         pod: p,
@@ -119,17 +119,17 @@ impl Strategy for RemovePodsViolatingNodeAffinity {
         out
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         match cx.node_of(pod) {
-            Some(n) => self.cost_at(cx.cluster, pod, n),
+            Some(n) => self.cost_at(cx.state, pod, n),
             None => 0,
         }
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound(cx.cluster)
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        super::bound(cx.state)
             .into_iter()
-            .map(|(p, n)| self.cost_at(cx.cluster, p, n))
+            .map(|(p, n)| self.cost_at(cx.state, p, n))
             .sum()
     }
 }

@@ -2,8 +2,7 @@
 //! PreferNoSchedule ones when asked) they do not tolerate — taints added
 //! after the pods were placed. Objective: such (pod, taint) pairs.
 
-use podplace_engine::cluster::{Cluster, NodeId, PodId};
-use podplace_engine::ClusterState;
+use podplace_engine::{ClusterState, NodeId, PodId};
 use podplace_model::objects::{Taint, TaintEffect};
 
 use super::{Cx, Nomination, Scope, Strategy};
@@ -54,7 +53,12 @@ impl RemovePodsViolatingNodeTaints {
         self.included.is_empty() || hit(&self.included)
     }
 
-    fn untolerated<'a>(&self, cluster: &'a Cluster, pod: PodId, node: NodeId) -> Vec<&'a Taint> {
+    fn untolerated<'a>(
+        &self,
+        cluster: &'a ClusterState,
+        pod: PodId,
+        node: NodeId,
+    ) -> Vec<&'a Taint> {
         let p = cluster.pod(pod);
         cluster
             .node(node)
@@ -75,21 +79,21 @@ impl Strategy for RemovePodsViolatingNodeTaints {
         "untolerated taints".to_string()
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
-        for (p, n) in super::bound(cx.cluster) {
+        for (p, n) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
             }
-            let bad = self.untolerated(cx.cluster, p, n);
+            let bad = self.untolerated(cx.state, p, n);
             if let Some(t) = bad.first() {
-                let i = cx.cluster.interner();
+                let i = cx.state.interner();
                 let value = i.resolve(t.value);
                 out.push(Nomination {
                     pod: p,
                     rule: format!(
                         "node {} has taint {}{}:{} that the pod does not tolerate",
-                        cx.cluster.node(n).name,
+                        cx.state.node(n).name,
                         i.resolve(t.key),
                         if value.is_empty() {
                             String::new()
@@ -104,17 +108,17 @@ impl Strategy for RemovePodsViolatingNodeTaints {
         out
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         match cx.node_of(pod) {
-            Some(n) => self.untolerated(cx.cluster, pod, n).len() as i64,
+            Some(n) => self.untolerated(cx.state, pod, n).len() as i64,
             None => 0,
         }
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        super::bound(cx.cluster)
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        super::bound(cx.state)
             .into_iter()
-            .map(|(p, n)| self.untolerated(cx.cluster, p, n).len() as i64)
+            .map(|(p, n)| self.untolerated(cx.state, p, n).len() as i64)
             .sum()
     }
 }

@@ -4,8 +4,8 @@
 //! constraint back within its maxSkew — what the descheduler sets out to
 //! evict — so each kept eviction removes one.
 
-use podplace_engine::cluster::PodId;
-use podplace_engine::ClusterState;
+use podplace_engine::PodId;
+use podplace_engine::{ClusterState, GroupKey};
 use podplace_model::objects::WhenUnsatisfiable;
 
 use super::{
@@ -16,12 +16,12 @@ use crate::policy::TopologySpreadArgs;
 /// Pods matching a group, per domain above `high` (or above `low` when no
 /// domain is above the band), for nomination.
 pub fn nominate_group(
-    cx: &mut Cx<'_>,
+    cx: &Cx<'_>,
     g: &SpreadGroup,
     scope: &Scope,
     rule_prefix: &str,
 ) -> Vec<Nomination> {
-    let (counts, occupied) = g.domain_counts(cx.cluster);
+    let (counts, occupied) = g.domain_counts(cx.state);
     let (cost, low, high) = min_moves(&counts, i64::from(g.constraint.max_skew));
     if cost <= 0 {
         return Vec::new();
@@ -30,11 +30,11 @@ pub fn nominate_group(
     let above_band = counts.iter().any(|&c| c > high);
     let cut = if above_band { high } else { low };
     let key = cx
-        .cluster
+        .state
         .interner()
         .resolve(g.constraint.topology_key)
         .to_string();
-    let sel = selector_text(&g.constraint.selector, cx.cluster);
+    let sel = selector_text(&g.constraint.selector, cx.state);
     let mut out = Vec::new();
     for n in occupied {
         let Some(d) = g.domain_of(n) else { continue };
@@ -42,10 +42,10 @@ pub fn nominate_group(
         if c <= cut {
             continue;
         }
-        let pods = cx.cluster.node_info(n).pods.clone();
+        let pods = cx.state.node_info(n).pods.clone();
         for p in pods {
-            let pod = cx.cluster.pod(p);
-            if pod.terminating || !g.counts_pod(pod, cx.cluster) || !scope.admits(cx, p) {
+            let pod = cx.state.pod(p);
+            if pod.terminating || !g.counts_pod(pod, cx.state) || !scope.admits(cx, p) {
                 continue;
             }
             out.push(Nomination {
@@ -54,14 +54,14 @@ pub fn nominate_group(
                     "{rule_prefix} {sel} per {key}, maxSkew {}: {} {} holds {c}, the emptiest {min}",
                     g.constraint.max_skew,
                     key,
-                    cx.cluster.interner().resolve(g.domains[d]),
+                    cx.state.interner().resolve(g.domains[d]),
                 ),
             });
         }
     }
     out.sort_by_key(|n| {
         (
-            cx.cluster.pod(n.pod).priority,
+            cx.state.pod(n.pod).priority,
             cx.facts[n.pod.index()].qos,
             n.pod,
         )
@@ -102,7 +102,7 @@ impl Strategy for RemovePodsViolatingTopologySpreadConstraint {
         "moves needed to meet maxSkew".to_string()
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
         for g in &self.groups {
             let prefix = match g.constraint.when_unsatisfiable {
@@ -114,18 +114,22 @@ impl Strategy for RemovePodsViolatingTopologySpreadConstraint {
         out
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
-        let p = cx.cluster.pod(pod).clone();
+    fn groups(&self, _state: &ClusterState) -> Vec<GroupKey> {
+        self.groups.iter().map(SpreadGroup::key).collect()
+    }
+
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
+        let p = cx.state.pod(pod).clone();
         let mut c = 0;
         for g in &self.groups {
-            if g.counts_pod(&p, cx.cluster) {
-                c += g.cost(cx.cluster).0;
+            if g.counts_pod(&p, cx.state) {
+                c += g.cost(cx.state).0;
             }
         }
         c
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
-        self.groups.iter().map(|g| g.cost(cx.cluster).0).sum()
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
+        self.groups.iter().map(|g| g.cost(cx.state).0).sum()
     }
 }

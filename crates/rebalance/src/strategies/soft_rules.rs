@@ -12,9 +12,8 @@
 //! untolerated PreferNoSchedule taint. The planner keeps a move only when
 //! this drops and no other strategy's objective rises.
 
-use podplace_engine::cluster::{Cluster, HeldKind, NodeId, PodId};
 use podplace_engine::plugins::node_affinity;
-use podplace_engine::ClusterState;
+use podplace_engine::{ClusterState, GroupKey, HeldKind, NodeId, PodId};
 use podplace_model::intern::Sym;
 use podplace_model::objects::{TaintEffect, WhenUnsatisfiable};
 use podplace_model::selector::NodeSelectorTerm;
@@ -32,15 +31,24 @@ pub const UNIT_WEIGHT: i64 = 100;
 
 /// The fewest pods any domain of `key` holds, from the non-empty domains'
 /// counts: 0 when some domain has none.
-fn emptiest(cluster: &mut Cluster, key: Sym, counts: &[i64]) -> i64 {
-    let table = cluster.topology_table(key);
-    let domains = cluster.topology().table(table).domain_count();
+fn emptiest(cluster: &ClusterState, key: Sym, counts: &[i64]) -> i64 {
+    let domains = domain_count(cluster, key);
     let occupied = counts.iter().copied().filter(|&c| c > 0);
     if occupied.clone().count() < domains {
         0
     } else {
         occupied.min().unwrap_or(0)
     }
+}
+
+/// How many distinct values the nodes carry for `key`: its domains.
+fn domain_count(cluster: &ClusterState, key: Sym) -> usize {
+    let values: rustc_hash::FxHashSet<Sym> = cluster
+        .nodes()
+        .iter()
+        .filter_map(|n| n.labels.get(key))
+        .collect();
+    values.len()
 }
 
 /// The SoftRules strategy.
@@ -87,7 +95,7 @@ impl SoftRules {
         k
     }
 
-    fn ipa(&self, cluster: &mut Cluster, pod: PodId) -> i64 {
+    fn ipa(&self, cluster: &ClusterState, pod: PodId) -> i64 {
         let kinds = self.kinds();
         if kinds.is_empty() {
             return 0;
@@ -139,7 +147,7 @@ impl SoftRules {
         b
     }
 
-    fn per_pod(&self, cluster: &mut Cluster, pod: PodId, node: NodeId) -> i64 {
+    fn per_pod(&self, cluster: &ClusterState, pod: PodId, node: NodeId) -> i64 {
         let mut c = self.ipa(cluster, pod);
         if self.node_affinity {
             c += Self::missed_weight(cluster, pod, node);
@@ -156,26 +164,26 @@ impl SoftRules {
     /// pod's own. Where every domain holds as many — 300 replicas avoiding
     /// each other over 3 zones — no move lowers the cost, and nominating the
     /// pods would only cost proofs that fail.
-    fn anti_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+    fn anti_rule(&self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
         if !self.anti_affinity {
             return None;
         }
         let node = cx.node_of(pod)?;
-        let own_terms = cx.cluster.pod(pod).affinity.preferred_anti_affinity.clone();
+        let own_terms = cx.state.pod(pod).affinity.preferred_anti_affinity.clone();
         for w in &own_terms {
             let key = w.term.topology_key;
-            let Some(v) = cx.cluster.node(node).labels.get(key) else {
+            let Some(v) = cx.state.node(node).labels.get(key) else {
                 continue;
             };
-            let own = podplace_engine::cluster::incoming_term_matches(
+            let own = podplace_engine::state::terms::incoming_term_matches(
                 &w.term,
-                cx.cluster.pod(pod),
-                cx.cluster.namespaces(),
-                cx.cluster.interner(),
+                cx.state.pod(pod),
+                cx.state.namespaces(),
+                cx.state.interner(),
             );
-            let id = cx.cluster.term_id(&w.term);
             let (here, counts) = {
-                let Some(domains) = cx.cluster.match_counts(&[id]).domains(key) else {
+                let matching = cx.state.matching_counts(&[&w.term]);
+                let Some(domains) = matching.domains(key) else {
                     continue;
                 };
                 (
@@ -183,17 +191,17 @@ impl SoftRules {
                     domains.values().copied().collect::<Vec<_>>(),
                 )
             };
-            if here > emptiest(cx.cluster, key, &counts) {
+            if here > emptiest(cx.state, key, &counts) {
                 return Some(format!(
                     "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
-                    term_text(&w.term, cx.cluster),
+                    term_text(&w.term, cx.state),
                     w.weight,
-                    cx.cluster.interner().resolve(key)
+                    cx.state.interner().resolve(key)
                 ));
             }
         }
         // Others' preferred anti-affinity terms that match this pod.
-        let cluster = &*cx.cluster;
+        let cluster = &*cx.state;
         let p = cluster.pod(pod);
         let empty = podplace_model::labels::Labels::default();
         let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);
@@ -209,7 +217,7 @@ impl SoftRules {
             let Some(v) = cluster.node(node).labels.get(term.topology_key) else {
                 continue;
             };
-            if !podplace_engine::cluster::existing_term_matches(
+            if !podplace_engine::state::terms::existing_term_matches(
                 term,
                 p,
                 ns_labels,
@@ -223,10 +231,10 @@ impl SoftRules {
             movable.push((term.topology_key, here, counts));
         }
         for (key, here, counts) in movable {
-            if here > emptiest(cx.cluster, key, &counts) {
+            if here > emptiest(cx.state, key, &counts) {
                 return Some(format!(
                     "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
-                    cx.cluster.interner().resolve(key)
+                    cx.state.interner().resolve(key)
                 ));
             }
         }
@@ -235,22 +243,21 @@ impl SoftRules {
 
     /// The preferred pod affinity rule `pod` breaks where it runs, if some
     /// other domain holds more of the pods it prefers than its own.
-    fn affinity_rule(&self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+    fn affinity_rule(&self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
         if !self.affinity {
             return None;
         }
         let node = cx.node_of(pod)?;
-        let terms = cx.cluster.pod(pod).affinity.preferred_affinity.clone();
+        let terms = cx.state.pod(pod).affinity.preferred_affinity.clone();
         for w in &terms {
-            let own = podplace_engine::cluster::incoming_term_matches(
+            let own = podplace_engine::state::terms::incoming_term_matches(
                 &w.term,
-                cx.cluster.pod(pod),
-                cx.cluster.namespaces(),
-                cx.cluster.interner(),
+                cx.state.pod(pod),
+                cx.state.namespaces(),
+                cx.state.interner(),
             );
-            let here_value = cx.cluster.node(node).labels.get(w.term.topology_key);
-            let id = cx.cluster.term_id(&w.term);
-            let counts = cx.cluster.match_counts(&[id]);
+            let here_value = cx.state.node(node).labels.get(w.term.topology_key);
+            let counts = cx.state.matching_counts(&[&w.term]);
             let Some(domains) = counts.domains(w.term.topology_key) else {
                 continue;
             };
@@ -269,9 +276,9 @@ impl SoftRules {
             if best_elsewhere > here {
                 return Some(format!(
                     "preferred pod affinity {} (weight {}): {here} of {total} matching pods share its {}",
-                    term_text(&w.term, cx.cluster),
+                    term_text(&w.term, cx.state),
                     w.weight,
-                    cx.cluster.interner().resolve(w.term.topology_key)
+                    cx.state.interner().resolve(w.term.topology_key)
                 ));
             }
         }
@@ -288,21 +295,27 @@ impl Strategy for SoftRules {
         "soft-rule cost".to_string()
     }
 
-    fn explain(&mut self, cx: &mut Cx<'_>, pod: PodId) -> Option<String> {
+    fn groups(&self, state: &ClusterState) -> Vec<GroupKey> {
+        let mut keys = super::term_groups(state, &self.kinds());
+        keys.extend(self.groups.iter().map(SpreadGroup::key));
+        keys
+    }
+
+    fn explain(&mut self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
         self.anti_rule(cx, pod)
             .or_else(|| self.affinity_rule(cx, pod))
     }
 
-    fn nominate(&mut self, cx: &mut Cx<'_>) -> Vec<Nomination> {
+    fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
-        for (p, n) in super::bound(cx.cluster) {
+        for (p, n) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
             }
-            let pod = cx.cluster.pod(p);
+            let pod = cx.state.pod(p);
             let has_own = !pod.affinity.preferred_affinity.is_empty()
                 || !pod.affinity.preferred_anti_affinity.is_empty();
-            let held = cx.cluster.held_groups_for(&pod.labels).any(|g| {
+            let held = cx.state.held_groups_for(&pod.labels).any(|g| {
                 matches!(
                     g.kind,
                     HeldKind::PreferredAffinity | HeldKind::PreferredAntiAffinity
@@ -318,30 +331,27 @@ impl Strategy for SoftRules {
                     continue;
                 }
             }
-            if self.node_affinity && !cx.cluster.pod(p).preferred_node_affinity.is_empty() {
-                let here = node_affinity::score(
-                    cx.cluster.pod(p),
-                    cx.cluster.node(n),
-                    cx.cluster.interner(),
-                );
-                let best = self.best_preferred(cx.cluster, p);
+            if self.node_affinity && !cx.state.pod(p).preferred_node_affinity.is_empty() {
+                let here =
+                    node_affinity::score(cx.state.pod(p), cx.state.node(n), cx.state.interner());
+                let best = self.best_preferred(cx.state, p);
                 if best > here {
                     out.push(Nomination {
                         pod: p,
                         rule: format!(
                             "preferred node affinity: node {} matches weight {here}, another node {best}",
-                            cx.cluster.node(n).name
+                            cx.state.node(n).name
                         ),
                     });
                     continue;
                 }
             }
-            if self.taints && Self::prefer_no_schedule(cx.cluster, p, n) > 0 {
+            if self.taints && Self::prefer_no_schedule(cx.state, p, n) > 0 {
                 out.push(Nomination {
                     pod: p,
                     rule: format!(
                         "node {} has a PreferNoSchedule taint the pod does not tolerate",
-                        cx.cluster.node(n).name
+                        cx.state.node(n).name
                     ),
                 });
             }
@@ -359,31 +369,31 @@ impl Strategy for SoftRules {
         out
     }
 
-    fn pod_cost(&mut self, cx: &mut Cx<'_>, pod: PodId) -> i64 {
+    fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
         let Some(node) = cx.node_of(pod) else {
             return 0;
         };
-        let mut c = self.per_pod(cx.cluster, pod, node);
-        let p = cx.cluster.pod(pod).clone();
+        let mut c = self.per_pod(cx.state, pod, node);
+        let p = cx.state.pod(pod).clone();
         for g in &self.groups {
-            if g.counts_pod(&p, cx.cluster) {
-                c += UNIT_WEIGHT * g.cost(cx.cluster).0;
+            if g.counts_pod(&p, cx.state) {
+                c += UNIT_WEIGHT * g.cost(cx.state).0;
             }
         }
         c
     }
 
-    fn total(&mut self, cx: &mut Cx<'_>) -> i64 {
+    fn total(&mut self, cx: &Cx<'_>) -> i64 {
         let mut per_pod = 0;
         let mut pairs = 0;
-        for (p, n) in super::bound(cx.cluster) {
-            pairs += self.ipa(cx.cluster, p);
+        for (p, n) in super::bound(cx.state) {
+            pairs += self.ipa(cx.state, p);
             let mut c = 0;
             if self.node_affinity {
-                c += Self::missed_weight(cx.cluster, p, n);
+                c += Self::missed_weight(cx.state, p, n);
             }
             if self.taints {
-                c += UNIT_WEIGHT * Self::prefer_no_schedule(cx.cluster, p, n);
+                c += UNIT_WEIGHT * Self::prefer_no_schedule(cx.state, p, n);
             }
             per_pod += c;
         }
@@ -391,7 +401,7 @@ impl Strategy for SoftRules {
         let spread: i64 = self
             .groups
             .iter()
-            .map(|g| UNIT_WEIGHT * g.cost(cx.cluster).0)
+            .map(|g| UNIT_WEIGHT * g.cost(cx.state).0)
             .sum();
         pairs / 2 + per_pod + spread
     }
