@@ -15,7 +15,6 @@ mod dump;
 mod nodes;
 mod pods;
 pub mod selectors;
-mod storage;
 pub mod terms;
 
 use std::borrow::Cow;
@@ -177,8 +176,6 @@ pub struct ClusterState {
     prepared: FxHashMap<GroupKey, u32>,
     /// Groups the transition facade pinned for the life of the state.
     pinned: rustc_hash::FxHashSet<GroupKey>,
-    /// PersistentVolumes, claims, classes, CSI and DRA objects ([`storage`]).
-    storage: Arc<podplace_model::storage::Storage>,
 }
 
 impl Default for ClusterState {
@@ -218,7 +215,6 @@ impl ClusterState {
             unsettled: Vec::new(),
             prepared: FxHashMap::default(),
             pinned: Default::default(),
-            storage: Arc::default(),
         }
     }
 
