@@ -281,7 +281,8 @@ impl Fetcher<'_> {
             + k8s_openapi::Metadata<Ty = ObjectMeta>
             + Clone
             + DeserializeOwned
-            + Debug,
+            + Debug
+            + validate::ApiRules,
     {
         let file = format!("api:{resource}");
         let mut out = Vec::new();
@@ -321,6 +322,18 @@ impl Fetcher<'_> {
                         first.path, first.message
                     ));
                     continue;
+                }
+                // Names, labels and ports the API server already accepted:
+                // rules tightened since are warnings, the object is kept.
+                for e in object.api_rules() {
+                    let meta = object.metadata();
+                    let id = match &meta.namespace {
+                        Some(ns) => {
+                            format!("{}/{ns}/{}", K::KIND, meta.name.as_deref().unwrap_or(""))
+                        }
+                        None => format!("{}/{}", K::KIND, meta.name.as_deref().unwrap_or("")),
+                    };
+                    self.warnings.push(format!("{file}: {id}: {e}"));
                 }
                 out.push(Sourced {
                     object,

@@ -25,6 +25,7 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 /// One step of a [`FieldPath`]: a struct field, a list index or a map key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -983,6 +984,18 @@ pub fn validate_deployment(d: &Deployment) -> Vec<FieldError> {
             &p,
             &mut errs,
         );
+        if let Some(ru) = spec
+            .strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.as_ref())
+        {
+            rolling_update_rule(
+                ru.max_surge.as_ref(),
+                ru.max_unavailable.as_ref(),
+                &p.child("strategy").child("rollingUpdate"),
+                &mut errs,
+            );
+        }
     }
     errs
 }
@@ -1033,6 +1046,18 @@ pub fn validate_daemon_set(d: &DaemonSet) -> Vec<FieldError> {
             &p,
             &mut errs,
         );
+        if let Some(ru) = spec
+            .update_strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.as_ref())
+        {
+            rolling_update_rule(
+                ru.max_surge.as_ref(),
+                ru.max_unavailable.as_ref(),
+                &p.child("updateStrategy").child("rollingUpdate"),
+                &mut errs,
+            );
+        }
     }
     errs
 }
@@ -1141,6 +1166,453 @@ pub fn validate_runtime_class(rc: &RuntimeClass) -> Vec<FieldError> {
         );
     }
     errs
+}
+
+// ---------------------------------------------------------------------------
+// The API server's rules on names, labels, ports and rolling-update limits.
+
+const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const PERCENT_MSG: &str =
+    "a valid percent string must be a numeric string followed by an ending '%'";
+
+/// apimachinery's explanation of a failed pattern: the rule, examples and the pattern.
+fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    let mut out = msg.to_string();
+    if examples.is_empty() {
+        out.push_str(&format!(" (regex used for validation is '{fmt}')"));
+        return out;
+    }
+    out.push_str(" (e.g. ");
+    for (i, e) in examples.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" or ");
+        }
+        out.push_str(&format!("'{e}', "));
+    }
+    out.push_str(&format!("regex used for validation is '{fmt}')"));
+    out
+}
+
+fn max_len_error(n: usize) -> String {
+    format!("must be no more than {n} characters")
+}
+
+/// `[A-Za-z0-9]` at both ends, `[-A-Za-z0-9_.]` inside.
+fn matches_label_key_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    first.is_ascii_alphanumeric()
+        && last.is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `[a-z0-9]` at both ends, `[-a-z0-9]` inside.
+fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (Some(first), Some(last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
+}
+
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// Whether `value` is a label key (a qualified name: an optional DNS
+/// subdomain prefix and `/`, then a name of at most 63 characters); the
+/// API server's messages when it is not.
+pub fn is_label_key(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(
+                    is_dns1123_subdomain(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            errs.push(format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
+            ));
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push(format!("name part {}", max_len_error(63)));
+    }
+    if !matches_label_key_name(name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                LABEL_KEY_MSG,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    errs
+}
+
+/// Whether `value` is a label value (empty, or at most 63 characters of
+/// the label-key alphabet); the API server's messages when it is not.
+pub fn is_label_value(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push(max_len_error(63));
+    }
+    if !value.is_empty() && !matches_label_key_name(value) {
+        errs.push(regex_error(
+            LABEL_VALUE_MSG,
+            &format!("({LABEL_KEY_FMT})?"),
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+/// Whether `value` is an RFC 1123 label (namespace names); the API server's
+/// messages when it is not.
+pub fn is_dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push(max_len_error(63));
+    }
+    if !matches_dns1123_label(value) {
+        if matches_dns1123_subdomain(value) {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(regex_error(
+                DNS1123_LABEL_MSG,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    errs
+}
+
+/// Whether `value` is an RFC 1123 subdomain (most object names); the API
+/// server's messages when it is not.
+pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push(max_len_error(253));
+    }
+    if !matches_dns1123_subdomain(value) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            &format!("{DNS1123_LABEL_FMT}(\\.{DNS1123_LABEL_FMT})*"),
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// Whether `value` is an RFC 1035 label (Service names); the API server's
+/// messages when it is not.
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push(max_len_error(63));
+    }
+    let b = value.as_bytes();
+    let ok = b.first().is_some_and(u8::is_ascii_lowercase)
+        && b.last()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+    if !ok {
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
+/// Which form a kind's object names take (the API server's name function per kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameForm {
+    /// RFC 1123 subdomain: Pods, Nodes, workloads and most kinds.
+    Subdomain,
+    /// RFC 1123 label: Namespaces.
+    Label,
+    /// RFC 1035 label: Services.
+    Dns1035,
+}
+
+fn labels_rules(
+    labels: Option<&BTreeMap<String, String>>,
+    path: &At<'_>,
+    errs: &mut Vec<FieldError>,
+) {
+    for (k, v) in labels.into_iter().flatten() {
+        let at = path.key(k);
+        for m in is_label_key(k) {
+            errs.push(FieldError::invalid_str(at, k, &m));
+        }
+        for m in is_label_value(v) {
+            errs.push(FieldError::invalid_str(at, v, &m));
+        }
+    }
+}
+
+fn meta_rules(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    form: NameForm,
+    errs: &mut Vec<FieldError>,
+) {
+    let p = At::of(&["metadata"]);
+    if let Some(name) = meta.name.as_deref().filter(|n| !n.is_empty()) {
+        let msgs = match form {
+            NameForm::Subdomain => is_dns1123_subdomain(name),
+            NameForm::Label => is_dns1123_label(name),
+            NameForm::Dns1035 => is_dns1035_label(name),
+        };
+        for m in msgs {
+            errs.push(FieldError::invalid_str(p.child("name"), name, &m));
+        }
+    }
+    if let Some(ns) = meta.namespace.as_deref().filter(|n| !n.is_empty()) {
+        for m in is_dns1123_label(ns) {
+            errs.push(FieldError::invalid_str(p.child("namespace"), ns, &m));
+        }
+    }
+    labels_rules(meta.labels.as_ref(), &p.child("labels"), errs);
+    for k in meta.annotations.iter().flatten().map(|(k, _)| k) {
+        for m in is_label_key(&k.to_ascii_lowercase()) {
+            errs.push(FieldError::invalid_str(
+                p.child("annotations").key(k),
+                k,
+                &m,
+            ));
+        }
+    }
+}
+
+fn port_rules(spec: &PodSpec, path: &At<'_>, errs: &mut Vec<FieldError>) {
+    for (field, list) in [
+        ("initContainers", spec.init_containers.as_deref()),
+        ("containers", Some(spec.containers.as_slice())),
+    ] {
+        let cp = path.child(field);
+        for (i, c) in list.into_iter().flatten().enumerate() {
+            let ci = cp.index(i);
+            let ports = ci.child("ports");
+            for (j, port) in c.ports.iter().flatten().enumerate() {
+                let pp = ports.index(j);
+                if port.container_port == 0 {
+                    errs.push(FieldError::required(pp.child("containerPort"), ""));
+                } else if !(1..=65535).contains(&port.container_port) {
+                    errs.push(FieldError::invalid(
+                        pp.child("containerPort"),
+                        port.container_port,
+                        "must be between 1 and 65535, inclusive",
+                    ));
+                }
+                if let Some(h) = port.host_port.filter(|h| *h != 0) {
+                    if !(1..=65535).contains(&h) {
+                        errs.push(FieldError::invalid(
+                            pp.child("hostPort"),
+                            h,
+                            "must be between 1 and 65535, inclusive",
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn template_rules(t: Option<&PodTemplateSpec>, spec_path: &At<'_>, errs: &mut Vec<FieldError>) {
+    let Some(t) = t else { return };
+    let tp = spec_path.child("template");
+    if let Some(m) = t.metadata.as_ref() {
+        labels_rules(
+            m.labels.as_ref(),
+            &tp.child("metadata").child("labels"),
+            errs,
+        );
+    }
+    if let Some(s) = t.spec.as_ref() {
+        port_rules(s, &tp.child("spec"), errs);
+    }
+}
+
+/// The API server's rules on object names, namespaces, label keys and
+/// values, annotation keys and container port ranges.
+///
+/// Kept apart from the `validate_*` checks because the API server ratchets
+/// them: an object read from a cluster (or a snapshot of one) was stored
+/// under the rules of its day, so a failure is a warning there, while a
+/// manifest a user gives fails to load.
+pub trait ApiRules {
+    /// Every violation, in the API server's wording.
+    fn api_rules(&self) -> Vec<FieldError>;
+}
+
+macro_rules! api_rules_meta_only {
+    ($($t:ty => $form:expr),* $(,)?) => {$(
+        impl ApiRules for $t {
+            fn api_rules(&self) -> Vec<FieldError> {
+                let mut errs = Vec::new();
+                meta_rules(&self.metadata, $form, &mut errs);
+                errs
+            }
+        }
+    )*};
+}
+
+api_rules_meta_only!(
+    Node => NameForm::Subdomain,
+    k8s_openapi::api::core::v1::Namespace => NameForm::Label,
+    k8s_openapi::api::core::v1::Service => NameForm::Dns1035,
+    PodDisruptionBudget => NameForm::Subdomain,
+    k8s_openapi::api::scheduling::v1::PriorityClass => NameForm::Subdomain,
+    RuntimeClass => NameForm::Subdomain,
+);
+
+impl ApiRules for Pod {
+    fn api_rules(&self) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        meta_rules(&self.metadata, NameForm::Subdomain, &mut errs);
+        if let Some(s) = self.spec.as_ref() {
+            port_rules(s, &At::of(&["spec"]), &mut errs);
+        }
+        errs
+    }
+}
+
+macro_rules! api_rules_with_template {
+    ($($t:ty => |$s:ident| $template:expr),* $(,)?) => {$(
+        impl ApiRules for $t {
+            fn api_rules(&self) -> Vec<FieldError> {
+                let mut errs = Vec::new();
+                meta_rules(&self.metadata, NameForm::Subdomain, &mut errs);
+                if let Some($s) = self.spec.as_ref() {
+                    template_rules($template, &At::of(&["spec"]), &mut errs);
+                }
+                errs
+            }
+        }
+    )*};
+}
+
+api_rules_with_template!(
+    Deployment => |s| Some(&s.template),
+    ReplicaSet => |s| s.template.as_ref(),
+    StatefulSet => |s| Some(&s.template),
+    DaemonSet => |s| Some(&s.template),
+    ReplicationController => |s| s.template.as_ref(),
+    Job => |s| Some(&s.template),
+);
+
+impl ApiRules for CronJob {
+    fn api_rules(&self) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        meta_rules(&self.metadata, NameForm::Subdomain, &mut errs);
+        if let Some(js) = self.spec.job_template.spec.as_ref() {
+            template_rules(
+                Some(&js.template),
+                &At::of(&["spec", "jobTemplate", "spec"]),
+                &mut errs,
+            );
+        }
+        errs
+    }
+}
+
+/// An int-or-percent limit of a rolling update: a non-negative integer or
+/// `N%`; `at_most_100` for limits on unavailability. Returns whether it is zero.
+fn int_or_percent_rule(
+    v: Option<&IntOrString>,
+    path: &At<'_>,
+    at_most_100: bool,
+    errs: &mut Vec<FieldError>,
+) -> bool {
+    match v {
+        None => false,
+        Some(IntOrString::Int(i)) => {
+            if *i < 0 {
+                errs.push(FieldError::invalid(
+                    path,
+                    i,
+                    "must be greater than or equal to 0",
+                ));
+            }
+            *i == 0
+        }
+        Some(IntOrString::String(s)) => {
+            let digits = s
+                .strip_suffix('%')
+                .filter(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()));
+            match digits {
+                None => {
+                    errs.push(FieldError::invalid_str(
+                        path,
+                        s,
+                        &regex_error(PERCENT_MSG, "[0-9]+%", &["1%", "93%"]),
+                    ));
+                    false
+                }
+                Some(d) => {
+                    let n: u128 = d.parse().unwrap_or(u128::MAX);
+                    if at_most_100 && n > 100 {
+                        errs.push(FieldError::invalid_str(
+                            path,
+                            s,
+                            "must not be greater than 100%",
+                        ));
+                    }
+                    n == 0
+                }
+            }
+        }
+    }
+}
+
+/// `maxSurge` and `maxUnavailable` of a rolling update: each an integer
+/// or a percentage, unavailability at most 100%, not both zero.
+fn rolling_update_rule(
+    surge: Option<&IntOrString>,
+    unavailable: Option<&IntOrString>,
+    path: &At<'_>,
+    errs: &mut Vec<FieldError>,
+) {
+    let surge_zero = int_or_percent_rule(surge, &path.child("maxSurge"), false, errs);
+    let unavailable_zero =
+        int_or_percent_rule(unavailable, &path.child("maxUnavailable"), true, errs);
+    if surge_zero && unavailable_zero {
+        errs.push(FieldError::invalid(
+            path.child("maxUnavailable"),
+            0,
+            "may not be 0 when `maxSurge` is 0",
+        ));
+    }
 }
 
 #[cfg(test)]

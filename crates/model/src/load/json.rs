@@ -613,6 +613,61 @@ impl LineCursor {
     }
 }
 
+/// The first key written twice in one object of `text` (valid JSON): the
+/// key, the byte offset of its first spelling and of the repetition.
+///
+/// serde keeps the last value of a repeated key silently; the API server's
+/// strict decoding refuses it, and so does the loader. Only objects not read
+/// from a cluster are scanned (an API server never writes a repeated key),
+/// so a large snapshot does not pay for it.
+pub(crate) fn duplicate_key(text: &str) -> Option<(String, usize, usize)> {
+    let b = text.as_bytes();
+    // One frame per open container: an object's keys so far, or an array.
+    let mut stack: Vec<Option<Vec<(String, usize)>>> = Vec::new();
+    let mut expect_key = false;
+    let mut pos = 0;
+    while pos < b.len() {
+        match b[pos] {
+            b'{' => {
+                stack.push(Some(Vec::new()));
+                expect_key = true;
+                pos += 1;
+            }
+            b'[' => {
+                stack.push(None);
+                expect_key = false;
+                pos += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+                pos += 1;
+            }
+            b',' => {
+                expect_key = matches!(stack.last(), Some(Some(_)));
+                pos += 1;
+            }
+            b':' | b' ' | b'\t' | b'\n' | b'\r' => pos += 1,
+            b'"' => {
+                let end = skip_string(b, pos);
+                if expect_key {
+                    if let Some(Some(keys)) = stack.last_mut() {
+                        let key = string_at(text, pos, end);
+                        if let Some((_, first)) = keys.iter().find(|(k, _)| *k == key) {
+                            return Some((key, *first, pos));
+                        }
+                        keys.push((key, pos));
+                    }
+                    expect_key = false;
+                }
+                pos = end;
+            }
+            _ => pos = skip_value(b, pos).max(pos + 1),
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -670,7 +670,9 @@ const KNOWN: [(&str, &str); 14] = [
 ];
 
 /// What the loader needs to know about each kind it reads.
-trait Kind: DeserializeOwned + k8s_openapi::Metadata<Ty = ObjectMeta> + Sized + 'static {
+trait Kind:
+    DeserializeOwned + k8s_openapi::Metadata<Ty = ObjectMeta> + validate::ApiRules + Sized + 'static
+{
     const NAMESPACED: bool;
     /// Cluster-wide kinds that a snapshot and a chart commonly both carry:
     /// a second definition is ignored with a warning instead of failing.
@@ -751,6 +753,37 @@ kind!(
     runtime_classes,
     validate::validate_runtime_class
 );
+
+/// Whether an object was read from a cluster (`kubectl get -o yaml`, a
+/// snapshot): only the API server sets `uid`, `resourceVersion` and
+/// `creationTimestamp`. Such an object passed the API server's validation
+/// of its day, which later releases may tighten (ratcheting).
+fn read_from_cluster(meta: &ObjectMeta) -> bool {
+    meta.uid.as_deref().is_some_and(|u| !u.is_empty())
+        || meta
+            .resource_version
+            .as_deref()
+            .is_some_and(|r| !r.is_empty())
+        || meta.creation_timestamp.is_some()
+}
+
+/// The error for a key written twice in the JSON object `raw` (a slice of
+/// its file's text), located at the repetition; `None` without one.
+fn duplicate_key_error(files: &[FileData], anchor: &Anchor, raw: &str) -> Option<LoadError> {
+    let f = files.get(anchor.file)?;
+    let (key, first, again) = json::duplicate_key(raw)?;
+    let base = json::offset_in(&f.text, raw);
+    let (first_line, _) = json::line_col(&f.text, base + first);
+    let (line, column) = json::line_col(&f.text, base + again);
+    Some(
+        LoadError::new(
+            LoadErrorKind::Syntax,
+            &f.name,
+            format!("invalid JSON: object key {key:?} already defined at line {first_line}"),
+        )
+        .at(line, column),
+    )
+}
 
 /// `Kind/namespace/name`, `Kind/name` or `Kind` for messages.
 fn object_id(kind: &str, namespace: Option<&str>, name: Option<&str>) -> String {
@@ -1039,6 +1072,9 @@ impl State<'_> {
             Some((h, kind, api_version))
         });
         let Some((head, kind, api_version)) = resolved else {
+            if let Some(e) = duplicate_key_error(files, &anchor, raw) {
+                return Err(e);
+            }
             let value: Value = serde_json::from_str(raw).map_err(|e| {
                 let name = files.get(anchor.file).map_or("", |f| f.name.as_str());
                 json::parse_error(name, &e, (anchor.line, anchor.column))
@@ -1138,7 +1174,12 @@ impl State<'_> {
         kind: &str,
     ) -> Option<Result<(), LoadError>> {
         fn decode<T: Kind>(raw: &str) -> Option<T> {
-            serde_json::from_str(raw).ok()
+            let obj: T = serde_json::from_str(raw).ok()?;
+            // A repeated key is reported by the general path.
+            if !read_from_cluster(obj.metadata()) && json::duplicate_key(raw).is_some() {
+                return None;
+            }
+            Some(obj)
         }
         macro_rules! plain {
             ($t:ty) => {
@@ -1445,6 +1486,10 @@ impl State<'_> {
             None
         };
         let id = object_id(kind, ns_for_id, name);
+        let doc_text = match &doc {
+            Doc::Text(t) => Some(*t),
+            Doc::Value(_) => None,
+        };
         let decoded: Result<T, serde_path_to_error::Error<serde_json::Error>> = match doc {
             Doc::Value(value) => serde_path_to_error::deserialize(value),
             Doc::Text(text) => {
@@ -1452,6 +1497,12 @@ impl State<'_> {
             }
         };
         let obj: T = match decoded {
+            Ok(o) if doc_text.is_some() && !read_from_cluster(o.metadata()) => {
+                if let Some(e) = doc_text.and_then(|t| duplicate_key_error(files, &anchor, t)) {
+                    return Err(e.object(Some(id)));
+                }
+                o
+            }
             Ok(o) => o,
             Err(e) => {
                 let mut path = FieldPath::root();
@@ -1561,7 +1612,20 @@ impl State<'_> {
             Some(&name),
         );
 
-        let errs = obj.validate();
+        let mut errs = obj.validate();
+        let api = obj.api_rules();
+        if !api.is_empty() {
+            if read_from_cluster(obj.metadata()) {
+                for e in &api {
+                    let (line, column) = locate(files, &anchor, e.path.segments());
+                    self.inv.warnings.push(format!(
+                        "{file_name}:{line}:{column}: {id}: {e} (kept: read from a cluster, whose API server stored it)"
+                    ));
+                }
+            } else {
+                errs.extend(api);
+            }
+        }
         if let Some(first) = errs.first() {
             let mut err = Self::error_at(
                 files,

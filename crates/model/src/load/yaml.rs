@@ -131,6 +131,11 @@ pub(crate) fn to_json_but_items(node: &SNode) -> (Value, Option<&[SNode]>) {
     (Value::Object(m), Some(items))
 }
 
+/// Separates a message raised while parsing from the `line:column` it is
+/// about, when that is not where the parser stands (a repeated key is
+/// reported at the repetition, after its value is known to follow).
+const AT: &str = " {podplace-at} ";
+
 /// A mapping key: YAML allows any scalar, Kubernetes JSON only strings, so
 /// scalars are turned into their text (as sigs.k8s.io/yaml does).
 struct Key(String);
@@ -221,10 +226,40 @@ impl<'de> Deserialize<'de> for SValue {
                 Ok(SValue::Seq(items))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<SValue, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(k) = a.next_key::<Key>()? {
+                let mut entries: Vec<(String, SNode)> = Vec::new();
+                // The line of each key, to say where a repeated key was first written.
+                let mut key_lines: Vec<u64> = Vec::new();
+                let mut index: Option<std::collections::HashMap<String, usize>> = None;
+                while let Some(k) = a.next_key::<Spanned<Key>>()? {
+                    let key = k.value.0;
+                    let first = match &mut index {
+                        Some(ix) => ix.get(&key).copied(),
+                        None => entries.iter().position(|(e, _)| *e == key),
+                    };
+                    if let Some(i) = first {
+                        return Err(de::Error::custom(format!(
+                            "mapping key {key:?} already defined at line {}{AT}{}:{}",
+                            key_lines[i],
+                            k.referenced.line(),
+                            k.referenced.column()
+                        )));
+                    }
                     let v = a.next_value::<SNode>()?;
-                    entries.push((k.0, v));
+                    // Small mappings are searched; large ones indexed.
+                    if index.is_none() && entries.len() >= 16 {
+                        index = Some(
+                            entries
+                                .iter()
+                                .enumerate()
+                                .map(|(i, (e, _))| (e.clone(), i))
+                                .collect(),
+                        );
+                    }
+                    if let Some(ix) = &mut index {
+                        ix.insert(key.clone(), entries.len());
+                    }
+                    key_lines.push(k.referenced.line());
+                    entries.push((key, v));
                 }
                 Ok(SValue::Map(entries))
             }
@@ -248,6 +283,11 @@ impl<'de> Deserialize<'de> for SNode {
 /// while alias bombs and deep nesting are refused.
 fn options(input_len: usize) -> serde_saphyr::Options {
     let mut opts = serde_saphyr::options! { with_snippet: false };
+    // Read as kubectl reads (sigs.k8s.io/yaml, YAML 1.1 scalars): `0644` is
+    // octal 420, and `yes`/`no`/`on`/`off` are booleans (the default).
+    opts.legacy_octal_numbers = true;
+    // Repeated keys reach the visitor, which names the key and its first line.
+    opts.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
     let scale = input_len.saturating_mul(2);
     if let Some(b) = opts.budget.as_mut() {
         b.max_depth = MAX_DEPTH;
@@ -275,11 +315,22 @@ pub(crate) fn parse_stream(file: &str, text: &str) -> Result<Vec<SNode>, LoadErr
 pub fn yaml_message(e: &serde_saphyr::Error) -> (String, Option<(u64, u64)>) {
     let inner = e.without_snippet();
     let rendered = inner.to_string();
-    let message = match rendered.find(" at line ") {
+    let mut position = inner.location().map(|l| (l.line(), l.column()));
+    // A message of ours that carries its own position (see [`AT`]).
+    if let Some((message, at)) = rendered.split_once(AT) {
+        let at = at.split(|c: char| !c.is_ascii_digit() && c != ':').next();
+        if let Some((l, c)) = at.and_then(|a| a.split_once(':')) {
+            if let (Ok(l), Ok(c)) = (l.parse(), c.parse()) {
+                position = Some((l, c));
+            }
+        }
+        return (message.to_string(), position);
+    }
+    let message = match rendered.rfind(" at line ") {
         Some(i) => rendered[..i].to_string(),
         None => rendered,
     };
-    (message, inner.location().map(|l| (l.line(), l.column())))
+    (message, position)
 }
 
 /// Turns a serde-saphyr error into a LoadError with the message's own

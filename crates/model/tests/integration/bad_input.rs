@@ -77,7 +77,7 @@ fn cases() -> Vec<Case> {
             "dup-key.yaml",
             "apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n  name: b\n",
             Syntax,
-            &["dup-key.yaml:5:3", "duplicate mapping key"],
+            &["dup-key.yaml:5:3: invalid YAML: mapping key \"name\" already defined at line 4"],
         ),
         case(
             "wrong field type: containers is a string",
@@ -342,6 +342,7 @@ fn cases() -> Vec<Case> {
             &["noname.yaml:4:3: Pod/default/(unnamed): metadata.name: Required value: name or generateName is required"],
         ),
     ];
+    v.extend(api_rule_cases());
     v.push(Case {
         name: "duplicate node names across files",
         files: vec![("a.yaml", NODE.as_bytes().to_vec()), ("b.yaml", format!("# again\n{NODE}").into_bytes())],
@@ -363,6 +364,207 @@ fn cases() -> Vec<Case> {
         expect: vec!["utf16.yaml:1:1: the file is UTF-16 encoded".to_string()],
     });
     v
+}
+
+/// A Deployment of `web` in `shop` with `strategy_tail` under `spec.strategy.rollingUpdate`.
+fn deployment(rolling: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  strategy:\n    rollingUpdate:\n{rolling}  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: [{{name: c, image: x}}]\n"
+    )
+}
+
+/// Names, labels, ports and rolling-update limits the API server refuses,
+/// in its words, located at the field.
+fn api_rule_cases() -> Vec<Case> {
+    use LoadErrorKind::*;
+    let long_name = "a".repeat(300);
+    vec![
+        case(
+            "label key with a space",
+            "label-key.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    bad key: x\n",
+            Invalid,
+            &["label-key.yaml:6:14: Node/n1: metadata.labels[bad key]: Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"],
+        ),
+        case(
+            "label key with an upper-case prefix",
+            "label-prefix.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    Example.com/zone: a\n",
+            Invalid,
+            &["metadata.labels[Example.com/zone]: Invalid value: \"Example.com/zone\": prefix part a lowercase RFC 1123 subdomain must consist of"],
+        ),
+        case(
+            "label key with two slashes",
+            "label-slashes.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    a/b/c: x\n",
+            Invalid,
+            &["Invalid value: \"a/b/c\": a valid label key must consist of", "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"],
+        ),
+        case(
+            "label value of 64 characters",
+            "label-value.yaml",
+            &format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    zone: {}\n", "z".repeat(64)),
+            Invalid,
+            &["label-value.yaml:6:11: Node/n1: metadata.labels[zone]: Invalid value: \"zzzz", "must be no more than 63 characters"],
+        ),
+        case(
+            "label value ending in a dash",
+            "label-dash.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    zone: a-\n",
+            Invalid,
+            &["Invalid value: \"a-\": a valid label must be an empty string or consist of alphanumeric characters"],
+        ),
+        case(
+            "namespace Bad_NS",
+            "bad-ns.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: Bad_NS\nspec:\n  containers: [{name: c, image: x}]\n",
+            Invalid,
+            &["bad-ns.yaml:5:14: Pod/Bad_NS/web: metadata.namespace: Invalid value: \"Bad_NS\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
+        ),
+        case(
+            "a 300-character pod name",
+            "long-name.yaml",
+            &format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {long_name}\nspec:\n  containers: [{{name: c, image: x}}]\n"),
+            Invalid,
+            &["long-name.yaml:4:9:", "metadata.name: Invalid value: \"aaaa", "must be no more than 253 characters"],
+        ),
+        case(
+            "a pod name with a right-to-left override",
+            "rtl.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"web\\u202Egnp.exe\"\nspec:\n  containers: [{name: c, image: x}]\n",
+            Invalid,
+            &["rtl.yaml:4:9:", "metadata.name: Invalid value: \"web\\u{202e}gnp.exe\": a lowercase RFC 1123 subdomain must consist of"],
+        ),
+        case(
+            "an upper-case node name",
+            "node-name.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: Worker-1\n",
+            Invalid,
+            &["node-name.yaml:4:9: Node/Worker-1: metadata.name: Invalid value: \"Worker-1\": a lowercase RFC 1123 subdomain"],
+        ),
+        case(
+            "a namespace name with a dot",
+            "ns-dot.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop.prod\n",
+            Invalid,
+            &["Namespace/shop.prod: metadata.name: Invalid value: \"shop.prod\": must not contain dots"],
+        ),
+        case(
+            "a Service name starting with a digit",
+            "svc.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: 1web\n  namespace: shop\n",
+            Invalid,
+            &["Service/shop/1web: metadata.name: Invalid value: \"1web\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character"],
+        ),
+        case(
+            "an annotation key with a space",
+            "annotation.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n    bad key: x\n",
+            Invalid,
+            &["annotation.yaml:6:14: Node/n1: metadata.annotations[bad key]: Invalid value: \"bad key\": name part must consist of"],
+        ),
+        case(
+            "hostPort 70000",
+            "hostport.yaml",
+            &pod("    ports:\n    - containerPort: 80\n      hostPort: 70000\n"),
+            Invalid,
+            &["hostport.yaml:12:17: Pod/shop/web: spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive"],
+        ),
+        case(
+            "containerPort -1",
+            "containerport.yaml",
+            &pod("    ports:\n    - containerPort: -1\n"),
+            Invalid,
+            &["spec.containers[0].ports[0].containerPort: Invalid value: -1: must be between 1 and 65535, inclusive"],
+        ),
+        case(
+            "containerPort 0",
+            "port-zero.yaml",
+            &pod("    ports:\n    - containerPort: 0\n"),
+            Invalid,
+            &["spec.containers[0].ports[0].containerPort: Required value"],
+        ),
+        case(
+            "a template label value with a slash",
+            "template-label.yaml",
+            "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web, tier: a/b}}\n    spec:\n      containers: [{name: c, image: x}]\n",
+            Invalid,
+            &["ReplicaSet/shop/web: spec.template.metadata.labels[tier]: Invalid value: \"a/b\": a valid label must be"],
+        ),
+        case(
+            "maxSurge abc",
+            "surge.yaml",
+            &deployment("      maxSurge: abc\n"),
+            Invalid,
+            &["surge.yaml:10:17: Deployment/shop/web: spec.strategy.rollingUpdate.maxSurge: Invalid value: \"abc\": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"],
+        ),
+        case(
+            "maxUnavailable 150%",
+            "unavailable.yaml",
+            &deployment("      maxUnavailable: 150%\n"),
+            Invalid,
+            &["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%"],
+        ),
+        case(
+            "maxSurge and maxUnavailable both zero",
+            "both-zero.yaml",
+            &deployment("      maxSurge: 0\n      maxUnavailable: 0%\n"),
+            Invalid,
+            &["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"],
+        ),
+        case(
+            "negative maxSurge",
+            "neg-surge.yaml",
+            &deployment("      maxSurge: -1\n"),
+            Invalid,
+            &["spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        case(
+            "a DaemonSet with maxSurge and maxUnavailable zero",
+            "ds.yaml",
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: shop}\nspec:\n  selector: {matchLabels: {app: a}}\n  updateStrategy:\n    rollingUpdate: {maxSurge: 0, maxUnavailable: 0}\n  template:\n    metadata: {labels: {app: a}}\n    spec:\n      containers: [{name: c, image: x}]\n",
+            Invalid,
+            &["DaemonSet/shop/agent: spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"],
+        ),
+        case(
+            "a JSON object with a repeated key",
+            "dup.json",
+            "{\"apiVersion\": \"v1\",\n \"kind\": \"Node\",\n \"metadata\": {\"name\": \"n1\"},\n \"kind\": \"Node\"}\n",
+            Syntax,
+            &["dup.json:4:2: invalid JSON: object key \"kind\" already defined at line 2"],
+        ),
+        case(
+            "a JSON object with a repeated nested key",
+            "dup-nested.json",
+            "{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {\"name\": \"n1\",\n   \"labels\": {\"a\": \"1\", \"a\": \"2\"}}}\n",
+            Syntax,
+            &["dup-nested.json:3:25: Node/n1: invalid JSON: object key \"a\" already defined at line 3"],
+        ),
+    ]
+}
+
+/// Objects read from a cluster (they carry a `uid`) load even when they
+/// break today's naming rules: the API server stored them, so each broken
+/// rule is a located warning.
+#[test]
+fn objects_from_a_cluster_break_naming_rules_with_a_warning() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  uid: 0b7c\n  labels:\n    bad key: x\n";
+    let inv = load(&[Source::Bytes {
+        name: "snap.yaml".to_string(),
+        data: text.as_bytes().to_vec(),
+    }])
+    .expect("a stored object loads");
+    assert_eq!(inv.nodes.len(), 1);
+    let warning = inv
+        .warnings
+        .iter()
+        .find(|w| w.contains("bad key"))
+        .expect("a warning names the label");
+    assert!(
+        warning.starts_with("snap.yaml:7:14: Node/n1: metadata.labels[bad key]: Invalid value: \"bad key\": name part must consist of")
+            && warning.ends_with("(kept: read from a cluster, whose API server stored it)"),
+        "{warning}"
+    );
 }
 
 #[test]
