@@ -12,8 +12,9 @@ use k8s_openapi::api::core::v1 as core;
 use podplace_model::objects::Pod;
 use serde::Deserialize;
 
-use crate::cluster::Cluster;
-use crate::framework::{schedule, Outcome};
+use crate::cache::SchedulerCache;
+use crate::cycle::{schedule, Outcome};
+use crate::state::ClusterState;
 
 /// One case file.
 #[derive(Debug, Deserialize)]
@@ -76,9 +77,9 @@ pub struct CaseReport {
     pub mismatches: Vec<String>,
 }
 
-/// Builds the case's cluster and the compiled pod to schedule.
-pub fn build(case: &Case) -> Result<(Cluster, Pod), String> {
-    let mut cluster = Cluster::new();
+/// Builds the case's cluster state and the compiled pod to schedule.
+pub fn build(case: &Case) -> Result<(ClusterState, Pod), String> {
+    let mut cluster = ClusterState::new();
     for ns in &case.namespaces {
         cluster.add_namespace(ns);
     }
@@ -106,12 +107,12 @@ pub fn build(case: &Case) -> Result<(Cluster, Pod), String> {
     for pod in &case.pods {
         cluster.add_api_pod(pod).map_err(|e| format!("pod: {e}"))?;
     }
-    let pod = Pod::compile(&case.pod, &mut cluster.interner).map_err(|e| format!("pod: {e}"))?;
+    let pod = cluster.compile_pod(&case.pod).map_err(|e| format!("pod: {e}"))?;
     Ok((cluster, pod))
 }
 
 /// Compares an outcome with the expected answer, listing every difference.
-pub fn compare(cluster: &Cluster, outcome: &Outcome, expected: &Expected) -> Vec<String> {
+pub fn compare(cluster: &ClusterState, outcome: &Outcome, expected: &Expected) -> Vec<String> {
     let mut out = Vec::new();
     for id in cluster.node_ids() {
         let name = &*cluster.node(id).name;
@@ -208,8 +209,8 @@ pub fn run_file(path: &Path) -> CaseReport {
         }
     };
     let mismatches = match build(&case) {
-        Ok((mut cluster, pod)) => {
-            let outcome = schedule(&mut cluster, &pod, 0);
+        Ok((cluster, pod)) => {
+            let outcome = schedule(&cluster, &mut SchedulerCache::new(), &pod, 0);
             compare(&cluster, &outcome, &case.expected)
         }
         Err(e) => vec![format!("cannot build case: {e}")],

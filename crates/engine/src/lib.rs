@@ -8,8 +8,6 @@
 //! - [`cache`]: what scheduling caches between cycles ([`SchedulerCache`]).
 //! - [`cycle`]: one scheduling cycle ([`schedule`]); [`plugins`] are its steps.
 //! - [`place`]: building the state of a world and placing its pending pods.
-//! - [`cluster`], [`framework`], [`placement`]: the transition facade
-//!   (state and cache in one [`cluster::Cluster`]) callers still use.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1 as core;
@@ -37,17 +35,14 @@
 //! ```
 
 pub mod cache;
-pub mod cluster;
 pub mod conformance;
 pub mod cycle;
 pub mod explain_support;
-pub mod framework;
 pub mod groups;
 pub mod ids;
 pub mod message;
 pub mod names;
 pub mod place;
-pub mod placement;
 pub mod plugins;
 pub mod state;
 pub mod statics;
@@ -59,6 +54,5 @@ pub use cycle::{schedule, schedule_choice, schedule_watching, Choice, Outcome, V
 pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodId, TermId};
 pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
-pub use placement::build_cluster;
 pub use state::terms::{HeldKind, PodTerms, TermKind};
 pub use state::{ClusterState, NodeInfo, PodEntry, StateStats};

@@ -157,8 +157,8 @@ pub struct ClusterState {
     pod_by_name: Arc<FxHashMap<(Sym, Box<str>), PodId>>,
     /// Free pod slots, oldest first (a stale id is reused as late as possible).
     free_pods: VecDeque<u32>,
-    /// Whether removed pods' slots are reused (off under the transition
-    /// facade, whose callers keep tables parallel to the pod slots).
+    /// Whether removed pods' slots are reused (off for callers that keep
+    /// tables parallel to the pod slots).
     reuse_slots: bool,
     live_pods: usize,
     /// Alive pods by each of their label pairs, so a count built on demand
@@ -174,7 +174,7 @@ pub struct ClusterState {
     unsettled: Vec<(NodeId, Labels)>,
     /// Groups taken by [`ClusterState::prepare`], with how many times.
     prepared: FxHashMap<GroupKey, u32>,
-    /// Groups the transition facade pinned for the life of the state.
+    /// Groups [`ClusterState::pin_group`] keeps for the life of the state.
     pinned: rustc_hash::FxHashSet<GroupKey>,
 }
 
@@ -583,11 +583,6 @@ impl ClusterState {
             self.groups.need(id);
         }
         id
-    }
-
-    /// Takes a reference to a term (transition facade; never released).
-    pub(crate) fn pin_term(&mut self, term: &AffinityTerm) -> TermId {
-        Arc::make_mut(&mut self.terms).acquire(term)
     }
 
     /// Sizes of the state's tables.

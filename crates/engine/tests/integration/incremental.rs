@@ -7,8 +7,7 @@
 //! rebalance proofs use, with the same verdict on the node it watches.
 
 use crate::support::*;
-use podplace_engine::cluster::NodeId;
-use podplace_engine::framework::Verdict;
+use podplace_engine::{NodeId, Verdict};
 use proptest::prelude::*;
 
 fn arb_pod(i: usize) -> impl Strategy<Value = PodB> {

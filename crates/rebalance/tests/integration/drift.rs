@@ -74,7 +74,7 @@ fn drift_is_restored_with_three_evictions() {
 /// on the node the plan says.
 #[test]
 fn each_replacement_lands_where_the_plan_says() {
-    use podplace_engine::placement::{build_cluster, place_all, PlaceOptions};
+    use podplace_engine::{build_state, place_all, PlaceOptions, SchedulerCache};
     let inv = world();
     let planned = plan(&inv, &Policy::default_profile(), &opts()).unwrap();
     assert_eq!(planned.plan.evictions.len(), 3);
@@ -101,9 +101,10 @@ fn each_replacement_lands_where_the_plan_says() {
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(opts().now),
         );
         before.pods.push(replacement);
-        let (mut cluster, pending) = build_cluster(&before).unwrap();
+        let (mut cluster, pending) = build_state(&before).unwrap();
         assert_eq!(pending.len(), 1);
-        let placed = place_all(&mut cluster, &pending, PlaceOptions::default());
+        let mut cache = SchedulerCache::new();
+        let placed = place_all(&mut cluster, &mut cache, &pending, PlaceOptions::default());
         let node = placed[0].node.map(|n| cluster.node(n).name.to_string());
         assert_eq!(node.as_deref(), Some(e.to.as_str()), "eviction {k}: {e:?}");
     }

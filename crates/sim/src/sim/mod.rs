@@ -25,7 +25,6 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use podplace_engine::cache::SchedulerCache;
-use podplace_engine::cluster::Cluster;
 use podplace_engine::ids::{NodeId, PodId};
 use podplace_engine::state::ClusterState;
 use podplace_model::inventory::{Inventory, Sourced};
@@ -370,13 +369,6 @@ impl Simulation {
     /// reused, so they index tables kept beside it.
     pub fn state(&self) -> &ClusterState {
         &self.state
-    }
-
-    /// A copy of the state under the engine's transition facade, for callers
-    /// not yet moved to [`Simulation::state`] (it clones the state: prefer
-    /// `state()` for reads).
-    pub fn cluster(&self) -> Cluster {
-        Cluster::from_state(self.state.clone())
     }
 
     /// The current simulated time.
