@@ -9,11 +9,13 @@
 //!   grace periods, node failures, drains — with a step API;
 //! - [`scenario`]: the scenario file; [`runner`]: replaying it;
 //! - [`findings`] and [`report`]: what each step reports;
+//! - [`kubectl`]: what `kubectl set image` and `rollout restart` change;
 //! - [`rollout::simulate_rollout`]: "does this Deployment's next rolling
 //!   update complete, and if not, which strategy change fixes it?".
 
 pub mod controllers;
 pub mod findings;
+pub mod kubectl;
 pub mod report;
 pub mod rollout;
 pub mod runner;

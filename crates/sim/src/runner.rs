@@ -11,8 +11,9 @@ use podplace_engine::ids::PodId;
 use podplace_model::inventory::Inventory;
 use podplace_model::load::Source;
 
+use crate::controllers::statefulset::RolloutStatus;
 use crate::findings::{high_availability, Finding, FindingKind, Spread};
-use crate::report::{NodeView, StepReport};
+use crate::report::{Change, NodeView, StepReport};
 use crate::scenario::{Apply, Expect, Scenario, Step};
 use crate::sim::{Options, SimError, Simulation, WorkloadId};
 
@@ -146,7 +147,22 @@ impl Simulation {
                 self.settle()?;
             }
             Step::Scale(s) => {
-                self.scale(&s.workload, s.namespace.as_deref(), s.replicas)?;
+                let w = self.find_workload(&s.workload, s.namespace.as_deref())?;
+                let current = self
+                    .top_workloads()
+                    .into_iter()
+                    .find(|(t, _, _)| *t == w)
+                    .map(|(_, display, desired)| (display, desired));
+                match current {
+                    Some((display, desired)) if desired == s.replicas => {
+                        self.push_change(Change::Note {
+                            text: format!(
+                                "{display} already has {desired} replica(s): nothing to scale"
+                            ),
+                        });
+                    }
+                    _ => self.scale(&s.workload, s.namespace.as_deref(), s.replicas)?,
+                }
                 self.settle()?;
             }
             Step::Patch(p) => {
@@ -154,11 +170,14 @@ impl Simulation {
                 self.settle()?;
             }
             Step::Rollout(r) => {
+                // Nothing to set and nothing to patch: `kubectl rollout
+                // restart` (a new revision with the restartedAt annotation).
+                let restart = r.restart || (r.set.is_none() && r.patch.is_none());
                 let w = self.start_rollout(
                     &r.workload,
                     r.namespace.as_deref(),
                     r.set.as_ref(),
-                    r.restart,
+                    restart,
                     r.patch.as_ref(),
                 )?;
                 self.wait_for_rollout(w)?;
@@ -169,18 +188,31 @@ impl Simulation {
                     return Err(SimError::Invalid("drain: no node given".to_string()));
                 }
                 for node in &opts.nodes {
+                    self.note_node_before_drain(node);
                     self.start_drain(node, &opts)?;
                     self.settle()?;
                 }
             }
             Step::Cordon(n) => {
                 for node in n.to_vec() {
+                    if self.is_cordoned(&node) == Some(true) {
+                        self.push_change(Change::Note {
+                            text: format!("node {node} is already cordoned"),
+                        });
+                    }
                     self.cordon(&node)?;
                 }
                 self.settle()?;
             }
             Step::Uncordon(n) => {
                 for node in n.to_vec() {
+                    if self.is_cordoned(&node) == Some(false) {
+                        self.push_change(Change::Note {
+                            text: format!(
+                                "node {node} is already schedulable: nothing to uncordon"
+                            ),
+                        });
+                    }
                     self.uncordon(&node)?;
                 }
                 self.settle()?;
@@ -240,6 +272,9 @@ impl Simulation {
     pub fn wait_for_rollout(&mut self, w: WorkloadId) -> Result<(), SimError> {
         self.settle()?;
         if self.deployment_complete(w) || self.deadline_exceeded(w) || self.is_paused(w) {
+            if !self.is_deployment(w) && self.deployment_complete(w) {
+                self.note_rollout_end(w);
+            }
             return Ok(());
         }
         if self.is_deployment(w) {
@@ -248,11 +283,65 @@ impl Simulation {
                 s.deployment_complete(w) || s.deadline_exceeded(w)
             })?;
             self.settle()?;
+        } else if let Some(RolloutStatus::WaitingForDeletion { outdated }) =
+            self.stateful_rollout_status(w)
+        {
+            // OnDelete waits by design: not stuck.
+            let display = self.workload_name(w);
+            self.push_change(Change::Note {
+                text: format!(
+                    "{display} uses updateStrategy OnDelete: the controller replaces a pod only once it is deleted; {outdated} pod(s) still run the old revision and wait for a delete (kubectl rollout status only follows RollingUpdate)"
+                ),
+            });
         } else {
             let finding = self.stuck_workload_finding(w);
             self.push_finding(finding);
         }
         Ok(())
+    }
+
+    /// Notes, once a StatefulSet or DaemonSet rollout is over, how it ended
+    /// as `kubectl rollout status` says it.
+    fn note_rollout_end(&mut self, w: WorkloadId) {
+        let display = self.workload_name(w);
+        match self.stateful_rollout_status(w) {
+            Some(RolloutStatus::PartitionedComplete { updated, wanted }) => {
+                self.push_change(Change::Note {
+                    text: format!(
+                        "{display}: partitioned roll out complete: {updated} new pod(s) have been updated ({wanted} from the partition up; lower ordinals keep the current revision)"
+                    ),
+                });
+            }
+            None if self.is_daemon_set(w) => {
+                self.push_change(Change::RolloutComplete { workload: display });
+            }
+            _ => {}
+        }
+    }
+
+    /// Before a drain: says when the node was already cordoned or has
+    /// nothing to evict, so the step is never silent.
+    fn note_node_before_drain(&mut self, node: &str) {
+        let Some(id) = self.state().node_id(node) else {
+            return;
+        };
+        let cordoned = self.state().node(id).unschedulable;
+        let pods = self.state().node_info(id).pods.len();
+        let text = match (cordoned, pods) {
+            (true, 0) => {
+                format!("node {node} was already cordoned and runs no pod: nothing to drain")
+            }
+            (true, _) => format!("node {node} was already cordoned; draining its pods"),
+            (false, 0) => format!("node {node} runs no pod: cordoned, nothing to evict"),
+            (false, _) => return,
+        };
+        self.push_change(Change::Note { text });
+    }
+
+    /// Whether node `name` is cordoned (None: no such node).
+    fn is_cordoned(&self, name: &str) -> Option<bool> {
+        let id = self.state().node_id(name)?;
+        Some(self.state().node(id).unschedulable)
     }
 
     /// The state after a step: changes, pods, nodes and findings.

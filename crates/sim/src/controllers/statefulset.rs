@@ -1,7 +1,12 @@
 //! The StatefulSet controller's ordering (`stateful_set_control.go`): which
 //! pod to create, delete or replace next, for OrderedReady and Parallel
-//! pod management and the RollingUpdate (reverse ordinal, `partition`) and
-//! OnDelete update strategies.
+//! pod management and the RollingUpdate (reverse ordinal, `partition`,
+//! `maxUnavailable`, beta and on by default since v1.35) and OnDelete
+//! update strategies; and where a rollout stands as `kubectl rollout
+//! status` says it.
+
+use k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy;
+use podplace_model::intstr::{scaled_value, IntOrPercentError};
 
 /// `podManagementPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +24,9 @@ pub enum UpdateStrategy {
     RollingUpdate {
         /// Ordinals below it keep the current revision.
         partition: i32,
+        /// Pods (of all replicas) that may be unavailable while updating:
+        /// this many outdated pods are replaced at once (1 by default).
+        max_unavailable: i32,
     },
     /// Replace pods only when something else deletes them.
     OnDelete,
@@ -103,32 +111,149 @@ pub fn sync(
     if !actions.is_empty() {
         return actions;
     }
-    // RollingUpdate: replace the highest outdated pod once all are healthy.
-    let UpdateStrategy::RollingUpdate { partition } = strategy else {
+    // RollingUpdate: replace the highest outdated pods, at most
+    // maxUnavailable pods being unavailable at once (counting those already
+    // unavailable), never below the partition.
+    let UpdateStrategy::RollingUpdate {
+        partition,
+        max_unavailable,
+    } = strategy
+    else {
         return actions;
     };
-    if !all_healthy {
+    let unavailable = (0..wanted)
+        .filter(|&i| {
+            let s = slot(i);
+            !(s.exists && !s.terminating && s.healthy)
+        })
+        .count() as i32;
+    let budget = max_unavailable.max(1) - unavailable;
+    if budget <= 0 {
         return actions;
     }
     let min = (partition.max(0) as usize).min(wanted);
     for i in (min..wanted).rev() {
         let s = slot(i);
-        if !s.updated && !s.terminating {
+        if !s.updated && !s.terminating && s.exists {
             actions.push(Action::Delete(start + i as i32));
-            return actions;
-        }
-        if !s.healthy {
-            return actions;
+            if actions.len() as i32 >= budget {
+                return actions;
+            }
         }
     }
     actions
+}
+
+/// `maxUnavailable` of a RollingUpdate StatefulSet for `replicas` pods: a
+/// percentage rounds up, and it is at least 1.
+pub fn max_unavailable(
+    strategy: Option<&StatefulSetUpdateStrategy>,
+    replicas: i32,
+) -> Result<i32, IntOrPercentError> {
+    let value = strategy
+        .and_then(|s| s.rolling_update.as_ref())
+        .and_then(|r| r.max_unavailable.as_ref());
+    Ok(match value {
+        Some(v) => scaled_value(v, replicas, true)?.max(1),
+        None => 1,
+    })
+}
+
+/// The update strategy of a StatefulSet spec.
+pub fn update_strategy(
+    strategy: Option<&StatefulSetUpdateStrategy>,
+    replicas: i32,
+) -> Result<UpdateStrategy, IntOrPercentError> {
+    if strategy.and_then(|u| u.type_.as_deref()) == Some("OnDelete") {
+        return Ok(UpdateStrategy::OnDelete);
+    }
+    Ok(UpdateStrategy::RollingUpdate {
+        partition: strategy
+            .and_then(|u| u.rolling_update.as_ref())
+            .and_then(|r| r.partition)
+            .unwrap_or(0),
+        max_unavailable: max_unavailable(strategy, replicas)?,
+    })
+}
+
+/// Where a StatefulSet's rollout stands, as `kubectl rollout status` sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RolloutStatus {
+    /// Every pod runs the update revision and is Ready ("statefulset
+    /// rolling update complete").
+    Complete,
+    /// Every pod from the partition up runs the update revision and every
+    /// pod is Ready; those below keep the current revision by design
+    /// ("partitioned roll out complete").
+    PartitionedComplete {
+        /// Pods on the update revision.
+        updated: i32,
+        /// Pods the partition lets update (`replicas - partition`).
+        wanted: i32,
+    },
+    /// OnDelete: the controller replaces a pod only once something else
+    /// deletes it; `outdated` pods still run the old revision.
+    WaitingForDeletion {
+        /// Pods still on the old revision.
+        outdated: i32,
+    },
+    /// Pods are still being replaced or becoming Ready.
+    InProgress,
+}
+
+/// The rollout status of `replicas` pods given their slots (as [`sync`]).
+/// A pod counts as updated only once it is Ready: "complete" is never said
+/// before the last updated pod is bound and Ready.
+pub fn rollout_status(replicas: i32, strategy: UpdateStrategy, slots: &[Slot]) -> RolloutStatus {
+    let wanted = replicas.max(0) as usize;
+    let slot = |i: usize| slots.get(i).copied().unwrap_or_default();
+    let live = |s: Slot| s.exists && !s.terminating;
+    let all_ready = (0..wanted).all(|i| live(slot(i)) && slot(i).healthy);
+    let condemned_left = (wanted..slots.len()).any(|i| slot(i).exists);
+    let updated = |from: usize| {
+        (from..wanted)
+            .filter(|&i| live(slot(i)) && slot(i).updated && slot(i).healthy)
+            .count() as i32
+    };
+    match strategy {
+        UpdateStrategy::OnDelete => {
+            let outdated = (0..wanted)
+                .filter(|&i| live(slot(i)) && !slot(i).updated)
+                .count() as i32;
+            if outdated == 0 && all_ready && !condemned_left {
+                RolloutStatus::Complete
+            } else if outdated > 0 && all_ready && !condemned_left {
+                RolloutStatus::WaitingForDeletion { outdated }
+            } else {
+                RolloutStatus::InProgress
+            }
+        }
+        UpdateStrategy::RollingUpdate { partition, .. } => {
+            if !all_ready || condemned_left {
+                return RolloutStatus::InProgress;
+            }
+            let from = (partition.max(0) as usize).min(wanted);
+            let need = (wanted - from) as i32;
+            let got = updated(from);
+            if got < need {
+                RolloutStatus::InProgress
+            } else if from > 0 && updated(0) < replicas {
+                RolloutStatus::PartitionedComplete {
+                    updated: got,
+                    wanted: need,
+                }
+            } else {
+                RolloutStatus::Complete
+            }
+        }
+    }
 }
 
 /// The revision a new pod with this ordinal gets: pods below the
 /// partition keep the current revision (`newVersionedStatefulSetPod`).
 pub fn uses_update_revision(strategy: UpdateStrategy, ordinal_index: i32) -> bool {
     match strategy {
-        UpdateStrategy::RollingUpdate { partition } => ordinal_index >= partition,
+        UpdateStrategy::RollingUpdate { partition, .. } => ordinal_index >= partition,
         UpdateStrategy::OnDelete => true,
     }
 }
@@ -167,7 +292,10 @@ mod tests {
         healthy: false,
         updated: false,
     };
-    const ROLL: UpdateStrategy = UpdateStrategy::RollingUpdate { partition: 0 };
+    const ROLL: UpdateStrategy = UpdateStrategy::RollingUpdate {
+        partition: 0,
+        max_unavailable: 1,
+    };
 
     #[test]
     fn ordering_table() {
@@ -274,7 +402,10 @@ mod tests {
                 "rolling update: partition keeps low ordinals",
                 3,
                 OrderedReady,
-                UpdateStrategy::RollingUpdate { partition: 2 },
+                UpdateStrategy::RollingUpdate {
+                    partition: 2,
+                    max_unavailable: 1,
+                },
                 vec![OLD, OLD, OK],
                 vec![],
             ),
@@ -298,7 +429,10 @@ mod tests {
             sync(2, 5, PodManagement::OrderedReady, ROLL, &[]),
             vec![Action::Create(5)]
         );
-        let p = UpdateStrategy::RollingUpdate { partition: 2 };
+        let p = UpdateStrategy::RollingUpdate {
+            partition: 2,
+            max_unavailable: 1,
+        };
         assert!(!uses_update_revision(p, 1));
         assert!(uses_update_revision(p, 2));
         assert!(uses_update_revision(UpdateStrategy::OnDelete, 0));

@@ -809,8 +809,9 @@ impl Simulation {
         Ok(())
     }
 
-    /// Starts a rollout: sets images (all containers, or by name), adds
-    /// the restart annotation, and applies an optional merge patch.
+    /// Starts a rollout: sets images as `kubectl set image` does
+    /// ([`crate::kubectl::set_image`]), adds the restart annotation, and
+    /// applies an optional merge patch.
     pub fn start_rollout(
         &mut self,
         reference: &str,
@@ -835,34 +836,21 @@ impl Simulation {
         .unwrap_or_default();
         let mut template = template;
         if let Some(set) = set {
-            let spec = template.spec.get_or_insert_with(Default::default);
-            for c in &set.images {
-                if !spec.containers.iter().any(|k| k.name == *c.0) {
-                    return Err(SimError::Invalid(format!(
-                        "{display} has no container {:?}",
-                        c.0
-                    )));
-                }
-            }
-            for c in spec.containers.iter_mut() {
-                if let Some(i) = &set.image {
-                    c.image = Some(i.clone());
-                }
-                if let Some(i) = set.images.get(&c.name) {
-                    c.image = Some(i.clone());
-                }
+            let changed = crate::kubectl::set_image(&mut template, set)
+                .map_err(|e| SimError::Invalid(format!("{display}: {e}")))?;
+            if !changed && !restart && patch.is_none() {
+                self.changes.push(Change::Note {
+                    text: format!(
+                        "{display} already runs these images: nothing changes, no new revision"
+                    ),
+                });
             }
         }
         if restart {
-            template
-                .metadata
-                .get_or_insert_with(Default::default)
-                .annotations
-                .get_or_insert_with(Default::default)
-                .insert(
-                    "kubectl.kubernetes.io/restartedAt".to_string(),
-                    format!("t={}", crate::time::Duration(self.now)),
-                );
+            crate::kubectl::restart(
+                &mut template,
+                format!("t={}", crate::time::Duration(self.now)),
+            );
         }
         spec_patch["spec"] = serde_json::json!({
             "template": serde_json::to_value(&template).unwrap_or(Value::Null)

@@ -7,13 +7,23 @@ use rustc_hash::FxHashMap;
 
 use super::apply::{daemon_set_pod, replica_set_pod, stateful_set_pod};
 use super::{Ctl, Event, Proto, SimError, Simulation, WorkloadId};
+use crate::controllers::daemonset as dsc;
 use crate::controllers::deployment::{
     self as dep, is_complete, progress_deadline_seconds, RsCounts, StrategyKind,
 };
 use crate::controllers::replicaset::{deletion_order, Candidate};
-use crate::controllers::statefulset::{self as stsc, PodManagement, UpdateStrategy};
+use crate::controllers::statefulset::{self as stsc, PodManagement};
 use crate::findings::{Finding, FindingKind};
 use crate::report::Change;
+
+/// A StatefulSet as its controller sees it (see `Simulation::sts_view`).
+struct StsView {
+    replicas: i32,
+    start: i32,
+    strategy: stsc::UpdateStrategy,
+    slots: Vec<stsc::Slot>,
+    by_ordinal: FxHashMap<i32, PodId>,
+}
 
 impl Simulation {
     /// Reconciles every dirty workload (Deployments before their
@@ -656,59 +666,25 @@ impl Simulation {
             w,
             replicas.saturating_sub(self.workloads[w.index()].pods.len() as i32),
         )?;
-        let start = podplace_model::expand::stateful_set::start_ordinal(&spec);
         let policy = if spec.pod_management_policy.as_deref() == Some("Parallel") {
             PodManagement::Parallel
         } else {
             PodManagement::OrderedReady
         };
-        let strategy = match spec.update_strategy.as_ref() {
-            Some(u) if u.type_.as_deref() == Some("OnDelete") => UpdateStrategy::OnDelete,
-            Some(u) => UpdateStrategy::RollingUpdate {
-                partition: u
-                    .rolling_update
-                    .as_ref()
-                    .and_then(|r| r.partition)
-                    .unwrap_or(0),
-            },
-            None => UpdateStrategy::RollingUpdate { partition: 0 },
-        };
         let update_rev = s.update_revision.clone();
         let current_rev = s.current_revision.clone();
-        let mut by_ordinal: FxHashMap<i32, PodId> = FxHashMap::default();
-        let mut max_ordinal = start + replicas - 1;
-        for &p in &self.workloads[w.index()].pods {
-            if let Some(o) = self.info(p).and_then(|i| i.ordinal) {
-                // A terminating pod and its replacement: the live one wins.
-                let keep = match by_ordinal.get(&o) {
-                    Some(&q) => !self.active(q),
-                    None => true,
-                };
-                if keep {
-                    by_ordinal.insert(o, p);
-                }
-                max_ordinal = max_ordinal.max(o);
-            }
-        }
-        let slots: Vec<stsc::Slot> = (start..=max_ordinal)
-            .map(|o| match by_ordinal.get(&o) {
-                None => stsc::Slot::default(),
-                Some(&p) => {
-                    let info = self.info(p).expect("owned pods have info");
-                    stsc::Slot {
-                        exists: true,
-                        terminating: info.deleting_since.is_some(),
-                        healthy: info.ready_since.is_some() && info.deleting_since.is_none(),
-                        updated: info.revision == update_rev,
-                    }
-                }
-            })
-            .collect();
-        let all_updated = slots
-            .iter()
-            .take(replicas.max(0) as usize)
-            .all(|s| s.exists && s.updated && !s.terminating);
-        if all_updated && current_rev != update_rev {
+        let StsView {
+            start,
+            strategy,
+            slots,
+            by_ordinal,
+            ..
+        } = self.sts_view(w)?;
+        // The current revision becomes the update revision once every pod
+        // runs it and is Ready: only then is the rollout complete.
+        let complete =
+            stsc::rollout_status(replicas, strategy, &slots) == stsc::RolloutStatus::Complete;
+        if complete && current_rev != update_rev {
             if let Ctl::StatefulSet(s) = &mut self.workloads[w.index()].ctl {
                 s.current_revision = update_rev.clone();
             }
@@ -769,13 +745,9 @@ impl Simulation {
         Ok(())
     }
 
-    fn sync_daemon_set(&mut self, w: WorkloadId) -> Result<(), SimError> {
-        let Ctl::DaemonSet(ds) = &self.workloads[w.index()].ctl else {
-            return Ok(());
-        };
-        let api = ds.api.clone();
-        let revision = ds.revision.clone();
-        let mut covered: FxHashMap<NodeId, Vec<PodId>> = FxHashMap::default();
+    /// Every pod of a DaemonSet per node, terminating ones included.
+    fn daemon_pods_by_node(&self, w: WorkloadId) -> std::collections::BTreeMap<NodeId, Vec<PodId>> {
+        let mut covered: std::collections::BTreeMap<NodeId, Vec<PodId>> = Default::default();
         for &p in &self.workloads[w.index()].pods {
             let node = self
                 .info(p)
@@ -785,84 +757,212 @@ impl Simulation {
                 covered.entry(n).or_default().push(p);
             }
         }
-        // Rolling update: replace one outdated pod at a time (maxUnavailable 1).
-        let outdated: Vec<PodId> = self.workloads[w.index()]
-            .pods
-            .iter()
-            .copied()
-            .filter(|&p| self.active(p) && self.info(p).is_some_and(|i| i.revision != revision))
-            .collect();
-        let unavailable = self.workloads[w.index()]
-            .pods
-            .iter()
-            .filter(|&&p| !self.is_ready(p))
-            .count();
-        let on_delete = api
-            .spec
+        covered
+    }
+
+    /// Creates the DaemonSet's pod for `node` unless the node cannot run it.
+    fn create_daemon_pod(&mut self, w: WorkloadId, node: NodeId) -> Result<(), SimError> {
+        let (api, revision, known) = match &self.workloads[w.index()].ctl {
+            Ctl::DaemonSet(ds) => (
+                ds.api.clone(),
+                ds.revision.clone(),
+                ds.eligible.get(&node).copied(),
+            ),
+            _ => return Ok(()),
+        };
+        if known == Some(false) {
+            return Ok(());
+        }
+        let api_node = self.api_nodes[node.index()].clone();
+        let ns = self.workloads[w.index()].namespace.clone();
+        let base = generate_name_base(&self.workloads[w.index()].name);
+        let pod = daemon_set_pod(self, &api, &api_node, |sim| sim.fresh_name(&ns, &base));
+        if let Ctl::DaemonSet(ds) = &mut self.workloads[w.index()].ctl {
+            ds.eligible.insert(node, pod.is_some());
+        }
+        let Some(pod) = pod else {
+            return Ok(());
+        };
+        let id = self.create_owned(&pod, w, None, Some(node))?;
+        if let Some(info) = self.info_mut(id) {
+            info.revision = revision;
+        }
+        Ok(())
+    }
+
+    /// `syncDaemonSet`: the manage loop (a node without a pod gets one;
+    /// with surge, a node whose pods are all terminating too), then the
+    /// rolling update ([`dsc::rolling_update`]) unless OnDelete.
+    fn sync_daemon_set(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        let Ctl::DaemonSet(ds) = &self.workloads[w.index()].ctl else {
+            return Ok(());
+        };
+        let spec = ds.api.spec.clone().unwrap_or_default();
+        let revision = ds.revision.clone();
+        let min_ready = spec.min_ready_seconds.map_or(0, i64::from);
+        let on_delete = spec
+            .update_strategy
             .as_ref()
-            .and_then(|s| s.update_strategy.as_ref())
             .and_then(|u| u.type_.as_deref())
             == Some("OnDelete");
-        if !on_delete && unavailable == 0 {
-            if let Some(&p) = outdated.first() {
-                let change = Change::Deleted {
-                    pod: self.pod_name(p),
-                    reason: "updated (rolling update)".to_string(),
-                };
-                self.delete_pod(p, None, change);
-            }
-        }
+        let display = self.workloads[w.index()].display();
+        let surge_allowed = !on_delete
+            && spec
+                .update_strategy
+                .as_ref()
+                .and_then(|u| u.rolling_update.as_ref())
+                .and_then(|r| r.max_surge.as_ref())
+                .is_some_and(|v| {
+                    !matches!(
+                        v,
+                        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(0)
+                    )
+                });
+        let covered = self.daemon_pods_by_node(w);
         for n in 0..self.state.nodes().len() {
             let node = NodeId(n as u32);
-            if covered.get(&node).is_some_and(|v| !v.is_empty()) {
-                continue;
-            }
-            let known = match &self.workloads[w.index()].ctl {
-                Ctl::DaemonSet(ds) => ds.eligible.get(&node).copied(),
-                _ => None,
+            let needs = match covered.get(&node) {
+                None => true,
+                Some(v) => v.is_empty() || (surge_allowed && !v.iter().any(|&p| self.active(p))),
             };
-            if known == Some(false) {
-                continue;
+            if needs {
+                self.create_daemon_pod(w, node)?;
             }
-            let api_node = self.api_nodes[n].clone();
-            let ns = self.workloads[w.index()].namespace.clone();
-            let base = generate_name_base(&self.workloads[w.index()].name);
-            let pod = daemon_set_pod(self, &api, &api_node, |sim| sim.fresh_name(&ns, &base));
-            if let Ctl::DaemonSet(ds) = &mut self.workloads[w.index()].ctl {
-                ds.eligible.insert(node, pod.is_some());
-            }
-            let Some(pod) = pod else {
-                continue;
-            };
-            let id = self.create_owned(&pod, w, None, Some(node))?;
-            if let Some(info) = self.info_mut(id) {
-                info.revision = revision.clone();
+        }
+        if on_delete {
+            return Ok(());
+        }
+        let covered = self.daemon_pods_by_node(w);
+        let limits = dsc::limits(spec.update_strategy.as_ref(), covered.len() as i32)
+            .map_err(|e| SimError::Invalid(format!("{display}: spec.updateStrategy: {e}")))?;
+        let nodes: Vec<NodeId> = covered.keys().copied().collect();
+        let mut olds: Vec<Option<PodId>> = Vec::new();
+        let view: Vec<dsc::NodePods> = nodes
+            .iter()
+            .map(|n| {
+                let mut v = dsc::NodePods::default();
+                let mut old_pod = None;
+                for &p in &covered[n] {
+                    if !self.active(p) {
+                        continue;
+                    }
+                    let available = self.is_available(p, min_ready);
+                    let updated = self.info(p).is_some_and(|i| i.revision == revision);
+                    let slot = if updated { &mut v.new } else { &mut v.old };
+                    if slot.is_some() {
+                        v.excess = true;
+                    }
+                    *slot = Some(available);
+                    if !updated {
+                        old_pod = Some(p);
+                    }
+                }
+                olds.push(old_pod);
+                v
+            })
+            .collect();
+        for action in dsc::rolling_update(&view, limits) {
+            match action {
+                dsc::Action::DeleteOld(i) => {
+                    if let Some(p) = olds[i] {
+                        let change = Change::Deleted {
+                            pod: self.pod_name(p),
+                            reason: "updated (rolling update)".to_string(),
+                        };
+                        self.delete_pod(p, None, change);
+                    }
+                }
+                dsc::Action::CreateNew(i) => self.create_daemon_pod(w, nodes[i])?,
             }
         }
         Ok(())
     }
 
-    /// Whether a StatefulSet or DaemonSet runs its update revision everywhere.
+    /// The slots of a StatefulSet's ordinals (as the pure controller sees
+    /// them), its replicas, first ordinal and update strategy, and the pod
+    /// of each ordinal (a live pod wins over a terminating one).
+    fn sts_view(&self, w: WorkloadId) -> Result<StsView, SimError> {
+        let Ctl::StatefulSet(s) = &self.workloads[w.index()].ctl else {
+            return Err(SimError::Invalid("not a StatefulSet".to_string()));
+        };
+        let spec = s.api.spec.clone().unwrap_or_default();
+        let replicas = spec.replicas.unwrap_or(1);
+        let start = podplace_model::expand::stateful_set::start_ordinal(&spec);
+        let strategy =
+            stsc::update_strategy(spec.update_strategy.as_ref(), replicas).map_err(|e| {
+                SimError::Invalid(format!(
+                    "{}: spec.updateStrategy: {e}",
+                    self.workloads[w.index()].display()
+                ))
+            })?;
+        let mut by_ordinal: FxHashMap<i32, PodId> = FxHashMap::default();
+        let mut max_ordinal = start + replicas - 1;
+        for &p in &self.workloads[w.index()].pods {
+            if let Some(o) = self.info(p).and_then(|i| i.ordinal) {
+                let keep = match by_ordinal.get(&o) {
+                    Some(&q) => !self.active(q),
+                    None => true,
+                };
+                if keep {
+                    by_ordinal.insert(o, p);
+                }
+                max_ordinal = max_ordinal.max(o);
+            }
+        }
+        let min_ready = self.min_ready_seconds(w);
+        let slots = (start..=max_ordinal)
+            .map(|o| match by_ordinal.get(&o) {
+                None => stsc::Slot::default(),
+                Some(&p) => {
+                    let info = self.info(p).expect("owned pods have info");
+                    stsc::Slot {
+                        exists: true,
+                        terminating: info.deleting_since.is_some(),
+                        healthy: self.is_available(p, min_ready),
+                        updated: info.revision == s.update_revision,
+                    }
+                }
+            })
+            .collect();
+        Ok(StsView {
+            replicas,
+            start,
+            strategy,
+            slots,
+            by_ordinal,
+        })
+    }
+
+    /// Where a StatefulSet's rollout stands (`kubectl rollout status`).
+    pub(crate) fn stateful_rollout_status(&self, w: WorkloadId) -> Option<stsc::RolloutStatus> {
+        let v = self.sts_view(w).ok()?;
+        Some(stsc::rollout_status(v.replicas, v.strategy, &v.slots))
+    }
+
+    /// Whether a StatefulSet or DaemonSet runs its update revision
+    /// everywhere it should (a StatefulSet: from its partition up), every
+    /// pod Ready.
     pub(crate) fn rollout_done(&self, w: WorkloadId) -> bool {
         let wl = &self.workloads[w.index()];
         match &wl.ctl {
-            Ctl::StatefulSet(s) => {
-                let replicas = s.api.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-                let ready = wl
-                    .pods
-                    .iter()
-                    .filter(|&&p| {
-                        self.is_ready(p)
-                            && self
-                                .info(p)
-                                .is_some_and(|i| i.revision == s.update_revision)
-                    })
-                    .count();
-                ready as i32 >= replicas
+            Ctl::StatefulSet(_) => matches!(
+                self.stateful_rollout_status(w),
+                Some(
+                    stsc::RolloutStatus::Complete | stsc::RolloutStatus::PartitionedComplete { .. }
+                )
+            ),
+            Ctl::DaemonSet(d) => {
+                let min_ready = d
+                    .api
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.min_ready_seconds)
+                    .map_or(0, i64::from);
+                wl.pods.iter().filter(|&&p| self.active(p)).all(|&p| {
+                    self.is_available(p, min_ready)
+                        && self.info(p).is_some_and(|i| i.revision == d.revision)
+                })
             }
-            Ctl::DaemonSet(d) => wl.pods.iter().all(|&p| {
-                self.is_ready(p) && self.info(p).is_some_and(|i| i.revision == d.revision)
-            }),
             _ => true,
         }
     }

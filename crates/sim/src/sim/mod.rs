@@ -860,6 +860,16 @@ impl Simulation {
         matches!(self.workloads[w.index()].ctl, Ctl::Deployment(_))
     }
 
+    /// Whether a workload is a DaemonSet.
+    pub(crate) fn is_daemon_set(&self, w: WorkloadId) -> bool {
+        matches!(self.workloads[w.index()].ctl, Ctl::DaemonSet(_))
+    }
+
+    /// `Kind/namespace/name` of a workload.
+    pub(crate) fn workload_name(&self, w: WorkloadId) -> String {
+        self.workloads[w.index()].display()
+    }
+
     /// Whether a Deployment has ReplicaSets (those of the world it was
     /// loaded with, adopted by their owner references, or its own).
     pub(crate) fn has_replica_sets(&self, w: WorkloadId) -> bool {
@@ -874,6 +884,11 @@ impl Simulation {
 
     pub(crate) fn push_finding(&mut self, f: Finding) {
         self.findings.push(f);
+    }
+
+    /// Adds a line to the current step's changes (the runner's notes).
+    pub(crate) fn push_change(&mut self, c: crate::report::Change) {
+        self.changes.push(c);
     }
 
     /// Whether a node is Ready.
