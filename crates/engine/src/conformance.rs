@@ -107,7 +107,9 @@ pub fn build(case: &Case) -> Result<(ClusterState, Pod), String> {
     for pod in &case.pods {
         cluster.add_api_pod(pod).map_err(|e| format!("pod: {e}"))?;
     }
-    let pod = cluster.compile_pod(&case.pod).map_err(|e| format!("pod: {e}"))?;
+    let pod = cluster
+        .compile_pod(&case.pod)
+        .map_err(|e| format!("pod: {e}"))?;
     Ok((cluster, pod))
 }
 

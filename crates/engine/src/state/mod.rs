@@ -130,27 +130,24 @@ pub struct StateStats {
 /// A world ready to schedule into (see the module doc).
 #[derive(Debug, Clone)]
 pub struct ClusterState {
-    /// Every string of this world. Transition: read through
-    /// [`ClusterState::interner`]; public while callers intern through it.
-    pub interner: Interner,
-    /// Pod slots by [`PodId`]. Transition: read through
-    /// [`ClusterState::pod_entry`] and friends; public while callers index it.
-    pub pods: Vec<PodEntry>,
-    /// Per-node accounting, parallel to the nodes. Transition: read through
-    /// [`ClusterState::node_info`].
-    pub node_infos: Vec<NodeInfo>,
-    /// Namespaces and their labels. Transition: read through
-    /// [`ClusterState::namespace_labels`].
-    pub namespaces: FxHashMap<Sym, Labels>,
+    /// Every string of this world (read through [`ClusterState::interner`],
+    /// added to through [`ClusterState::intern`] and the compile methods).
+    interner: Interner,
+    /// Pod slots by [`PodId`] (read through [`ClusterState::pod_entry`] and
+    /// friends).
+    pods: Vec<PodEntry>,
+    /// Per-node accounting, parallel to the nodes ([`ClusterState::node_info`]).
+    node_infos: Vec<NodeInfo>,
+    /// Namespaces and their labels ([`ClusterState::namespace_labels`]).
+    namespaces: FxHashMap<Sym, Labels>,
     /// Selectors of Services by namespace (nil selectors are left out), for
-    /// the default topology spread constraints. Transition: public.
-    pub service_selectors: Vec<(Sym, LabelSelector)>,
+    /// the default topology spread constraints.
+    service_selectors: Vec<(Sym, LabelSelector)>,
     /// Selectors of the controllers that own pods, for the same purpose.
-    /// Transition: public.
-    pub owner_selectors: OwnerSelectors,
+    owner_selectors: OwnerSelectors,
     /// Number of bound pods with any inter-pod affinity rule, per node (for
-    /// the "nodes having pods with affinity" lists). Transition: public.
-    pub pods_with_affinity: Vec<u32>,
+    /// the "nodes having pods with affinity" lists).
+    pods_with_affinity: Vec<u32>,
     // The parts below are shared with overlays until written (`Arc::make_mut`).
     nodes: Arc<Vec<Node>>,
     node_by_name: Arc<FxHashMap<Sym, NodeId>>,
@@ -272,6 +269,25 @@ impl ClusterState {
     /// What the scheduler accounts on a node.
     pub fn node_info(&self, id: NodeId) -> &NodeInfo {
         &self.node_infos[id.index()]
+    }
+
+    /// How many bound pods with an inter-pod affinity rule a node holds.
+    pub fn pods_with_affinity(&self, id: NodeId) -> u32 {
+        self.pods_with_affinity
+            .get(id.index())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Selectors of Services by namespace, for default spread constraints.
+    pub fn service_selectors(&self) -> &[(Sym, LabelSelector)] {
+        &self.service_selectors
+    }
+
+    /// Selectors of the controllers that own pods, for default spread
+    /// constraints.
+    pub fn owner_selectors(&self) -> &OwnerSelectors {
+        &self.owner_selectors
     }
 
     /// Looks a node up by name.

@@ -137,7 +137,7 @@ fn apply(
                 let id = node(s, *n);
                 let mut changed = s.node(id).clone();
                 let key = s.interner().lookup(ZONE).unwrap();
-                let value = s.interner.intern(zone);
+                let value = s.intern(zone);
                 changed.labels.insert(key, value);
                 s.replace_node(id, changed);
             }

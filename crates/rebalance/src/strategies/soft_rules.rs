@@ -201,7 +201,7 @@ impl SoftRules {
             }
         }
         // Others' preferred anti-affinity terms that match this pod.
-        let cluster = &*cx.state;
+        let cluster = cx.state;
         let p = cluster.pod(pod);
         let empty = podplace_model::labels::Labels::default();
         let ns_labels = cluster.namespace_labels(p.namespace).unwrap_or(&empty);

@@ -149,7 +149,7 @@ pub fn pre_filter_with(
         }
         state.matches_own_affinity = set
             .iter()
-            .all(|t| incoming_term_matches(t, pod, &cluster.namespaces, interner));
+            .all(|t| incoming_term_matches(t, pod, cluster.namespaces(), interner));
     }
     for t in &pod.affinity.required_anti_affinity {
         let key = t.topology_key;
@@ -188,8 +188,9 @@ pub fn update_with_pod(
             }
         }
     }
-    let matches =
-        |t: &AffinityTerm| incoming_term_matches(t, other, &cluster.namespaces, cluster.interner());
+    let matches = |t: &AffinityTerm| {
+        incoming_term_matches(t, other, cluster.namespaces(), cluster.interner())
+    };
     if !state.affinity_terms.is_empty() && state.affinity_terms.iter().all(matches) {
         for t in &state.affinity_terms {
             let key = t.topology_key;
