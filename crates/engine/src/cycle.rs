@@ -13,8 +13,9 @@ use crate::ids::NodeId;
 use crate::message::fit_error_message;
 use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
 use crate::plugins::{
-    default_normalize, default_preemption, node_affinity, node_ports,
-    node_resources_balanced_allocation, node_resources_fit, pod_topology_spread,
+    default_normalize, default_preemption, dynamic_resources, node_affinity, node_ports,
+    node_resources_balanced_allocation, node_resources_fit, node_volume_limits,
+    pod_topology_spread, scheduling_gates, volume_binding, volume_restrictions, volume_zone,
 };
 use crate::state::{ClusterState, NodeInfo};
 use crate::statics::{static_rejection, unschedulable_taint, NodeStatics};
@@ -32,6 +33,16 @@ pub struct CycleState {
     pub spread: Option<pod_topology_spread::FilterState>,
     /// InterPodAffinity's counts (`None`: skipped).
     pub affinity: Option<ipa_filter::State>,
+    /// VolumeRestrictions' claims in use (`None`: skipped).
+    pub restrictions: Option<volume_restrictions::State>,
+    /// Whether NodeVolumeLimits counts this pod's volumes.
+    pub volume_limits: bool,
+    /// VolumeBinding's claims (`None`: skipped).
+    pub volumes: Option<volume_binding::State>,
+    /// VolumeZone's volume labels (`None`: skipped).
+    pub zone: Option<volume_zone::State>,
+    /// DynamicResources' allocated claims (`None`: skipped).
+    pub claims: Option<dynamic_resources::State>,
 }
 
 /// The score of one feasible node, per plugin (weighted) and in total.
@@ -62,6 +73,9 @@ pub struct Outcome {
     pub message: String,
     /// What preemption found when nothing fit.
     pub preemption: Option<default_preemption::Preemption>,
+    /// SchedulingGates' PreEnqueue message when the pod is gated: it was
+    /// not tried (no statuses, no FailedScheduling message).
+    pub gated: Option<String>,
 }
 
 /// Score plugin weights of the default profile.
@@ -82,7 +96,7 @@ fn pre_filter(
     cluster: &ClusterState,
     cache: &mut SchedulerCache,
     pod: &Pod,
-) -> Result<(CycleState, node_affinity::PreFilter), Status> {
+) -> Result<(CycleState, Narrowed), Status> {
     let narrowed = node_affinity::pre_filter(pod);
     if narrowed == node_affinity::PreFilter::Conflict {
         return Err(Status::reject(
@@ -91,13 +105,64 @@ fn pre_filter(
             node_affinity::REASON_CONFLICT,
         ));
     }
+    let restrictions = volume_restrictions::pre_filter(cluster, pod)?;
+    let volume_limits = node_volume_limits::pre_filter(pod);
+    let volumes = volume_binding::pre_filter(cluster, pod)?;
+    let zone = volume_zone::pre_filter(cluster, pod)?;
+    let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
+    let affinity = ipa_filter::pre_filter_with(cluster, cache, pod);
+    let claims = dynamic_resources::pre_filter(cluster, pod)?;
+    let narrowed = narrow(narrowed, volumes.as_ref().and_then(|v| v.eligible.as_ref()))?;
     let state = CycleState {
         wildcard_ip: wildcard_ip(cluster),
         unschedulable_taint: unschedulable_taint(cluster),
-        spread: pod_topology_spread::pre_filter_with(cluster, cache, pod),
-        affinity: ipa_filter::pre_filter_with(cluster, cache, pod),
+        spread,
+        affinity,
+        restrictions,
+        volume_limits,
+        volumes,
+        zone,
+        claims,
     };
     Ok((state, narrowed))
+}
+
+/// The nodes PreFilter results leave, with the reason the others get.
+type Narrowed = Option<(rustc_hash::FxHashSet<Sym>, crate::status::Reason)>;
+
+/// Merges NodeAffinity's and VolumeBinding's PreFilter results (their
+/// intersection); an empty one rejects the pod.
+fn narrow(
+    affinity: node_affinity::PreFilter,
+    volumes: Option<&rustc_hash::FxHashSet<Sym>>,
+) -> Result<Narrowed, Status> {
+    let affinity = match affinity {
+        node_affinity::PreFilter::Only(names) => Some(names),
+        _ => None,
+    };
+    let (names, plugins) = match (affinity, volumes) {
+        (None, None) => return Ok(None),
+        (Some(a), None) => return Ok(Some((a, node_affinity::REASON_EXCLUDED.into()))),
+        (None, Some(v)) => (v.clone(), "VolumeBinding"),
+        (Some(a), Some(v)) => (
+            a.intersection(v).copied().collect(),
+            "NodeAffinity VolumeBinding",
+        ),
+    };
+    if names.is_empty() {
+        return Err(Status {
+            code: Code::UnschedulableAndUnresolvable,
+            plugin: None,
+            reasons: smallvec::smallvec![format!(
+                "node(s) didn't satisfy plugin(s) [{plugins}] simultaneously"
+            )
+            .into()],
+        });
+    }
+    Ok(Some((
+        names,
+        format!("node(s) didn't satisfy plugin(s) [{plugins}]").into(),
+    )))
 }
 
 /// Runs every Filter plugin in profile order on one node; the first
@@ -139,6 +204,30 @@ fn run_dynamic_filters(
     if !node_resources_fit::fits(pod, n, info) {
         return node_resources_fit::filter(pod, n, info, cluster.interner());
     }
+    if let Some(s) = &state.restrictions {
+        let status = volume_restrictions::filter(cluster, s, pod, info);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if state.volume_limits {
+        let status = node_volume_limits::filter(cluster, pod, node, info);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if let Some(s) = &state.volumes {
+        let status = volume_binding::filter(cluster, s, node);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if let Some(s) = &state.zone {
+        let status = volume_zone::filter(cluster, s, node);
+        if !status.is_success() {
+            return status;
+        }
+    }
     if let Some(s) = &state.spread {
         let status = pod_topology_spread::filter(s, cluster, node);
         if !status.is_success() {
@@ -146,7 +235,13 @@ fn run_dynamic_filters(
         }
     }
     if let Some(s) = &state.affinity {
-        return ipa_filter::filter(s, cluster, node);
+        let status = ipa_filter::filter(s, cluster, node);
+        if !status.is_success() {
+            return status;
+        }
+    }
+    if let Some(s) = &state.claims {
+        return dynamic_resources::filter(cluster, s, node);
     }
     Status::success()
 }
@@ -216,6 +311,9 @@ enum CycleEnd {
 /// in the state; its counts are read from the groups kept for pending
 /// (or [`ClusterState::prepare`]d) pods, or counted on the fly.
 pub fn schedule(state: &ClusterState, cache: &mut SchedulerCache, pod: &Pod, seed: u64) -> Outcome {
+    if let Some(gated) = scheduling_gates::pre_enqueue(pod) {
+        return gated_outcome(gated);
+    }
     cache.sync(state);
     let mut scratch = cache.take_scratch();
     let end = run_cycle(state, cache, pod, seed, &mut scratch, Record::All);
@@ -302,6 +400,9 @@ fn quick_cycle<T>(
     record: Record,
     finish: impl FnOnce(&Scratch, Choice) -> T,
 ) -> Result<T, Box<Outcome>> {
+    if let Some(gated) = scheduling_gates::pre_enqueue(pod) {
+        return Err(Box::new(gated_outcome(gated)));
+    }
     cache.sync(cluster);
     let mut scratch = cache.take_scratch();
     let result = match run_cycle(cluster, cache, pod, seed, &mut scratch, record) {
@@ -324,14 +425,40 @@ fn quick_cycle<T>(
     result
 }
 
+/// The outcome for a pod SchedulingGates keeps out of the queue.
+fn gated_outcome(message: String) -> Outcome {
+    Outcome {
+        statuses: Vec::new(),
+        feasible: Vec::new(),
+        scores: Vec::new(),
+        best: Vec::new(),
+        chosen: None,
+        message: String::new(),
+        preemption: None,
+        gated: Some(message),
+    }
+}
+
 fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratch) -> Outcome {
     let node_count = cluster.nodes().len();
     match end {
         CycleEnd::PreFilterRejected(status) => {
-            let message = format!(
-                "0/{node_count} nodes are available: {}. not found",
+            let message = if dynamic_resources::is_not_modelled(&status) {
                 status.reasons.join(", ")
-            );
+            } else if status.plugin == Some(Plugin::NodeAffinity) {
+                format!(
+                    "0/{node_count} nodes are available: {}. not found",
+                    status.reasons.join(", ")
+                )
+            } else if node_count == 0 {
+                crate::message::NO_NODES.to_string()
+            } else {
+                format!(
+                    "0/{node_count} nodes are available: {}. {}",
+                    status.reasons.join(", "),
+                    default_preemption::unresolvable_message(pod, node_count)
+                )
+            };
             Outcome {
                 statuses: vec![status; node_count],
                 feasible: Vec::new(),
@@ -340,6 +467,7 @@ fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratc
                 chosen: None,
                 message,
                 preemption: None,
+                gated: None,
             }
         }
         CycleEnd::NoFit(state) => {
@@ -354,6 +482,7 @@ fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratc
                 chosen: None,
                 message,
                 preemption: Some(preemption),
+                gated: None,
             }
         }
         CycleEnd::Chosen(node) => Outcome {
@@ -373,6 +502,7 @@ fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratc
             chosen: Some(node),
             message: String::new(),
             preemption: None,
+            gated: None,
         },
     }
 }
@@ -398,20 +528,21 @@ fn run_cycle(
         Err(status) => return CycleEnd::PreFilterRejected(status),
     };
     let statics = cache.statics_for(cluster, pod);
-    let only = match &narrowed {
-        node_affinity::PreFilter::Only(names) => Some(names),
-        _ => None,
-    };
     for node in cluster.node_ids() {
         let i = node.index();
-        let excluded = only.is_some_and(|names| !names.contains(&cluster.node(node).name_sym));
+        let excluded = narrowed
+            .as_ref()
+            .is_some_and(|(names, _)| !names.contains(&cluster.node(node).name_sym));
         let statuses = record.keeps(node);
         // `None`: rejected before the dynamic filters, and nobody reads why.
         let status = match (excluded, &statics.reject[i]) {
             (true, _) => statuses.then(|| Status {
                 code: Code::UnschedulableAndUnresolvable,
                 plugin: None,
-                reasons: smallvec::smallvec![node_affinity::REASON_EXCLUDED.into()],
+                reasons: smallvec::smallvec![narrowed
+                    .as_ref()
+                    .map(|(_, reason)| reason.clone())
+                    .unwrap_or_default()],
             }),
             (false, Some(rejected)) => statuses.then(|| rejected.clone()),
             (false, None) => Some(run_dynamic_filters(

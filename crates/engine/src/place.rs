@@ -22,6 +22,10 @@ pub enum BuildError {
         /// What was wrong.
         source: podplace_model::objects::CompileError,
     },
+    /// A storage object (PersistentVolume, claim, CSIStorageCapacity)
+    /// could not be compiled.
+    #[error("{0}")]
+    Storage(#[from] podplace_model::storage::StorageError),
 }
 
 /// The scheduler name podplace plays.
@@ -70,6 +74,7 @@ pub fn build_state(inv: &Inventory) -> Result<(ClusterState, Vec<PodId>), BuildE
             .add_stateful_set(&sts.object)
             .map_err(|e| compile("StatefulSet", &sts.object.metadata, e))?;
     }
+    cluster.load_storage(inv)?;
     let mut pending = Vec::new();
     for pod in &inv.pods {
         let id = cluster
@@ -101,6 +106,10 @@ pub struct Placement {
     /// The last scheduling cycle's full result (with
     /// [`PlaceOptions::keep_outcomes`]: every node's status and scores).
     pub outcome: Option<Outcome>,
+    /// SchedulingGates' message when the pod is gated (`waiting for
+    /// scheduling gates: [...]`): it was never tried and has no
+    /// FailedScheduling message; `message` repeats this text.
+    pub gated: Option<String>,
 }
 
 /// Options for [`place_all`].
@@ -140,10 +149,23 @@ pub fn place_all(
                     score: None,
                     tied: Vec::new(),
                     outcome: None,
+                    gated: None,
                 });
                 continue;
             }
             let pod = cluster.pod(id).clone();
+            if let Some(gated) = crate::plugins::scheduling_gates::pre_enqueue(&pod) {
+                results[id.index()] = Some(Placement {
+                    pod: id,
+                    node: None,
+                    message: gated.clone(),
+                    score: None,
+                    tied: Vec::new(),
+                    outcome: None,
+                    gated: Some(gated),
+                });
+                continue;
+            }
             let (node, message, score, tied, outcome) = if options.keep_outcomes {
                 let outcome = schedule(cluster, cache, &pod, options.seed);
                 let score = outcome.chosen.and_then(|chosen| {
@@ -185,6 +207,7 @@ pub fn place_all(
                 score,
                 tied,
                 outcome,
+                gated: None,
             });
         }
         if !bound_any || still.is_empty() {

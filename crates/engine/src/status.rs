@@ -49,8 +49,18 @@ pub enum Plugin {
     NodeResourcesBalancedAllocation,
     /// Images already present.
     ImageLocality,
+    /// ReadWriteOncePod claims and in-tree disks in use.
+    VolumeRestrictions,
+    /// CSI attach limits per node.
+    NodeVolumeLimits,
+    /// PersistentVolumeClaims: bound volumes' reach, matching and provisioning.
+    VolumeBinding,
+    /// Zone and region labels of bound volumes.
+    VolumeZone,
     /// Dynamic resource allocation (pods without claims: score 0).
     DynamicResources,
+    /// `spec.schedulingGates` (PreEnqueue).
+    SchedulingGates,
     /// Preemption (PostFilter).
     DefaultPreemption,
 }
@@ -69,7 +79,12 @@ impl Plugin {
             Plugin::InterPodAffinity => "InterPodAffinity",
             Plugin::NodeResourcesBalancedAllocation => "NodeResourcesBalancedAllocation",
             Plugin::ImageLocality => "ImageLocality",
+            Plugin::VolumeRestrictions => "VolumeRestrictions",
+            Plugin::NodeVolumeLimits => "NodeVolumeLimits",
+            Plugin::VolumeBinding => "VolumeBinding",
+            Plugin::VolumeZone => "VolumeZone",
             Plugin::DynamicResources => "DynamicResources",
+            Plugin::SchedulingGates => "SchedulingGates",
             Plugin::DefaultPreemption => "DefaultPreemption",
         }
     }

@@ -9,9 +9,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
 
 /// Where an object came from, so messages can point back at it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,6 +70,24 @@ pub struct Inventory {
     pub priority_classes: Vec<Sourced<PriorityClass>>,
     /// RuntimeClasses (admission adds their pod overhead).
     pub runtime_classes: Vec<Sourced<RuntimeClass>>,
+    /// PersistentVolumes (VolumeBinding, VolumeZone, NodeVolumeLimits).
+    pub persistent_volumes: Vec<Sourced<PersistentVolume>>,
+    /// PersistentVolumeClaims.
+    pub persistent_volume_claims: Vec<Sourced<PersistentVolumeClaim>>,
+    /// StorageClasses (binding mode, provisioner, allowed topologies).
+    pub storage_classes: Vec<Sourced<StorageClass>>,
+    /// CSINodes (per-driver attach limits, topology keys, migrated plugins).
+    pub csi_nodes: Vec<Sourced<CSINode>>,
+    /// CSIDrivers (which ask for storage capacity checks).
+    pub csi_drivers: Vec<Sourced<CSIDriver>>,
+    /// CSIStorageCapacities.
+    pub csi_storage_capacities: Vec<Sourced<CSIStorageCapacity>>,
+    /// ResourceClaims (DynamicResources).
+    pub resource_claims: Vec<Sourced<ResourceClaim>>,
+    /// DeviceClasses (read; device allocation is not modelled).
+    pub device_classes: Vec<Sourced<DeviceClass>>,
+    /// ResourceSlices (read; device allocation is not modelled).
+    pub resource_slices: Vec<Sourced<ResourceSlice>>,
     /// Objects of kinds podplace does not use, counted per `apiVersion/kind`.
     pub skipped_kinds: BTreeMap<String, usize>,
     /// Things the loader did on the user's behalf (`-v` prints them).

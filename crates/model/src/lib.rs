@@ -14,6 +14,7 @@ pub mod pdb;
 pub mod quantity;
 pub mod selector;
 pub mod spread_selectors;
+pub mod storage;
 pub mod terms;
 pub mod validate;
 pub mod workloads;

@@ -370,6 +370,16 @@ pub struct Pod {
     pub finished: bool,
     /// The controlling owner, if any.
     pub owner: Option<OwnerRef>,
+    /// `metadata.uid` (empty when not written): generic ephemeral volumes'
+    /// and ResourceClaims' owner checks read it.
+    pub uid: Box<str>,
+    /// The volumes the volume plugins look at.
+    pub volumes: crate::storage::PodVolumes,
+    /// `spec.resourceClaims` (DynamicResources).
+    pub resource_claims: SmallVec<[crate::storage::PodResourceClaim; 0]>,
+    /// `spec.schedulingGates` names: kube-scheduler does not try the pod
+    /// while any is left.
+    pub scheduling_gates: SmallVec<[Box<str>; 0]>,
 }
 
 impl Pod {
@@ -529,6 +539,15 @@ impl Pod {
                 Some("Succeeded" | "Failed")
             ),
             owner,
+            uid: meta.uid.as_deref().unwrap_or("").into(),
+            volumes: crate::storage::PodVolumes::compile(meta.name.as_deref().unwrap_or(""), spec),
+            resource_claims: crate::storage::PodResourceClaim::compile(pod),
+            scheduling_gates: spec
+                .scheduling_gates
+                .iter()
+                .flatten()
+                .map(|g| g.name.as_str().into())
+                .collect(),
         })
     }
 }

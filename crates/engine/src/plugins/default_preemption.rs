@@ -7,7 +7,10 @@ use podplace_model::objects::Pod;
 use crate::cycle::{run_filters, CycleState};
 use crate::ids::{NodeId, PodId};
 use crate::message::histogram;
-use crate::plugins::{inter_pod_affinity::filter as ipa_filter, pod_topology_spread};
+use crate::plugins::{
+    dynamic_resources, inter_pod_affinity::filter as ipa_filter, pod_topology_spread,
+    volume_restrictions,
+};
 use crate::state::ClusterState;
 use crate::status::{Code, Plugin, Status};
 
@@ -36,6 +39,28 @@ pub struct Preemption {
     pub message: String,
 }
 
+/// DynamicResources' PostFilter message: nothing to deallocate.
+fn dra_message(pod: &Pod) -> &'static str {
+    if pod.resource_claims.is_empty() {
+        DRA_NOTHING_TO_DEALLOCATE
+    } else {
+        dynamic_resources::STILL_NOT_SCHEDULABLE
+    }
+}
+
+/// The PostFilter message when every node is UnschedulableAndUnresolvable
+/// (a PreFilter rejected the pod).
+pub fn unresolvable_message(pod: &Pod, node_count: usize) -> String {
+    if pod.never_preempts {
+        return format!(
+            "{}, preemption: not eligible due to preemptionPolicy=Never.",
+            dra_message(pod)
+        );
+    }
+    let inner = histogram(node_count, &[], Some((node_count, REASON_NOT_HELPFUL)));
+    format!("{}, preemption: {inner}", dra_message(pod))
+}
+
 /// PostFilter: DynamicResources (nothing to deallocate), then DefaultPreemption.
 pub fn post_filter(
     cluster: &ClusterState,
@@ -46,7 +71,10 @@ pub fn post_filter(
     if pod.never_preempts {
         return Preemption {
             candidates: Vec::new(),
-            message: format!("{DRA_NOTHING_TO_DEALLOCATE}, preemption: not eligible due to preemptionPolicy=Never."),
+            message: format!(
+                "{}, preemption: not eligible due to preemptionPolicy=Never.",
+                dra_message(pod)
+            ),
         };
     }
     let mut candidates = Vec::new();
@@ -75,7 +103,7 @@ pub fn post_filter(
     );
     Preemption {
         candidates,
-        message: format!("{DRA_NOTHING_TO_DEALLOCATE}, preemption: {inner}"),
+        message: format!("{}, preemption: {inner}", dra_message(pod)),
     }
 }
 
@@ -113,6 +141,9 @@ fn select_victims(
         }
         if let Some(s) = state.spread.as_mut() {
             pod_topology_spread::update_with_pod(s, cluster, pod, &entry.pod, node, -1);
+        }
+        if let Some(s) = state.restrictions.as_mut() {
+            volume_restrictions::remove_pod(s, &entry.pod);
         }
     }
     let status = run_filters(cluster, &state, pod, node, &info);

@@ -3,6 +3,7 @@
 //! (`pre_filter`, `filter`, `pre_score`, `score`, `normalize`).
 
 pub mod default_preemption;
+pub mod dynamic_resources;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod node_affinity;
@@ -11,8 +12,16 @@ pub mod node_ports;
 pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
 pub mod pod_topology_spread;
+pub mod scheduling_gates;
 pub mod taint_toleration;
+pub mod volume_binding;
+pub mod volume_restrictions;
+pub mod volume_zone;
+
+#[cfg(test)]
+mod volume_tests;
 
 /// kube-scheduler's `DefaultNormalizeScore`: scale to 0..=100 by the
 /// maximum, optionally reversed (lower raw score is better).

@@ -15,6 +15,7 @@ mod dump;
 mod nodes;
 mod pods;
 pub mod selectors;
+mod storage;
 pub mod terms;
 
 use std::borrow::Cow;
@@ -173,6 +174,8 @@ pub struct ClusterState {
     prepared: FxHashMap<GroupKey, u32>,
     /// Groups [`ClusterState::pin_group`] keeps for the life of the state.
     pinned: rustc_hash::FxHashSet<GroupKey>,
+    /// PersistentVolumes, claims, classes, CSI and DRA objects ([`storage`]).
+    storage: Arc<podplace_model::storage::Storage>,
 }
 
 impl Default for ClusterState {
@@ -212,6 +215,7 @@ impl ClusterState {
             unsettled: Vec::new(),
             prepared: FxHashMap::default(),
             pinned: Default::default(),
+            storage: Arc::default(),
         }
     }
 

@@ -110,6 +110,7 @@ impl ClusterState {
         entry.pod.node_name = Some(self.nodes[node.index()].name.clone());
         self.account(id, node, 1);
         self.refresh_needs(id);
+        self.assume_volumes(id, node);
     }
 
     /// Unbinds a pod (it is gone from its node, pending again) and updates every index.

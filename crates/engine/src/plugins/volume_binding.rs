@@ -1,0 +1,452 @@
+//! VolumeBinding: a pod's PersistentVolumeClaims. PreFilter rejects pods
+//! whose claims are missing, being deleted, lost, or unbound with
+//! Immediate binding, and narrows the nodes to those of bound local
+//! volumes. Filter checks bound volumes' node affinity, finds the smallest
+//! fitting available volume for claims that wait for their first consumer
+//! (class, size, access modes, volume mode, selector, node affinity), and
+//! else checks dynamic provisioning (provisioner, `allowedTopologies`,
+//! CSIStorageCapacity where the CSIDriver asks for it). When a pod is bound
+//! the choice is assumed ([`assume`]) so the next pod is not offered the
+//! same volume. v1.36 enables no VolumeBinding score by default
+//! (StorageCapacityScoring is off), so it does not score.
+
+use podplace_model::intern::Sym;
+use podplace_model::objects::{Node, Pod};
+use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
+use podplace_model::storage::{Claim, Storage, VolumeId};
+use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
+
+use crate::ids::{NodeId, PodId};
+use crate::state::ClusterState;
+use crate::status::{Code, Plugin, Reason, Status};
+
+/// Filter reason: a bound volume's node affinity excludes the node.
+pub const REASON_NODE_CONFLICT: &str = "node(s) didn't match PersistentVolume's node affinity";
+/// Filter reason: no available volume fits and provisioning is not possible.
+pub const REASON_BIND_CONFLICT: &str = "node(s) didn't find available persistent volumes to bind";
+/// Filter reason: the storage capacity reachable from the node is too small.
+pub const REASON_NOT_ENOUGH_SPACE: &str = "node(s) did not have enough free storage";
+/// Filter reason: a bound claim's volume does not exist.
+pub const REASON_PV_NOT_EXIST: &str =
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+/// PreFilter reason: an Immediate claim is not bound yet.
+pub const REASON_UNBOUND_IMMEDIATE: &str = "pod has unbound immediate PersistentVolumeClaims";
+
+/// A claim of the pod, by namespace and name.
+type ClaimKey = (Sym, Box<str>);
+
+/// What PreFilter found about the pod's claims.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// Bound claims.
+    bound: SmallVec<[ClaimKey; 1]>,
+    /// Unbound claims that wait for their first consumer, smallest request first.
+    delayed: SmallVec<[ClaimKey; 1]>,
+    /// Nodes the bound local volumes allow (`None`: every node).
+    pub eligible: Option<FxHashSet<Sym>>,
+}
+
+/// The claim a pod's volume names, or why the pod cannot be scheduled
+/// (the checks VolumeBinding's and VolumeRestrictions' PreFilters share).
+pub(crate) fn lookup<'a>(
+    storage: &'a Storage,
+    pod: &Pod,
+    namespace_name: &str,
+    claim: &podplace_model::storage::PodClaim,
+) -> Result<&'a Claim, String> {
+    let Some(c) = storage.claim(pod.namespace, &claim.claim) else {
+        return Err(if claim.ephemeral {
+            format!(
+                "waiting for ephemeral volume controller to create the persistentvolumeclaim {:?}",
+                &*claim.claim
+            )
+        } else {
+            format!("persistentvolumeclaim {:?} not found", &*claim.claim)
+        });
+    };
+    if c.lost {
+        return Err(format!(
+            "persistentvolumeclaim {:?} bound to non-existent persistentvolume {:?}",
+            &*c.name, &*c.volume_name
+        ));
+    }
+    if c.deleting {
+        return Err(format!(
+            "persistentvolumeclaim {:?} is being deleted",
+            &*c.name
+        ));
+    }
+    if claim.ephemeral {
+        let owned = c.owner.as_ref().is_some_and(|(kind, name, uid)| {
+            &**kind == "Pod"
+                && **name == *pod.name
+                && (uid.is_empty() || pod.uid.is_empty() || **uid == *pod.uid)
+        });
+        if !owned {
+            return Err(format!(
+                "PVC {namespace_name}/{} was not created for pod {namespace_name}/{} (pod is not owner)",
+                &*c.name, &*pod.name
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// PreFilter. `Ok(None)`: the pod has no claims (Skip).
+pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, Status> {
+    if pod.volumes.claims.is_empty() {
+        return Ok(None);
+    }
+    let storage = cluster.storage();
+    let ns = cluster.interner().resolve(pod.namespace);
+    let reject =
+        |r: String| Status::reject(Code::UnschedulableAndUnresolvable, Plugin::VolumeBinding, r);
+    let mut claims: SmallVec<[&Claim; 1]> = SmallVec::new();
+    for c in &pod.volumes.claims {
+        claims.push(lookup(storage, pod, ns, c).map_err(reject)?);
+    }
+    let mut state = State {
+        bound: SmallVec::new(),
+        delayed: SmallVec::new(),
+        eligible: None,
+    };
+    let mut immediate = false;
+    let mut delayed: SmallVec<[&Claim; 1]> = SmallVec::new();
+    for c in claims {
+        if c.fully_bound {
+            state.bound.push((c.namespace, c.name.clone()));
+        } else if storage.delays_binding(c) && c.volume_name.is_empty() {
+            delayed.push(c);
+        } else {
+            immediate = true;
+        }
+    }
+    if immediate {
+        return Err(reject(REASON_UNBOUND_IMMEDIATE.into()));
+    }
+    delayed.sort_by_key(|c| c.request.unwrap_or(0));
+    state.delayed = delayed
+        .iter()
+        .map(|c| (c.namespace, c.name.clone()))
+        .collect();
+    for (ns, name) in &state.bound {
+        let Some(c) = storage.claim(*ns, name) else {
+            continue;
+        };
+        let Some(v) = storage.volume_named(&c.volume_name) else {
+            continue;
+        };
+        let local = &storage.volume(v).local_nodes;
+        if local.is_empty() {
+            continue;
+        }
+        let set: FxHashSet<Sym> = local.iter().copied().collect();
+        state.eligible = Some(match state.eligible.take() {
+            None => set,
+            Some(prev) => prev.intersection(&set).copied().collect(),
+        });
+    }
+    Ok(Some(state))
+}
+
+/// What the binder decided for one node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// Claims bound to available volumes.
+    pub bindings: Vec<(Box<str>, VolumeId)>,
+    /// Claims to provision.
+    pub provisions: Vec<Box<str>>,
+}
+
+/// The smallest available volume that fits the claim on the node, not in `chosen`.
+fn find_volume(
+    storage: &Storage,
+    claim: &Claim,
+    node: &Node,
+    interner: &podplace_model::intern::Interner,
+    chosen: &[VolumeId],
+) -> Option<VolumeId> {
+    let fits = |id: VolumeId| {
+        let v = storage.volume(id);
+        !chosen.contains(&id)
+            && v.capacity >= claim.request.unwrap_or(0)
+            && v.block == claim.block
+            && v.attributes_class == claim.attributes_class
+            && !v.deleting
+            && v.reaches(&node.labels, node.name_sym, interner)
+    };
+    // A volume pre-bound to this claim is taken whatever its size rank.
+    for &id in storage.prebound_to(claim) {
+        let v = storage.volume(id);
+        if chosen.contains(&id)
+            || v.capacity < claim.request.unwrap_or(0)
+            || v.block != claim.block
+            || v.attributes_class != claim.attributes_class
+            || v.deleting
+        {
+            continue;
+        }
+        return fits(id).then_some(id);
+    }
+    let mut best: Option<VolumeId> = None;
+    for list in storage.candidates(&claim.class, node.name_sym) {
+        let start =
+            list.partition_point(|&id| storage.volume(id).capacity < claim.request.unwrap_or(0));
+        for &id in &list[start..] {
+            if best.is_some_and(|b| storage.volume(b).capacity <= storage.volume(id).capacity) {
+                break;
+            }
+            let v = storage.volume(id);
+            if !fits(id)
+                || !claim.access_modes.within(v.access_modes)
+                || claim
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| !s.matches(&v.labels, interner))
+            {
+                continue;
+            }
+            best = Some(id);
+            break;
+        }
+    }
+    best
+}
+
+/// Whether a class can provision for the claim on the node: `Ok(true)`,
+/// `Ok(false)` (no provisioner, or the node is outside its topology), or
+/// `Err(())` when the reachable storage capacity is too small.
+fn can_provision(
+    storage: &Storage,
+    claim: &Claim,
+    node: &Node,
+    interner: &podplace_model::intern::Interner,
+) -> Result<bool, ()> {
+    let Some(class) = (!claim.class.is_empty())
+        .then(|| storage.classes.get(&claim.class))
+        .flatten()
+    else {
+        return Ok(false);
+    };
+    if class.provisioner.is_empty()
+        || &*class.provisioner == podplace_model::storage::NO_PROVISIONER
+    {
+        return Ok(false);
+    }
+    if class
+        .allowed_topologies
+        .as_ref()
+        .is_some_and(|t| !t.matches(&node.labels, node.name_sym, interner))
+    {
+        return Ok(false);
+    }
+    let Some(size) = claim.request else {
+        return Ok(true);
+    };
+    if !storage.capacity_drivers.contains(&class.provisioner) {
+        return Ok(true);
+    }
+    let enough = storage.capacities.iter().any(|c| {
+        *c.class == *claim.class
+            && c.limit.is_some_and(|l| l >= size)
+            && c.topology
+                .as_ref()
+                .is_some_and(|t| t.matches(&node.labels, interner))
+    });
+    if enough {
+        Ok(true)
+    } else {
+        Err(())
+    }
+}
+
+/// The binder's verdict on one node: the reasons (in kube-scheduler's
+/// order) or its decision.
+pub fn find_pod_volumes(
+    cluster: &ClusterState,
+    state: &State,
+    node: NodeId,
+) -> Result<Decision, SmallVec<[Reason; 1]>> {
+    let storage = cluster.storage();
+    let interner = cluster.interner();
+    let n = cluster.node(node);
+    let mut bound_ok = true;
+    let mut pv_found = true;
+    let mut unbound_ok = true;
+    let mut space_ok = true;
+    let mut decision = Decision::default();
+    'bound: for (ns, name) in &state.bound {
+        let Some(c) = storage.claim(*ns, name) else {
+            continue;
+        };
+        if let Some(reach) = &c.provisioned_reach {
+            if !reach.matches(&n.labels, n.name_sym, interner) {
+                bound_ok = false;
+                break 'bound;
+            }
+            continue;
+        }
+        match storage.volume_named(&c.volume_name) {
+            None => {
+                pv_found = false;
+                break 'bound;
+            }
+            Some(v) if !storage.volume(v).reaches(&n.labels, n.name_sym, interner) => {
+                bound_ok = false;
+                break 'bound;
+            }
+            Some(_) => {}
+        }
+    }
+    'unbound: {
+        if state.delayed.is_empty() {
+            break 'unbound;
+        }
+        let mut to_match: SmallVec<[&Claim; 1]> = SmallVec::new();
+        let mut to_provision: SmallVec<[&Claim; 1]> = SmallVec::new();
+        for (ns, name) in &state.delayed {
+            let Some(c) = storage.claim(*ns, name) else {
+                continue;
+            };
+            if !c.selected_node.is_empty() {
+                if *c.selected_node != *n.name {
+                    unbound_ok = false;
+                    break 'unbound;
+                }
+                to_provision.push(c);
+            } else {
+                to_match.push(c);
+            }
+        }
+        let mut chosen: Vec<VolumeId> = Vec::new();
+        for c in to_match {
+            match find_volume(storage, c, n, interner, &chosen) {
+                Some(v) => {
+                    chosen.push(v);
+                    decision.bindings.push((c.name.clone(), v));
+                }
+                None => {
+                    unbound_ok = false;
+                    to_provision.push(c);
+                }
+            }
+        }
+        if !to_provision.is_empty() {
+            unbound_ok = true;
+            for c in to_provision {
+                match can_provision(storage, c, n, interner) {
+                    Ok(true) => decision.provisions.push(c.name.clone()),
+                    Ok(false) => {
+                        unbound_ok = false;
+                        decision.provisions.clear();
+                        break;
+                    }
+                    Err(()) => {
+                        space_ok = false;
+                        decision.provisions.clear();
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let mut reasons: SmallVec<[Reason; 1]> = SmallVec::new();
+    if !bound_ok {
+        reasons.push(REASON_NODE_CONFLICT.into());
+    }
+    if !unbound_ok {
+        reasons.push(REASON_BIND_CONFLICT.into());
+    }
+    if !space_ok {
+        reasons.push(REASON_NOT_ENOUGH_SPACE.into());
+    }
+    if !pv_found {
+        reasons.push(REASON_PV_NOT_EXIST.into());
+    }
+    if reasons.is_empty() {
+        Ok(decision)
+    } else {
+        Err(reasons)
+    }
+}
+
+/// Filter: every reason is UnschedulableAndUnresolvable (evicting pods
+/// frees no volume).
+pub fn filter(cluster: &ClusterState, state: &State, node: NodeId) -> Status {
+    match find_pod_volumes(cluster, state, node) {
+        Ok(_) => Status::success(),
+        Err(reasons) => Status {
+            code: Code::UnschedulableAndUnresolvable,
+            plugin: Some(Plugin::VolumeBinding),
+            reasons,
+        },
+    }
+}
+
+/// The reach of a volume provisioned for a node: the node's values of the
+/// topology keys its CSI driver reports on the node's CSINode, else the
+/// node itself.
+fn provisioned_reach(cluster: &ClusterState, claim: &Claim, node: &Node) -> NodeSelector {
+    let storage = cluster.storage();
+    let driver = storage
+        .classes
+        .get(&claim.class)
+        .map(|c| c.provisioner.clone())
+        .unwrap_or_default();
+    let keys = storage
+        .csi_nodes
+        .get(&node.name)
+        .and_then(|n| n.drivers.iter().find(|d| d.name == driver))
+        .map(|d| d.topology_keys.clone())
+        .unwrap_or_default();
+    let mut term = NodeSelectorTerm {
+        labels: SmallVec::new(),
+        names: SmallVec::new(),
+        never: false,
+    };
+    for k in keys {
+        if let Some(v) = node.labels.get(k) {
+            term.labels.push(Requirement::In(k, smallvec::smallvec![v]));
+        }
+    }
+    if term.labels.is_empty() {
+        term.names.push(Requirement::In(
+            node.name_sym,
+            smallvec::smallvec![node.name_sym],
+        ));
+    }
+    NodeSelector { terms: vec![term] }
+}
+
+/// Reserve: binds the pod's waiting claims to the volumes chosen for the
+/// node, or marks them provisioned there.
+pub fn assume(cluster: &mut ClusterState, id: PodId, node: NodeId) {
+    let pod = cluster.pod(id);
+    let Ok(Some(state)) = pre_filter(cluster, pod) else {
+        return;
+    };
+    if state.delayed.is_empty() {
+        return;
+    }
+    let Ok(decision) = find_pod_volumes(cluster, &state, node) else {
+        return;
+    };
+    let namespace = pod.namespace;
+    let n = cluster.node(node).clone();
+    let provisions: Vec<(Box<str>, NodeSelector)> = decision
+        .provisions
+        .iter()
+        .filter_map(|name| {
+            let c = cluster.storage().claim(namespace, name)?;
+            Some((name.clone(), provisioned_reach(cluster, c, &n)))
+        })
+        .collect();
+    let storage = cluster.storage_mut();
+    for (claim, volume) in decision.bindings {
+        storage.assume_bound(namespace, &claim, volume);
+    }
+    for (claim, reach) in provisions {
+        storage.assume_provisioned(namespace, &claim, &n.name, reach);
+    }
+}

@@ -1,0 +1,330 @@
+//! Table-driven tests of the volume, gate and claim plugins through a whole
+//! scheduling cycle: each case is a small world, the pod to place, and
+//! where kube-scheduler v1.36 puts it or its FailedScheduling message.
+
+use k8s_openapi::api::core::v1 as core;
+use podplace_model::inventory::{Inventory, Origin, Sourced};
+use serde_json::{json, Value};
+
+use crate::cache::SchedulerCache;
+use crate::place::{build_state, place_all, PlaceOptions};
+
+fn sourced<T>(object: T) -> Sourced<T> {
+    Sourced {
+        object,
+        origin: Origin::default(),
+    }
+}
+
+fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).expect("test object")
+}
+
+fn node(name: &str, zone: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {
+        "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    spec["containers"] = json!([{"name": "c", "image": "pause"}]);
+    json!({"metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")}, "spec": spec})
+}
+
+fn claim_volume(claim: &str) -> Value {
+    json!({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]})
+}
+
+fn pvc(name: &str, class: &str, size: &str, bound_to: Option<&str>) -> Value {
+    let mut v = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": size}}}});
+    if let Some(pv) = bound_to {
+        v["spec"]["volumeName"] = json!(pv);
+        v["metadata"]["annotations"] = json!({"pv.kubernetes.io/bind-completed": "yes"});
+        v["status"] = json!({"phase": "Bound"});
+    }
+    v
+}
+
+fn pv(name: &str, class: &str, size: &str, affinity: Option<(&str, &str)>) -> Value {
+    let mut v = json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                 "capacity": {"storage": size}, "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": name}},
+        "status": {"phase": "Available"}});
+    if let Some((key, value)) = affinity {
+        v["spec"]["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}});
+    }
+    v
+}
+
+fn class(name: &str, mode: &str, provisioner: &str) -> Value {
+    json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": name}, "provisioner": provisioner, "volumeBindingMode": mode})
+}
+
+/// Builds the inventory: nodes, running pods (with `nodeName`), objects by kind.
+fn world(nodes: &[Value], pods: &[Value], objects: &[Value]) -> Inventory {
+    let mut inv = Inventory::default();
+    for n in nodes {
+        inv.nodes.push(sourced(from::<core::Node>(n.clone())));
+    }
+    for p in pods {
+        inv.pods.push(sourced(from::<core::Pod>(p.clone())));
+    }
+    for o in objects {
+        match o["kind"].as_str().unwrap_or("") {
+            "PersistentVolume" => inv.persistent_volumes.push(sourced(from(o.clone()))),
+            "PersistentVolumeClaim" => inv.persistent_volume_claims.push(sourced(from(o.clone()))),
+            "StorageClass" => inv.storage_classes.push(sourced(from(o.clone()))),
+            "CSINode" => inv.csi_nodes.push(sourced(from(o.clone()))),
+            "CSIDriver" => inv.csi_drivers.push(sourced(from(o.clone()))),
+            "CSIStorageCapacity" => inv.csi_storage_capacities.push(sourced(from(o.clone()))),
+            "ResourceClaim" => inv.resource_claims.push(sourced(from(o.clone()))),
+            other => panic!("unexpected kind {other}"),
+        }
+    }
+    inv
+}
+
+/// Places every pending pod; returns (pod, node or message) in load order.
+fn place(inv: &Inventory) -> Vec<(String, Result<String, String>)> {
+    let (mut state, pending) = build_state(inv).expect("world builds");
+    let mut cache = SchedulerCache::new();
+    let placed = place_all(&mut state, &mut cache, &pending, PlaceOptions::default());
+    placed
+        .iter()
+        .map(|p| {
+            let name = state.pod(p.pod).name.to_string();
+            let r = match p.node {
+                Some(n) => Ok(state.node(n).name.to_string()),
+                None => Err(p.message.clone()),
+            };
+            (name, r)
+        })
+        .collect()
+}
+
+const TAIL: &str =
+    "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+
+fn three_nodes() -> Vec<Value> {
+    vec![node("a1", "a"), node("b1", "b"), node("c1", "c")]
+}
+
+struct Case {
+    name: &'static str,
+    objects: Vec<Value>,
+    running: Vec<Value>,
+    pending: Vec<Value>,
+    /// Per pending pod: the node, or the message.
+    want: Vec<Result<&'static str, String>>,
+}
+
+fn cases() -> Vec<Case> {
+    let gp2 = || class("gp2", "Immediate", "ebs.csi.aws.com");
+    let wffc = || class("local", "WaitForFirstConsumer", NO_PROV);
+    vec![
+        Case {
+            name: "missing claim",
+            objects: vec![],
+            running: vec![],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Err(format!(
+                "0/3 nodes are available: persistentvolumeclaim \"data\" not found. {TAIL}"
+            ))],
+        },
+        Case {
+            name: "bound zonal volume restricts the pod to its zone",
+            objects: vec![gp2(), pv("pv1", "gp2", "10Gi", Some(("topology.kubernetes.io/zone", "b"))),
+                pvc("data", "gp2", "10Gi", Some("pv1"))],
+            running: vec![],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Ok("b1")],
+        },
+        Case {
+            name: "bound zonal volume, its zone's node taken by anti-affinity",
+            objects: vec![gp2(), pv("pv1", "gp2", "10Gi", Some(("topology.kubernetes.io/zone", "b"))),
+                pvc("data", "gp2", "10Gi", Some("pv1"))],
+            running: vec![{
+                let mut p = pod("other", json!({"nodeName": "b1"}));
+                p["metadata"]["labels"] = json!({"app": "x"});
+                p
+            }],
+            pending: vec![{
+                let mut p = pod("p", claim_volume("data"));
+                p["metadata"]["labels"] = json!({"app": "x"});
+                p["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}});
+                p
+            }],
+            want: vec![Err("0/3 nodes are available: 1 node(s) didn't match pod anti-affinity rules, 2 node(s) didn't match PersistentVolume's node affinity. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.".into())],
+        },
+        Case {
+            name: "unbound immediate claim",
+            objects: vec![gp2(), pvc("data", "gp2", "10Gi", None)],
+            running: vec![],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Err(format!(
+                "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. {TAIL}"
+            ))],
+        },
+        Case {
+            name: "WaitForFirstConsumer: the only matching local volume decides the node; the next pod finds none",
+            objects: vec![wffc(),
+                pv("small", "local", "1Gi", Some(("kubernetes.io/hostname", "a1"))),
+                pv("big", "local", "100Gi", Some(("kubernetes.io/hostname", "c1"))),
+                pvc("d1", "local", "10Gi", None), pvc("d2", "local", "10Gi", None)],
+            running: vec![],
+            pending: vec![pod("p1", claim_volume("d1")), pod("p2", claim_volume("d2"))],
+            want: vec![Ok("c1"), Err(format!(
+                "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. {TAIL}"
+            ))],
+        },
+        Case {
+            name: "WaitForFirstConsumer: smallest fitting volume is chosen",
+            objects: vec![wffc(),
+                pv("v20", "local", "20Gi", Some(("topology.kubernetes.io/zone", "a"))),
+                pv("v12", "local", "12Gi", Some(("topology.kubernetes.io/zone", "b"))),
+                pv("v5", "local", "5Gi", Some(("topology.kubernetes.io/zone", "c"))),
+                pvc("d1", "local", "10Gi", None)],
+            running: vec![],
+            pending: vec![pod("p1", claim_volume("d1"))],
+            // Both a1 and b1 fit; scores tie, so only check it is not c1.
+            want: vec![],
+        },
+        Case {
+            name: "dynamic provisioning limited by allowedTopologies",
+            objects: vec![{
+                let mut c = class("zonal", "WaitForFirstConsumer", "ebs.csi.aws.com");
+                c["allowedTopologies"] = json!([{"matchLabelExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "values": ["c"]}]}]);
+                c
+            }, pvc("d1", "zonal", "10Gi", None)],
+            running: vec![],
+            pending: vec![pod("p1", claim_volume("d1"))],
+            want: vec![Ok("c1")],
+        },
+        Case {
+            name: "storage capacity too small where the driver asks for it",
+            objects: vec![class("cap", "WaitForFirstConsumer", "ebs.csi.aws.com"),
+                json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                    "metadata": {"name": "ebs.csi.aws.com"}, "spec": {"storageCapacity": true}}),
+                json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                    "metadata": {"name": "cap-a", "namespace": "kube-system"}, "storageClassName": "cap",
+                    "capacity": "100Gi", "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}}}),
+                json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                    "metadata": {"name": "cap-b", "namespace": "kube-system"}, "storageClassName": "cap",
+                    "capacity": "1Gi", "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "b"}}}),
+                pvc("d1", "cap", "10Gi", None)],
+            running: vec![],
+            pending: vec![pod("p1", claim_volume("d1"))],
+            want: vec![Ok("a1")],
+        },
+        Case {
+            name: "scheduling gates keep the pod out of the queue",
+            objects: vec![],
+            running: vec![],
+            pending: vec![pod("p", json!({"schedulingGates": [{"name": "example.com/a"}, {"name": "example.com/b"}]}))],
+            want: vec![Err("waiting for scheduling gates: [example.com/a example.com/b]".into())],
+        },
+        Case {
+            name: "ReadWriteOncePod claim used by a running pod",
+            objects: vec![gp2(), pv("pv1", "gp2", "10Gi", None), {
+                let mut c = pvc("data", "gp2", "10Gi", Some("pv1"));
+                c["spec"]["accessModes"] = json!(["ReadWriteOncePod"]);
+                c
+            }],
+            running: vec![{
+                let mut p = pod("holder", claim_volume("data"));
+                p["spec"]["nodeName"] = json!("a1");
+                p
+            }],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Err("0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.".into())],
+        },
+        Case {
+            name: "CSINode attach limit",
+            objects: vec![gp2(), pv("pv1", "gp2", "10Gi", Some(("kubernetes.io/hostname", "a1"))),
+                pvc("data", "gp2", "10Gi", Some("pv1")),
+                pv("pv0", "gp2", "10Gi", None), pvc("old", "gp2", "10Gi", Some("pv0")),
+                json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "a1"},
+                    "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "a1", "allocatable": {"count": 1}}]}})],
+            running: vec![{
+                let mut p = pod("holder", claim_volume("old"));
+                p["spec"]["nodeName"] = json!("a1");
+                p
+            }],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Err("0/3 nodes are available: 1 node(s) exceed max volume count, 2 node(s) didn't match PersistentVolume's node affinity. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.".into())],
+        },
+        Case {
+            name: "volume zone label",
+            objects: vec![gp2(), {
+                let mut v = pv("pv1", "gp2", "10Gi", None);
+                v["metadata"]["labels"] = json!({"failure-domain.beta.kubernetes.io/zone": "c"});
+                v
+            }, pvc("data", "gp2", "10Gi", Some("pv1"))],
+            running: vec![],
+            pending: vec![pod("p", claim_volume("data"))],
+            want: vec![Ok("c1")],
+        },
+        Case {
+            name: "missing ResourceClaim",
+            objects: vec![],
+            running: vec![],
+            pending: vec![pod("p", json!({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]}))],
+            want: vec![Err("0/3 nodes are available: resourceclaim.resource.k8s.io \"gpu-claim\" not found. still not schedulable, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.".into())],
+        },
+        Case {
+            name: "allocated ResourceClaim restricts the nodes; unallocated is not modelled",
+            objects: vec![
+                json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "gpu-claim", "namespace": "default"},
+                    "spec": {"devices": {}},
+                    "status": {"allocation": {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": ["b1"]}]}]}}}}),
+                json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "free", "namespace": "default"}, "spec": {"devices": {}}})],
+            running: vec![],
+            pending: vec![
+                pod("p", json!({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]})),
+                pod("q", json!({"resourceClaims": [{"name": "gpu", "resourceClaimName": "free"}]})),
+            ],
+            want: vec![Ok("b1"), Err("not modelled: device allocation (ResourceClaim \"free\" is not allocated)".into())],
+        },
+    ]
+}
+
+const NO_PROV: &str = "kubernetes.io/no-provisioner";
+
+#[test]
+fn volume_gate_and_claim_cases() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let mut pods = case.running.clone();
+        pods.extend(case.pending.iter().cloned());
+        let inv = world(&three_nodes(), &pods, &case.objects);
+        let got = place(&inv);
+        if case.want.is_empty() {
+            if got.iter().any(|(_, r)| r.as_deref() == Ok("c1")) {
+                failures.push(format!("{}: {got:?}", case.name));
+            }
+            continue;
+        }
+        let got: Vec<Result<String, String>> = got.into_iter().map(|(_, r)| r).collect();
+        let want: Vec<Result<String, String>> = case
+            .want
+            .iter()
+            .map(|w| w.clone().map(str::to_string))
+            .collect();
+        if got != want {
+            failures.push(format!("{}:\n  got  {got:?}\n  want {want:?}", case.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

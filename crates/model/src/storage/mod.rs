@@ -1,0 +1,444 @@
+//! Storage and claim objects the volume and DRA plugins read:
+//! PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+//! CSIDrivers, CSIStorageCapacities and ResourceClaims, compiled into a
+//! compact, interned [`Storage`] (DeviceClasses and ResourceSlices are only
+//! counted: device allocation is not modelled).
+//!
+//! Available PersistentVolumes are indexed by class, then by the node a
+//! local volume is pinned to, sorted by capacity, so matching a claim on a
+//! node looks only at the volumes that node could use, smallest first.
+
+mod compile;
+mod volumes;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::intern::Sym;
+use crate::labels::Labels;
+use crate::selector::{LabelSelector, NodeSelector};
+
+pub use compile::StorageError;
+pub use volumes::{
+    ephemeral_claim_name, Disk, InTreePlugin, PodClaim, PodResourceClaim, PodVolumes,
+};
+
+/// The annotation a claim's bind is finished with.
+pub const ANN_BIND_COMPLETED: &str = "pv.kubernetes.io/bind-completed";
+/// The annotation the scheduler sets on a claim to provision for a node.
+pub const ANN_SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+/// The beta annotation naming a storage class (takes precedence over the field).
+pub const ANN_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
+/// The annotation marking the default StorageClass.
+pub const ANN_DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
+/// The CSINode annotation listing in-tree plugins migrated to CSI.
+pub const ANN_MIGRATED_PLUGINS: &str = "storage.alpha.kubernetes.io/migrated-plugins";
+/// A class's provisioner that provisions nothing.
+pub const NO_PROVISIONER: &str = "kubernetes.io/no-provisioner";
+/// How many consumers a ResourceClaim's `status.reservedFor` holds at most.
+pub const RESERVED_FOR_MAX: usize = 256;
+
+/// Access modes as bits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct AccessModes(pub u8);
+
+impl AccessModes {
+    /// ReadWriteOnce.
+    pub const RWO: u8 = 1;
+    /// ReadOnlyMany.
+    pub const ROX: u8 = 2;
+    /// ReadWriteMany.
+    pub const RWX: u8 = 4;
+    /// ReadWriteOncePod.
+    pub const RWOP: u8 = 8;
+
+    /// Reads the API's list (unknown modes are ignored).
+    pub fn parse<'a>(modes: impl IntoIterator<Item = &'a String>) -> Self {
+        let mut bits = 0;
+        for m in modes {
+            bits |= match m.as_str() {
+                "ReadWriteOnce" => Self::RWO,
+                "ReadOnlyMany" => Self::ROX,
+                "ReadWriteMany" => Self::RWX,
+                "ReadWriteOncePod" => Self::RWOP,
+                _ => 0,
+            };
+        }
+        AccessModes(bits)
+    }
+
+    /// Whether every mode of `self` is in `other` (the binder's access-mode check).
+    pub fn within(self, other: AccessModes) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    /// Whether ReadWriteOncePod is among them.
+    pub fn read_write_once_pod(self) -> bool {
+        self.0 & Self::RWOP != 0
+    }
+}
+
+/// Index of a volume in [`Storage::volumes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VolumeId(pub u32);
+
+/// The claim a volume is (pre-)bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRef {
+    /// Namespace.
+    pub namespace: Sym,
+    /// Name.
+    pub name: Box<str>,
+    /// UID (empty when not written).
+    pub uid: Box<str>,
+}
+
+/// A compiled PersistentVolume.
+#[derive(Debug, Clone)]
+pub struct Volume {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// Its class (the beta annotation first, then `spec.storageClassName`).
+    pub class: Box<str>,
+    /// `spec.capacity.storage` in bytes (0 when unset).
+    pub capacity: i64,
+    /// `spec.accessModes`.
+    pub access_modes: AccessModes,
+    /// `spec.volumeMode: Block`.
+    pub block: bool,
+    /// `spec.volumeAttributesClassName` (empty when unset).
+    pub attributes_class: Box<str>,
+    /// `spec.nodeAffinity.required`.
+    pub node_affinity: Option<NodeSelector>,
+    /// `spec.claimRef`.
+    pub claim_ref: Option<ClaimRef>,
+    /// `status.phase` is Available (or not written).
+    pub available: bool,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// `metadata.labels` (claim selectors and VolumeZone read them).
+    pub labels: Labels,
+    /// For a `spec.local` volume: the hostnames its node affinity pins it to.
+    pub local_nodes: SmallVec<[Sym; 1]>,
+    /// `spec.csi`: driver and volume handle.
+    pub csi: Option<(Box<str>, Box<str>)>,
+    /// An in-tree source that migrates to CSI, with its volume id.
+    pub in_tree: Option<(InTreePlugin, Box<str>)>,
+}
+
+impl Volume {
+    /// Whether the volume's node affinity admits the node (none admits all).
+    pub fn reaches(&self, labels: &Labels, name: Sym, interner: &crate::intern::Interner) -> bool {
+        self.node_affinity
+            .as_ref()
+            .is_none_or(|a| a.matches(labels, name, interner))
+    }
+
+    /// Whether the volume is bound or pre-bound to the claim.
+    pub fn bound_to(&self, claim: &Claim) -> bool {
+        self.claim_ref.as_ref().is_some_and(|r| {
+            r.namespace == claim.namespace
+                && r.name == claim.name
+                && (r.uid.is_empty() || claim.uid.is_empty() || r.uid == claim.uid)
+        })
+    }
+}
+
+/// A compiled PersistentVolumeClaim.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.namespace`.
+    pub namespace: Sym,
+    /// `metadata.uid` (empty when not written).
+    pub uid: Box<str>,
+    /// Its class, with the default class filled in as admission does
+    /// (empty: no class).
+    pub class: Box<str>,
+    /// `spec.volumeName` (empty when unset).
+    pub volume_name: Box<str>,
+    /// Bound and the bind finished (`pv.kubernetes.io/bind-completed`, or
+    /// `status.phase: Bound`).
+    pub fully_bound: bool,
+    /// `volume.kubernetes.io/selected-node` (empty when unset).
+    pub selected_node: Box<str>,
+    /// `spec.resources.requests.storage` in bytes, when set.
+    pub request: Option<i64>,
+    /// `spec.accessModes`.
+    pub access_modes: AccessModes,
+    /// `spec.volumeMode: Block`.
+    pub block: bool,
+    /// `spec.volumeAttributesClassName` (empty when unset).
+    pub attributes_class: Box<str>,
+    /// `spec.selector` (`None` selects every volume).
+    pub selector: Option<LabelSelector>,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// `status.phase: Lost`.
+    pub lost: bool,
+    /// The controlling owner's kind, name and uid (generic ephemeral volumes
+    /// must be owned by their pod).
+    pub owner: Option<(Box<str>, Box<str>, Box<str>)>,
+    /// The node a provisioned volume was pinned to by this run (podplace's
+    /// own assumption, see [`Storage::assume_provisioned`]).
+    pub provisioned_reach: Option<NodeSelector>,
+}
+
+/// A compiled StorageClass.
+#[derive(Debug, Clone)]
+pub struct StorageClass {
+    /// `provisioner`.
+    pub provisioner: Box<str>,
+    /// `volumeBindingMode: WaitForFirstConsumer`.
+    pub wait_for_first_consumer: bool,
+    /// `allowedTopologies` as a node selector (`None`: everywhere).
+    pub allowed_topologies: Option<NodeSelector>,
+    /// `storageclass.kubernetes.io/is-default-class: "true"`.
+    pub default: bool,
+}
+
+/// One CSI driver on a CSINode.
+#[derive(Debug, Clone)]
+pub struct CsiNodeDriver {
+    /// Driver name.
+    pub name: Box<str>,
+    /// `allocatable.count`: how many of its volumes the node can attach.
+    pub count: Option<i64>,
+    /// `topologyKeys`: the node labels its volumes' reach is given in.
+    pub topology_keys: Vec<Sym>,
+}
+
+/// A compiled CSINode.
+#[derive(Debug, Clone, Default)]
+pub struct CsiNode {
+    /// `spec.drivers`.
+    pub drivers: Vec<CsiNodeDriver>,
+    /// In-tree plugins listed as migrated (`storage.alpha.kubernetes.io/migrated-plugins`).
+    pub migrated: Vec<Box<str>>,
+}
+
+/// A compiled CSIStorageCapacity.
+#[derive(Debug, Clone)]
+pub struct Capacity {
+    /// `storageClassName`.
+    pub class: Box<str>,
+    /// `nodeTopology` (`None`: no node has access).
+    pub topology: Option<LabelSelector>,
+    /// `maximumVolumeSize`, else `capacity`, in bytes (`None`: neither).
+    pub limit: Option<i64>,
+}
+
+/// One consumer in a ResourceClaim's `status.reservedFor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumer {
+    /// `resource` (`pods` for pods).
+    pub resource: Box<str>,
+    /// Name.
+    pub name: Box<str>,
+    /// UID.
+    pub uid: Box<str>,
+}
+
+/// A compiled ResourceClaim.
+#[derive(Debug, Clone)]
+pub struct ResourceClaim {
+    /// `metadata.uid`.
+    pub uid: Box<str>,
+    /// `status.allocation` is set.
+    pub allocated: bool,
+    /// `status.allocation.nodeSelector` (`None`: every node).
+    pub allocation_nodes: Option<NodeSelector>,
+    /// `status.reservedFor`.
+    pub reserved_for: Vec<Consumer>,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// The controlling owner's kind, name and uid.
+    pub owner: Option<(Box<str>, Box<str>, Box<str>)>,
+}
+
+/// Available volumes of one class, for matching claims that wait for their
+/// first consumer.
+#[derive(Debug, Clone, Default)]
+pub struct ClassVolumes {
+    /// Local volumes by the hostname they are pinned to, by capacity.
+    pub by_node: FxHashMap<Sym, Vec<VolumeId>>,
+    /// Every other available volume, by capacity.
+    pub anywhere: Vec<VolumeId>,
+}
+
+/// The storage and claim objects of one world.
+#[derive(Debug, Clone, Default)]
+pub struct Storage {
+    /// PersistentVolumes.
+    pub volumes: Vec<Volume>,
+    volume_by_name: FxHashMap<Box<str>, VolumeId>,
+    /// PersistentVolumeClaims by namespace and name.
+    pub claims: FxHashMap<(Sym, Box<str>), Claim>,
+    /// StorageClasses by name.
+    pub classes: FxHashMap<Box<str>, StorageClass>,
+    /// CSINodes by node name.
+    pub csi_nodes: FxHashMap<Box<str>, CsiNode>,
+    /// CSIDrivers with `storageCapacity: true`.
+    pub capacity_drivers: rustc_hash::FxHashSet<Box<str>>,
+    /// CSIDriver names.
+    pub csi_drivers: rustc_hash::FxHashSet<Box<str>>,
+    /// CSIStorageCapacities.
+    pub capacities: Vec<Capacity>,
+    /// ResourceClaims by namespace and name.
+    pub resource_claims: FxHashMap<(Sym, Box<str>), ResourceClaim>,
+    /// DeviceClass names.
+    pub device_classes: rustc_hash::FxHashSet<Box<str>>,
+    /// How many ResourceSlices were read (device allocation is not modelled).
+    pub resource_slices: usize,
+    /// Available, unclaimed volumes by class.
+    available: FxHashMap<Box<str>, ClassVolumes>,
+    /// Volumes pre-bound to a claim that does not name them yet.
+    prebound: FxHashMap<(Sym, Box<str>), Vec<VolumeId>>,
+}
+
+impl Storage {
+    /// Whether the world has no storage or claim objects at all.
+    pub fn is_empty(&self) -> bool {
+        self.volumes.is_empty()
+            && self.claims.is_empty()
+            && self.resource_claims.is_empty()
+            && self.csi_nodes.is_empty()
+    }
+
+    /// A volume.
+    pub fn volume(&self, id: VolumeId) -> &Volume {
+        &self.volumes[id.0 as usize]
+    }
+
+    /// A volume by name.
+    pub fn volume_named(&self, name: &str) -> Option<VolumeId> {
+        self.volume_by_name.get(name).copied()
+    }
+
+    /// A claim.
+    pub fn claim(&self, namespace: Sym, name: &str) -> Option<&Claim> {
+        self.claims.get(&(namespace, Box::from(name)))
+    }
+
+    /// A ResourceClaim.
+    pub fn resource_claim(&self, namespace: Sym, name: &str) -> Option<&ResourceClaim> {
+        self.resource_claims.get(&(namespace, Box::from(name)))
+    }
+
+    /// Whether a claim waits for its first consumer (its class says so).
+    pub fn delays_binding(&self, claim: &Claim) -> bool {
+        !claim.class.is_empty()
+            && self
+                .classes
+                .get(&claim.class)
+                .is_some_and(|c| c.wait_for_first_consumer)
+    }
+
+    /// The available volumes of a class a node may use: its local ones and
+    /// the rest, each sorted by capacity.
+    pub fn candidates(&self, class: &str, node: Sym) -> [&[VolumeId]; 2] {
+        match self.available.get(class) {
+            None => [&[], &[]],
+            Some(c) => [
+                c.by_node.get(&node).map_or(&[][..], Vec::as_slice),
+                c.anywhere.as_slice(),
+            ],
+        }
+    }
+
+    /// Volumes pre-bound (`claimRef`) to a claim that does not name them.
+    pub fn prebound_to(&self, claim: &Claim) -> &[VolumeId] {
+        self.prebound
+            .get(&(claim.namespace, claim.name.clone()))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Binds a claim to a volume (the binder's assumption after a pod is
+    /// placed): the volume leaves the available index.
+    pub fn assume_bound(&mut self, namespace: Sym, claim: &str, volume: VolumeId) {
+        let key = (namespace, Box::<str>::from(claim));
+        let Some(c) = self.claims.get_mut(&key) else {
+            return;
+        };
+        c.volume_name = self.volumes[volume.0 as usize].name.clone();
+        c.fully_bound = true;
+        let uid = c.uid.clone();
+        let v = &mut self.volumes[volume.0 as usize];
+        v.claim_ref = Some(ClaimRef {
+            namespace,
+            name: claim.into(),
+            uid,
+        });
+        v.available = false;
+        if let Some(class) = self.available.get_mut(&v.class) {
+            class.anywhere.retain(|&x| x != volume);
+            for list in class.by_node.values_mut() {
+                list.retain(|&x| x != volume);
+            }
+        }
+        if let Some(list) = self.prebound.get_mut(&key) {
+            list.retain(|&x| x != volume);
+        }
+    }
+
+    /// Marks a claim as provisioned for a node (the scheduler's
+    /// `selected-node`) and bound to the new volume, which reaches the
+    /// nodes `reach` selects.
+    pub fn assume_provisioned(
+        &mut self,
+        namespace: Sym,
+        claim: &str,
+        node: &str,
+        reach: NodeSelector,
+    ) {
+        if let Some(c) = self.claims.get_mut(&(namespace, Box::from(claim))) {
+            c.selected_node = node.into();
+            c.fully_bound = true;
+            c.provisioned_reach = Some(reach);
+        }
+    }
+
+    fn index(&mut self) {
+        self.available.clear();
+        self.prebound.clear();
+        for (i, v) in self.volumes.iter().enumerate() {
+            let id = VolumeId(i as u32);
+            match &v.claim_ref {
+                Some(r) => {
+                    let bound_elsewhere = self
+                        .claims
+                        .get(&(r.namespace, r.name.clone()))
+                        .is_some_and(|c| !c.volume_name.is_empty());
+                    if !bound_elsewhere {
+                        self.prebound
+                            .entry((r.namespace, r.name.clone()))
+                            .or_default()
+                            .push(id);
+                    }
+                }
+                None if v.available && !v.deleting => {
+                    let class = self.available.entry(v.class.clone()).or_default();
+                    match v.local_nodes.as_slice() {
+                        [one] => class.by_node.entry(*one).or_default().push(id),
+                        _ => class.anywhere.push(id),
+                    }
+                }
+                None => {}
+            }
+        }
+        let volumes = &self.volumes;
+        let by_size = |a: &VolumeId, b: &VolumeId| {
+            volumes[a.0 as usize]
+                .capacity
+                .cmp(&volumes[b.0 as usize].capacity)
+                .then(a.cmp(b))
+        };
+        for class in self.available.values_mut() {
+            class.anywhere.sort_by(by_size);
+            for list in class.by_node.values_mut() {
+                list.sort_by(by_size);
+            }
+        }
+    }
+}
