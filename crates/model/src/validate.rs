@@ -1494,6 +1494,15 @@ api_rules_meta_only!(
     PodDisruptionBudget => NameForm::Subdomain,
     k8s_openapi::api::scheduling::v1::PriorityClass => NameForm::Subdomain,
     RuntimeClass => NameForm::Subdomain,
+    k8s_openapi::api::core::v1::PersistentVolume => NameForm::Subdomain,
+    k8s_openapi::api::core::v1::PersistentVolumeClaim => NameForm::Subdomain,
+    k8s_openapi::api::storage::v1::StorageClass => NameForm::Subdomain,
+    k8s_openapi::api::storage::v1::CSINode => NameForm::Subdomain,
+    k8s_openapi::api::storage::v1::CSIDriver => NameForm::Subdomain,
+    k8s_openapi::api::storage::v1::CSIStorageCapacity => NameForm::Subdomain,
+    k8s_openapi::api::resource::v1::ResourceClaim => NameForm::Subdomain,
+    k8s_openapi::api::resource::v1::DeviceClass => NameForm::Subdomain,
+    k8s_openapi::api::resource::v1::ResourceSlice => NameForm::Subdomain,
 );
 
 impl ApiRules for Pod {

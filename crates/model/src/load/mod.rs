@@ -21,10 +21,14 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -652,7 +656,7 @@ fn unread(docs: Vec<json::JsonDoc>) -> Vec<(json::JsonDoc, Option<json::JsonHead
 }
 
 /// Kinds podplace reads, with the apiVersion it reads them in.
-const KNOWN: [(&str, &str); 14] = [
+const KNOWN: [(&str, &str); 23] = [
     ("v1", "Node"),
     ("v1", "Pod"),
     ("v1", "Namespace"),
@@ -667,6 +671,15 @@ const KNOWN: [(&str, &str); 14] = [
     ("policy/v1", "PodDisruptionBudget"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
     ("node.k8s.io/v1", "RuntimeClass"),
+    ("v1", "PersistentVolume"),
+    ("v1", "PersistentVolumeClaim"),
+    ("storage.k8s.io/v1", "StorageClass"),
+    ("storage.k8s.io/v1", "CSINode"),
+    ("storage.k8s.io/v1", "CSIDriver"),
+    ("storage.k8s.io/v1", "CSIStorageCapacity"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceSlice"),
 ];
 
 /// What the loader needs to know about each kind it reads.
@@ -746,6 +759,27 @@ kind!(
     validate::validate_pod_disruption_budget
 );
 kind!(PriorityClass, false, true, priority_classes, |_| Vec::new());
+kind!(PersistentVolume, false, false, persistent_volumes, |_| Vec::new());
+kind!(
+    PersistentVolumeClaim,
+    true,
+    false,
+    persistent_volume_claims,
+    |_| Vec::new()
+);
+kind!(StorageClass, false, true, storage_classes, |_| Vec::new());
+kind!(CSINode, false, false, csi_nodes, |_| Vec::new());
+kind!(CSIDriver, false, true, csi_drivers, |_| Vec::new());
+kind!(
+    CSIStorageCapacity,
+    true,
+    false,
+    csi_storage_capacities,
+    |_| Vec::new()
+);
+kind!(ResourceClaim, true, false, resource_claims, |_| Vec::new());
+kind!(DeviceClass, false, true, device_classes, |_| Vec::new());
+kind!(ResourceSlice, false, false, resource_slices, |_| Vec::new());
 kind!(
     RuntimeClass,
     false,
@@ -1147,6 +1181,27 @@ impl State<'_> {
             ("node.k8s.io/v1", "RuntimeClass") => {
                 self.add::<RuntimeClass>(files, input, anchor, ctx)
             }
+            ("v1", "PersistentVolume") => self.add::<PersistentVolume>(files, input, anchor, ctx),
+            ("v1", "PersistentVolumeClaim") => {
+                self.add::<PersistentVolumeClaim>(files, input, anchor, ctx)
+            }
+            ("storage.k8s.io/v1", "StorageClass") => {
+                self.add::<StorageClass>(files, input, anchor, ctx)
+            }
+            ("storage.k8s.io/v1", "CSINode") => self.add::<CSINode>(files, input, anchor, ctx),
+            ("storage.k8s.io/v1", "CSIDriver") => self.add::<CSIDriver>(files, input, anchor, ctx),
+            ("storage.k8s.io/v1", "CSIStorageCapacity") => {
+                self.add::<CSIStorageCapacity>(files, input, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "ResourceClaim") => {
+                self.add::<ResourceClaim>(files, input, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "DeviceClass") => {
+                self.add::<DeviceClass>(files, input, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "ResourceSlice") => {
+                self.add::<ResourceSlice>(files, input, anchor, ctx)
+            }
             _ => {
                 self.skip(
                     files,
@@ -1201,6 +1256,15 @@ impl State<'_> {
             ("policy/v1", "PodDisruptionBudget") => plain!(PodDisruptionBudget),
             ("scheduling.k8s.io/v1", "PriorityClass") => plain!(PriorityClass),
             ("node.k8s.io/v1", "RuntimeClass") => plain!(RuntimeClass),
+            ("v1", "PersistentVolume") => plain!(PersistentVolume),
+            ("v1", "PersistentVolumeClaim") => plain!(PersistentVolumeClaim),
+            ("storage.k8s.io/v1", "StorageClass") => plain!(StorageClass),
+            ("storage.k8s.io/v1", "CSINode") => plain!(CSINode),
+            ("storage.k8s.io/v1", "CSIDriver") => plain!(CSIDriver),
+            ("storage.k8s.io/v1", "CSIStorageCapacity") => plain!(CSIStorageCapacity),
+            ("resource.k8s.io/v1", "ResourceClaim") => plain!(ResourceClaim),
+            ("resource.k8s.io/v1", "DeviceClass") => plain!(DeviceClass),
+            ("resource.k8s.io/v1", "ResourceSlice") => plain!(ResourceSlice),
             _ => None,
         }
     }
@@ -1346,6 +1410,27 @@ impl State<'_> {
             }
             ("node.k8s.io/v1", "RuntimeClass") => {
                 self.add::<RuntimeClass>(files, value, anchor, ctx)
+            }
+            ("v1", "PersistentVolume") => self.add::<PersistentVolume>(files, value, anchor, ctx),
+            ("v1", "PersistentVolumeClaim") => {
+                self.add::<PersistentVolumeClaim>(files, value, anchor, ctx)
+            }
+            ("storage.k8s.io/v1", "StorageClass") => {
+                self.add::<StorageClass>(files, value, anchor, ctx)
+            }
+            ("storage.k8s.io/v1", "CSINode") => self.add::<CSINode>(files, value, anchor, ctx),
+            ("storage.k8s.io/v1", "CSIDriver") => self.add::<CSIDriver>(files, value, anchor, ctx),
+            ("storage.k8s.io/v1", "CSIStorageCapacity") => {
+                self.add::<CSIStorageCapacity>(files, value, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "ResourceClaim") => {
+                self.add::<ResourceClaim>(files, value, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "DeviceClass") => {
+                self.add::<DeviceClass>(files, value, anchor, ctx)
+            }
+            ("resource.k8s.io/v1", "ResourceSlice") => {
+                self.add::<ResourceSlice>(files, value, anchor, ctx)
             }
             _ => {
                 self.skip(

@@ -442,3 +442,96 @@ impl Storage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::intern::Interner;
+    use crate::load::{load, Source};
+
+    const WORLD: &str = r#"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: big}
+spec:
+  capacity: {storage: 100Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/a}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: kubernetes.io/hostname, operator: In, values: [n1]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: small}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 10Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n1}
+spec:
+  drivers:
+  - {name: ebs.csi.aws.com, nodeID: i-1, allocatable: {count: 25}, topologyKeys: [topology.kubernetes.io/zone]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu, namespace: default}
+spec: {devices: {}}
+"#;
+
+    #[test]
+    fn files_load_into_an_indexed_storage() {
+        let inv = load(&[Source::Bytes {
+            name: "world.yaml".into(),
+            data: WORLD.as_bytes().to_vec(),
+        }])
+        .expect("loads");
+        assert_eq!(inv.persistent_volumes.len(), 2);
+        assert_eq!(inv.storage_classes.len(), 1);
+        let mut interner = Interner::new();
+        let storage = super::Storage::compile(&inv, &mut interner).expect("compiles");
+        let ns = interner.intern("default");
+        let claim = storage.claim(ns, "data").expect("claim");
+        assert_eq!(&*claim.class, "local", "the default class is filled in");
+        assert!(storage.delays_binding(claim));
+        let n1 = interner.intern("n1");
+        let n2 = interner.intern("n2");
+        let names = |ids: &[super::VolumeId]| -> Vec<String> {
+            ids.iter()
+                .map(|&v| storage.volume(v).name.to_string())
+                .collect()
+        };
+        let [local, anywhere] = storage.candidates("local", n1);
+        assert_eq!(
+            (names(local), names(anywhere)),
+            (vec!["big".to_string()], vec!["small".to_string()])
+        );
+        let [local, _] = storage.candidates("local", n2);
+        assert!(
+            local.is_empty(),
+            "a local volume is offered only on its node"
+        );
+        assert_eq!(storage.csi_nodes["n1"].drivers[0].count, Some(25));
+        assert!(!storage.resource_claim(ns, "gpu").expect("claim").allocated);
+    }
+}
