@@ -91,9 +91,12 @@ pub fn simulate_rollout(
         return finish(&mut sim, w, &reference, start);
     }
     let before = sim.take_event_findings();
+    // Only this Deployment's own stall is its verdict: other workloads of
+    // the world may be stuck for reasons of their own.
+    let own = sim.workload_name(w);
     if let Some(f) = before
         .into_iter()
-        .find(|f| f.kind == FindingKind::RolloutStuck)
+        .find(|f| f.kind == FindingKind::RolloutStuck && f.workload.as_deref() == Some(&*own))
     {
         let l = sim_limits(&sim, &reference)?;
         return Ok(RolloutResult {
@@ -135,10 +138,11 @@ fn finish(
 ) -> Result<RolloutResult, SimError> {
     let l = sim_limits(sim, reference)?;
     let completes = sim.deployment_complete(w);
+    let own = sim.workload_name(w);
     let stall = sim
         .take_event_findings()
         .into_iter()
-        .find(|f| f.kind == FindingKind::RolloutStuck)
+        .find(|f| f.kind == FindingKind::RolloutStuck && f.workload.as_deref() == Some(&*own))
         .map(|f| Stall {
             stalled_at: f.stalled_at.clone().unwrap_or_default(),
             blocking_pod: f.pod.clone(),
