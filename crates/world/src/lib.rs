@@ -69,7 +69,7 @@ pub use podplace_engine::{BuildError, NodeId, PodId};
 pub use pods::{Owner, PodRow, PodTable};
 
 /// The objects, the placed cluster state and the pod table (see the crate doc).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct World {
     inventory: Inventory,
     state: ClusterState,
@@ -127,6 +127,72 @@ impl World {
     /// compiling the objects).
     pub fn placing_seconds(&self) -> f64 {
         self.placing_seconds
+    }
+
+    /// An empty world (no objects, no nodes, no pods) for a caller that
+    /// builds it up change by change: the simulation, which adds nodes and
+    /// pods as its controllers create them. Removed pods' slots are reused.
+    pub fn empty(seed: u64) -> World {
+        World {
+            inventory: Inventory::default(),
+            state: ClusterState::new(),
+            cache: SchedulerCache::new(),
+            pods: PodTable::default(),
+            placements: Vec::new(),
+            placement_of: PodColumn::default(),
+            seed,
+            placing_seconds: 0.0,
+        }
+    }
+
+    /// The state, to change what does not add or remove pods: binding,
+    /// unbinding, terminating, nodes, namespaces, selectors, interning.
+    /// Pods are added and removed through [`World::add_pod`] and
+    /// [`World::remove_pod`], so the pod table follows.
+    pub fn state_mut(&mut self) -> &mut ClusterState {
+        &mut self.state
+    }
+
+    /// The state (node changes accounted) and the cache, for the engine's
+    /// scheduling entry points.
+    pub fn parts(&mut self) -> (&ClusterState, &mut SchedulerCache) {
+        self.state.settle();
+        (&self.state, &mut self.cache)
+    }
+
+    /// Adds a compiled pod to the state and its row to the pod table: `row`
+    /// when the caller knows the workload (a simulated controller's pod),
+    /// else the pod's controlling owner or itself.
+    pub fn add_pod(&mut self, pod: Pod, row: Option<PodRow>) -> PodId {
+        let name = pod.name.clone();
+        let id = self.state.add_pod(pod);
+        let row = row.unwrap_or_else(|| {
+            let (workload, owner) = pods::compiled_row(&self.state, id);
+            PodRow {
+                api: None,
+                workload,
+                owner,
+            }
+        });
+        self.pods.insert(id, &name, row);
+        if let Some(p) = self.placement_of.get_mut(id) {
+            *p = None;
+        }
+        id
+    }
+
+    /// Removes a pod from the state and the pod table; its id may be given
+    /// to a later pod.
+    pub fn remove_pod(&mut self, id: PodId) {
+        if self.state.pod_entry(id).is_none() {
+            return;
+        }
+        let name = self.state.pod(id).name.clone();
+        self.state.remove_pod(id);
+        self.pods.remove(id, &name);
+        if let Some(p) = self.placement_of.get_mut(id) {
+            *p = None;
+        }
     }
 
     /// Everything loaded (workloads expanded into pods).

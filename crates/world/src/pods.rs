@@ -107,6 +107,29 @@ impl PodTable {
         PodTable { rows, by_name }
     }
 
+    /// Gives `id` (a pod named `name` just added to the state) its row.
+    pub fn insert(&mut self, id: PodId, name: &str, row: PodRow) {
+        self.rows.set(id, Some(row));
+        let ids = self.by_name.entry(name.into()).or_default();
+        if let Err(at) = ids.binary_search(&id) {
+            ids.insert(at, id);
+        }
+    }
+
+    /// Forgets the row of `id` (a pod named `name` removed from the state),
+    /// so its slot can be given to another pod.
+    pub fn remove(&mut self, id: PodId, name: &str) {
+        if let Some(row) = self.rows.get_mut(id) {
+            *row = None;
+        }
+        if let Some(ids) = self.by_name.get_mut(name) {
+            ids.retain(|&p| p != id);
+            if ids.is_empty() {
+                self.by_name.remove(name);
+            }
+        }
+    }
+
     /// The row of a pod; `None` for an id the table was not built with.
     pub fn get(&self, id: PodId) -> Option<&PodRow> {
         self.rows.get(id).and_then(Option::as_ref)

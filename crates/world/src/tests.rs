@@ -220,3 +220,42 @@ fn consumers_add_columns_keyed_by_pod_id() {
     assert_eq!(nodes[web].as_deref(), Some("n1"));
     assert_eq!(nodes.len(), w.pod_slots());
 }
+
+#[test]
+fn pods_added_and_removed_keep_the_table_and_the_state_together() {
+    let mut w = world();
+    let old = w.find_pod("web-abc-2", Some("shop")).unwrap();
+    assert!(w.placement(old).is_some());
+    w.remove_pod(old);
+    assert_eq!(w.pod(old), None);
+    assert!(w.placement(old).is_none());
+    assert!(matches!(
+        w.find_pod("web-abc-2", Some("shop")),
+        Err(FindError::NotFound { .. })
+    ));
+
+    // The next pod takes the freed slot; its row is the one given.
+    let api = pod("web-abc-3").ns("shop").build();
+    let compiled = w.state_mut().compile_pod(&api).unwrap();
+    let row = PodRow {
+        api: None,
+        workload: WorkloadRef::new(WorkloadKind::Deployment, "shop", "web"),
+        owner: None,
+    };
+    let new = w.add_pod(compiled, Some(row.clone()));
+    assert_eq!(new, old);
+    assert_eq!(w.pod(new), Some(&row));
+    assert_eq!(w.find_pod("web-abc-3", None), Ok(new));
+    assert!(w.placement(new).is_none());
+
+    // Without a row, the pod's controlling owner (or itself) is its workload.
+    let api = pod("db-1").owner("StatefulSet", "db", "s1").build();
+    let compiled = w.state_mut().compile_pod(&api).unwrap();
+    let db1 = w.add_pod(compiled, None);
+    assert_eq!(w.workload(db1).to_string(), "StatefulSet/default/db");
+    assert_eq!(
+        w.pods().iter().count(),
+        w.state().live_pods().count(),
+        "one row per live pod"
+    );
+}

@@ -116,7 +116,7 @@ impl Simulation {
             }
         }
         for ns in &inv.namespaces {
-            self.state.add_namespace(&ns.object);
+            self.world.state_mut().add_namespace(&ns.object);
         }
         for node in &inv.nodes {
             self.add_node_object(&node.object)?;
@@ -163,12 +163,15 @@ impl Simulation {
             let (ns, _) = ns_name(meta);
             let mut labels = podplace_model::labels::Labels::default();
             for (k, v) in meta.labels.iter().flatten() {
-                let (k, v) = (self.state.intern(k), self.state.intern(v));
+                let (k, v) = (
+                    self.world.state_mut().intern(k),
+                    self.world.state_mut().intern(v),
+                );
                 labels.insert(k, v);
             }
-            let owner = candidates
-                .iter()
-                .find(|o| o.namespace == ns && o.selector.matches(&labels, self.state.interner()));
+            let owner = candidates.iter().find(|o| {
+                o.namespace == ns && o.selector.matches(&labels, self.world.state().interner())
+            });
             if let Some(o) = owner {
                 meta.owner_references
                     .get_or_insert_with(Vec::new)
@@ -197,7 +200,7 @@ impl Simulation {
         meta: &ObjectMeta,
         selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     ) -> Option<Owner> {
-        let selector = self.state.compile_selector(selector).ok()?;
+        let selector = self.world.state_mut().compile_selector(selector).ok()?;
         let (namespace, name) = ns_name(meta);
         let uid = meta
             .uid
@@ -220,10 +223,12 @@ impl Simulation {
     /// Adds or updates every object of `inv` except namespaces and nodes.
     fn add_objects(&mut self, inv: &Inventory) -> Result<(), SimError> {
         for svc in &inv.services {
-            self.state.add_service(&svc.object);
+            self.world.state_mut().add_service(&svc.object);
         }
         for rc in &inv.replication_controllers {
-            self.state.add_replication_controller(&rc.object);
+            self.world
+                .state_mut()
+                .add_replication_controller(&rc.object);
         }
         for pdb in &inv.pod_disruption_budgets {
             self.upsert_pdb(&pdb.object)?;
@@ -295,18 +300,21 @@ impl Simulation {
     }
 
     pub(super) fn compile(&mut self, pod: &core::Pod) -> Result<Pod, SimError> {
-        self.state.compile_pod(pod).map_err(|e| SimError::Compile {
-            object: format!(
-                "Pod/{}/{}",
-                pod.metadata.namespace.as_deref().unwrap_or("default"),
-                pod.metadata.name.as_deref().unwrap_or("")
-            ),
-            message: e.to_string(),
-        })
+        self.world
+            .state_mut()
+            .compile_pod(pod)
+            .map_err(|e| SimError::Compile {
+                object: format!(
+                    "Pod/{}/{}",
+                    pod.metadata.namespace.as_deref().unwrap_or("default"),
+                    pod.metadata.name.as_deref().unwrap_or("")
+                ),
+                message: e.to_string(),
+            })
     }
 
     fn pod_info(&mut self, pod: &core::Pod) -> PodInfo {
-        let (grace, no_execute) = lifecycle_of(pod, &mut self.state);
+        let (grace, no_execute) = lifecycle_of(pod, self.world.state_mut());
         let labels = pod.metadata.labels.as_ref();
         let revision = labels
             .and_then(|l| {
@@ -338,7 +346,7 @@ impl Simulation {
     /// reference names (if any).
     pub(super) fn add_api_pod(&mut self, pod: &core::Pod) -> Result<super::PodId, SimError> {
         let (ns, name) = ns_name(&pod.metadata);
-        if self.state.pod_id(&ns, &name).is_some() {
+        if self.world.state().pod_id(&ns, &name).is_some() {
             return Err(SimError::Invalid(format!("pod {ns}/{name} already exists")));
         }
         let compiled = self.compile(pod)?;
@@ -358,14 +366,14 @@ impl Simulation {
                     info.daemon_node = compiled
                         .node_name
                         .as_deref()
-                        .and_then(|n| self.state.node_id(n));
+                        .and_then(|n| self.world.state().node_id(n));
                 }
                 _ => {}
             }
         }
         let terminating = pod.metadata.deletion_timestamp.is_some();
         let id = self.add_pod(compiled, owner, info);
-        if let Some(node) = self.state.pod_node(id) {
+        if let Some(node) = self.world.state().pod_node(id) {
             if terminating {
                 self.delete_pod(
                     id,
@@ -409,13 +417,17 @@ impl Simulation {
 
     pub(super) fn add_node_object(&mut self, node: &core::Node) -> Result<super::NodeId, SimError> {
         let name = node.metadata.name.clone().unwrap_or_default();
-        if self.state.node_id(&name).is_some() {
+        if self.world.state().node_id(&name).is_some() {
             return Err(SimError::Invalid(format!("node {name} already exists")));
         }
-        let id = self.state.add_node(node).map_err(|e| SimError::Compile {
-            object: format!("Node/{name}"),
-            message: e.to_string(),
-        })?;
+        let id = self
+            .world
+            .state_mut()
+            .add_node(node)
+            .map_err(|e| SimError::Compile {
+                object: format!("Node/{name}"),
+                message: e.to_string(),
+            })?;
         let ready = node
             .status
             .as_ref()
@@ -435,7 +447,8 @@ impl Simulation {
     ) -> Result<(), SimError> {
         let (namespace, name) = ns_name(&pdb.metadata);
         let selector = self
-            .state
+            .world
+            .state_mut()
             .compile_selector(pdb.spec.as_ref().and_then(|s| s.selector.as_ref()))
             .map_err(|e| SimError::Compile {
                 object: format!("PodDisruptionBudget/{namespace}/{name}"),
@@ -528,7 +541,8 @@ impl Simulation {
             self.mark(w);
             return Ok(w);
         }
-        self.state
+        self.world
+            .state_mut()
             .add_replica_set(&rs)
             .map_err(|e| SimError::Compile {
                 object: WorkloadRef::new(WorkloadKind::ReplicaSet, &ns, &name).to_string(),
@@ -632,7 +646,8 @@ impl Simulation {
             self.mark(w);
             return Ok(w);
         }
-        self.state
+        self.world
+            .state_mut()
             .add_stateful_set(&sts)
             .map_err(|e| SimError::Compile {
                 object: WorkloadRef::new(WorkloadKind::StatefulSet, &ns, &name).to_string(),
@@ -715,11 +730,11 @@ impl Simulation {
     /// `apply`: creates or updates the objects of `inv`.
     pub fn apply(&mut self, inv: &Inventory) -> Result<(), SimError> {
         for ns in &inv.namespaces {
-            self.state.add_namespace(&ns.object);
+            self.world.state_mut().add_namespace(&ns.object);
         }
         for node in &inv.nodes {
             let name = node.object.metadata.name.clone().unwrap_or_default();
-            match self.state.node_id(&name) {
+            match self.world.state().node_id(&name) {
                 None => {
                     self.add_node_object(&node.object)?;
                     self.changes.push(Change::NodeAdded { node: name });
@@ -895,7 +910,8 @@ impl Simulation {
             .status
             .get_or_insert_with(Default::default)
             .allocatable = node.status.as_ref().and_then(|s| s.allocatable.clone());
-        self.state
+        self.world
+            .state_mut()
             .update_node(id, &merged)
             .map_err(|e| SimError::Compile {
                 object: format!("Node/{name}"),

@@ -63,7 +63,7 @@ impl Simulation {
     /// Refuses to create more pods than the simulator holds (a typo such
     /// as `replicas: 1000000000` must not exhaust memory).
     fn check_pod_limit(&self, w: WorkloadId, more: i32) -> Result<(), SimError> {
-        let live = self.state.pod_slots();
+        let live = self.world.state().pod_slots();
         if more > 0 && live + more as usize > super::MAX_PODS {
             return Err(SimError::Invalid(format!(
                 "{} would need {more} more pods: the simulation holds at most {} pods",
@@ -422,7 +422,7 @@ impl Simulation {
         let pending = candidates
             .iter()
             .copied()
-            .find(|&p| self.state.pod_node(p).is_none());
+            .find(|&p| self.world.state().pod_node(p).is_none());
         let (pod, rule) = match pending {
             Some(p) => {
                 let c = self.culprit(p);
@@ -534,7 +534,7 @@ impl Simulation {
             return Ok(None);
         };
         let pod = self.compile(&api)?;
-        let (grace, no_execute) = super::lifecycle_of(&api, &mut self.state);
+        let (grace, no_execute) = super::lifecycle_of(&api, self.world.state_mut());
         let proto = Proto {
             pod,
             grace,
@@ -621,7 +621,7 @@ impl Simulation {
             for r in related {
                 for &p in &self.workloads[r.index()].pods {
                     if self.active(p) {
-                        *on_node.entry(self.state.pod_node(p)).or_default() += 1;
+                        *on_node.entry(self.world.state().pod_node(p)).or_default() += 1;
                     }
                 }
             }
@@ -629,7 +629,7 @@ impl Simulation {
                 .iter()
                 .map(|&p| {
                     let info = self.info(p).expect("active pods have info");
-                    let node = self.state.pod_node(p);
+                    let node = self.world.state().pod_node(p);
                     Candidate {
                         assigned: node.is_some(),
                         running: node.is_some(),
@@ -718,7 +718,7 @@ impl Simulation {
                     };
                     let name = pod.metadata.name.clone().unwrap_or_default();
                     let ns = self.workloads[w.index()].namespace.clone();
-                    if self.state.pod_id(&ns, &name).is_some() {
+                    if self.world.state().pod_id(&ns, &name).is_some() {
                         continue;
                     }
                     let id = self.create_owned(&pod, w, Some(o), None)?;
@@ -752,7 +752,7 @@ impl Simulation {
             let node = self
                 .info(p)
                 .and_then(|i| i.daemon_node)
-                .or(self.state.pod_node(p));
+                .or(self.world.state().pod_node(p));
             if let Some(n) = node {
                 covered.entry(n).or_default().push(p);
             }
@@ -819,7 +819,7 @@ impl Simulation {
                     )
                 });
         let covered = self.daemon_pods_by_node(w);
-        for n in 0..self.state.nodes().len() {
+        for n in 0..self.world.state().nodes().len() {
             let node = NodeId(n as u32);
             let needs = match covered.get(&node) {
                 None => true,

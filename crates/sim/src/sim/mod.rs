@@ -24,7 +24,6 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use podplace_engine::cache::SchedulerCache;
 use podplace_engine::ids::{NodeId, PodId};
 use podplace_engine::state::ClusterState;
 use podplace_model::inventory::{Inventory, Sourced};
@@ -32,6 +31,7 @@ use podplace_model::naming::UsedNames;
 use podplace_model::objects::{Pod, Toleration};
 use podplace_model::selector::LabelSelector;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
+use podplace_world::{Owner, PodColumn, PodRow, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
@@ -288,16 +288,15 @@ pub struct Options {
 /// A running simulation.
 #[derive(Debug, Clone)]
 pub struct Simulation {
-    /// The engine's state; pod slots are never reused (the tables below
-    /// are parallel to them).
-    state: ClusterState,
-    /// What the scheduler keeps between cycles.
-    cache: SchedulerCache,
+    /// The world every command reads: the engine's state, the scheduler's
+    /// cache and the pod table, kept in step as pods come and go. Pod slots
+    /// are not reused (events and drains hold pod ids across time).
+    world: World,
     now: Time,
     queue: BinaryHeap<Reverse<(Time, u64, Event)>>,
     seq: u64,
     settling: usize,
-    pods: Vec<Option<PodInfo>>,
+    pods: PodColumn<Option<PodInfo>>,
     workloads: Vec<Workload>,
     by_key: FxHashMap<WorkloadRef, WorkloadId>,
     dirty: Vec<bool>,
@@ -328,18 +327,17 @@ impl Simulation {
     /// [`Simulation::settle`] to let them.
     pub fn new(inv: &Inventory, options: Options) -> Result<Simulation, SimError> {
         let mut sim = Simulation {
-            state: {
-                let mut state = ClusterState::new();
-                // `pods` and the other tables are indexed by pod id.
-                state.set_slot_reuse(false);
-                state
+            world: {
+                let mut world = World::empty(options.seed);
+                // Events, drains and reports hold pod ids across time.
+                world.state_mut().set_slot_reuse(false);
+                world
             },
-            cache: SchedulerCache::new(),
             now: 0,
             queue: BinaryHeap::new(),
             seq: 0,
             settling: 0,
-            pods: Vec::new(),
+            pods: PodColumn::default(),
             workloads: Vec::new(),
             by_key: FxHashMap::default(),
             dirty: Vec::new(),
@@ -368,7 +366,14 @@ impl Simulation {
     /// The engine's state (nodes, bound pods, indexes). Pod ids are never
     /// reused, so they index tables kept beside it.
     pub fn state(&self) -> &ClusterState {
-        &self.state
+        self.world.state()
+    }
+
+    /// The simulation's world: its state and the pod table (each pod's
+    /// workload and owner as the simulated controllers created it), the same
+    /// [`World`] the other commands read.
+    pub fn world(&self) -> &World {
+        &self.world
     }
 
     /// The current simulated time.
@@ -397,27 +402,33 @@ impl Simulation {
     }
 
     fn info(&self, id: PodId) -> Option<&PodInfo> {
-        self.pods.get(id.index()).and_then(Option::as_ref)
+        self.pods.get(id).and_then(Option::as_ref)
     }
 
     fn info_mut(&mut self, id: PodId) -> Option<&mut PodInfo> {
-        self.pods.get_mut(id.index()).and_then(Option::as_mut)
+        self.pods.get_mut(id).and_then(Option::as_mut)
     }
 
     fn alive(&self, id: PodId) -> bool {
-        self.state.pod_entry(id).is_some() && self.info(id).is_some()
+        self.world.state().pod_entry(id).is_some() && self.info(id).is_some()
     }
 
     /// `namespace/name` of a pod.
     pub fn pod_name(&self, id: PodId) -> String {
-        let p = self.state.pod(id);
-        format!("{}/{}", self.state.interner().resolve(p.namespace), p.name)
+        let p = self.world.state().pod(id);
+        format!(
+            "{}/{}",
+            self.world.state().interner().resolve(p.namespace),
+            p.name
+        )
     }
 
     /// Every live pod (bound, pending or terminating), in creation order.
     pub fn pod_ids(&self) -> impl Iterator<Item = PodId> + '_ {
-        (0..self.pods.len())
-            .map(|i| PodId(i as u32))
+        self.pods
+            .iter()
+            .filter(|(_, info)| info.is_some())
+            .map(|(id, _)| id)
             .filter(|&id| self.alive(id))
     }
 
@@ -427,8 +438,8 @@ impl Simulation {
         if let Some(w) = self.info(id).and_then(|i| i.owner) {
             return self.workloads[self.top(w).index()].reference();
         }
-        let p = self.state.pod(id);
-        let ns = self.state.interner().resolve(p.namespace);
+        let p = self.world.state().pod(id);
+        let ns = self.world.state().interner().resolve(p.namespace);
         match &p.owner {
             Some(o) => WorkloadRef::new(WorkloadKind::of(&o.kind), ns, &*o.name),
             None => WorkloadRef::new(WorkloadKind::Pod, ns, &*p.name),
@@ -447,9 +458,10 @@ impl Simulation {
             pod: self.pod_name(id),
             workload: self.workload_of(id),
             node: self
-                .state
+                .world
+                .state()
                 .pod_node(id)
-                .map(|n| self.state.node(n).name.to_string()),
+                .map(|n| self.world.state().node(n).name.to_string()),
             ready: info.is_some_and(|i| i.ready_since.is_some()),
             terminating: info.is_some_and(|i| i.deleting_since.is_some()),
             message: info.map(|i| i.message.clone()).unwrap_or_default(),
@@ -597,9 +609,25 @@ impl Simulation {
 
     /// Adds a compiled pod to the cluster and to its owner.
     fn add_pod(&mut self, pod: Pod, owner: Option<WorkloadId>, mut info: PodInfo) -> PodId {
-        let ns = self.state.interner().resolve(pod.namespace).to_string();
+        let ns = self
+            .world
+            .state()
+            .interner()
+            .resolve(pod.namespace)
+            .to_string();
         self.used_names.reserve(&ns, &pod.name);
-        let id = self.state.add_pod(pod);
+        let row = owner.map(|w| {
+            let direct = &self.workloads[w.index()];
+            PodRow {
+                api: None,
+                workload: self.workloads[self.top(w).index()].reference(),
+                owner: Some(Owner {
+                    kind: direct.kind.clone(),
+                    name: direct.name.clone(),
+                }),
+            }
+        });
+        let id = self.world.add_pod(pod, row);
         info.owner = owner;
         info.created = self.now;
         self.seq += 1;
@@ -607,17 +635,14 @@ impl Simulation {
         info.uid = podplace_model::naming::synthetic_uid(
             WorkloadKind::Pod.as_str(),
             &ns,
-            &self.state.pod(id).name,
+            &self.world.state().pod(id).name,
         );
-        if self.pods.len() <= id.index() {
-            self.pods.resize(id.index() + 1, None);
-        }
-        self.pods[id.index()] = Some(info);
+        self.pods.set(id, Some(info));
         if let Some(w) = owner {
             self.workloads[w.index()].pods.push(id);
             self.mark(w);
         }
-        if self.state.pod_node(id).is_some() {
+        if self.world.state().pod_node(id).is_some() {
             let now = self.now;
             if let Some(info) = self.info_mut(id) {
                 info.bound_at = Some(now);
@@ -641,7 +666,7 @@ impl Simulation {
             return;
         }
         self.changes.push(why);
-        let node = self.state.pod_node(id);
+        let node = self.world.state().pod_node(id);
         let now = self.now;
         let Some(node) = node else {
             self.remove(id);
@@ -653,7 +678,7 @@ impl Simulation {
             info.deleting_since = Some(now);
             info.ready_since = None;
         }
-        self.state.set_terminating(id, true);
+        self.world.state_mut().set_terminating(id, true);
         self.sched_dirty = true;
         self.mark_owner(id);
         if self.nodes[node.index()].ready {
@@ -667,8 +692,8 @@ impl Simulation {
             return;
         }
         let owner = self.info(id).and_then(|i| i.owner);
-        self.state.remove_pod(id);
-        self.pods[id.index()] = None;
+        self.world.remove_pod(id);
+        self.pods.set(id, None);
         self.pending.retain(|&p| p != id);
         if let Some(w) = owner {
             self.workloads[w.index()].pods.retain(|&p| p != id);
@@ -678,7 +703,7 @@ impl Simulation {
     }
 
     fn bind(&mut self, id: PodId, node: NodeId) {
-        self.state.bind(id, node);
+        self.world.state_mut().bind(id, node);
         let now = self.now;
         if let Some(info) = self.info_mut(id) {
             info.bound_at = Some(now);
@@ -687,7 +712,7 @@ impl Simulation {
         }
         self.changes.push(Change::Bound {
             pod: self.pod_name(id),
-            node: self.state.node(node).name.to_string(),
+            node: self.world.state().node(node).name.to_string(),
         });
         self.mark_owner(id);
         self.after_bind(id, node);
@@ -708,7 +733,7 @@ impl Simulation {
 
     fn set_ready(&mut self, id: PodId) {
         let now = self.now;
-        let Some(node) = self.state.pod_node(id) else {
+        let Some(node) = self.world.state().pod_node(id) else {
             return;
         };
         if !self.nodes[node.index()].ready {
@@ -767,7 +792,8 @@ impl Simulation {
             Event::Resync(w) => self.mark(w),
             Event::PodGone(id) => {
                 let on_failed_node = self
-                    .state
+                    .world
+                    .state()
                     .pod_node(id)
                     .is_some_and(|n| !self.nodes[n.index()].ready);
                 if self.alive(id) && !on_failed_node {
@@ -849,7 +875,7 @@ impl Simulation {
             .pending
             .iter()
             .copied()
-            .filter(|&id| self.alive(id) && self.state.pod_node(id).is_none())
+            .filter(|&id| self.alive(id) && self.world.state().pod_node(id).is_none())
             .collect();
         v.sort_by_key(|&id| self.info(id).map_or(0, |i| i.queued));
         v
@@ -937,7 +963,7 @@ impl Simulation {
         let blocked = pods
             .iter()
             .copied()
-            .find(|&p| self.state.pod_node(p).is_none());
+            .find(|&p| self.world.state().pod_node(p).is_none());
         let (pod, rule) = match blocked {
             Some(p) => (Some(self.pod_name(p)), Some(self.culprit(p).line)),
             None => (None, None),
@@ -1023,7 +1049,7 @@ impl Simulation {
                 Some(pod)
             }
             Ctl::StatefulSet(_) | Ctl::DaemonSet(_) => {
-                let mut pod = self.state.pod(id).clone();
+                let mut pod = self.world.state().pod(id).clone();
                 pod.node_name = None;
                 pod.terminating = false;
                 Some(pod)

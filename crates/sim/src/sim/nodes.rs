@@ -47,7 +47,8 @@ pub enum EvictionError {
 
 impl Simulation {
     fn node_by_name(&self, name: &str) -> Result<NodeId, SimError> {
-        self.state
+        self.world
+            .state()
             .node_id(name)
             .ok_or_else(|| SimError::Invalid(format!("node {name} does not exist")))
     }
@@ -55,7 +56,7 @@ impl Simulation {
     /// `kubectl cordon`.
     pub fn cordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if !self.state.node(id).unschedulable {
+        if !self.world.state().node(id).unschedulable {
             self.edit_node(id, |n| n.unschedulable = true);
             self.api_nodes[id.index()]
                 .spec
@@ -71,7 +72,7 @@ impl Simulation {
     /// `kubectl uncordon`.
     pub fn uncordon(&mut self, name: &str) -> Result<(), SimError> {
         let id = self.node_by_name(name)?;
-        if self.state.node(id).unschedulable {
+        if self.world.state().node(id).unschedulable {
             self.edit_node(id, |n| n.unschedulable = false);
             self.api_nodes[id.index()]
                 .spec
@@ -88,15 +89,15 @@ impl Simulation {
     /// Changes node `id` (cordon, taints) through a copy put back whole, so
     /// the state re-accounts its pods at once.
     fn edit_node(&mut self, id: NodeId, edit: impl FnOnce(&mut podplace_model::objects::Node)) {
-        let mut node = self.state.node(id).clone();
+        let mut node = self.world.state().node(id).clone();
         edit(&mut node);
-        self.state.replace_node(id, node);
+        self.world.state_mut().replace_node(id, node);
     }
 
     fn set_unreachable_taints(&mut self, id: NodeId, on: bool) {
-        let key = self.state.intern(UNREACHABLE_TAINT);
-        let empty = self.state.intern("");
-        let mut node = self.state.node(id).clone();
+        let key = self.world.state_mut().intern(UNREACHABLE_TAINT);
+        let empty = self.world.state_mut().intern("");
+        let mut node = self.world.state().node(id).clone();
         let taints = &mut node.taints;
         taints.retain(|t| t.key != key);
         let api = self.api_nodes[id.index()]
@@ -118,7 +119,7 @@ impl Simulation {
                 });
             }
         }
-        self.state.replace_node(id, node);
+        self.world.state_mut().replace_node(id, node);
         self.nodes[id.index()].epoch += 1;
         self.node_changed(id);
         self.sched_dirty = true;
@@ -137,7 +138,7 @@ impl Simulation {
         self.changes.push(Change::NodeFailed {
             node: name.to_string(),
         });
-        let pods = self.state.node_info(id).pods.clone();
+        let pods = self.world.state().node_info(id).pods.clone();
         for p in pods {
             if let Some(info) = self.info_mut(p) {
                 info.ready_since = None;
@@ -160,7 +161,7 @@ impl Simulation {
         self.changes.push(Change::NodeRestored {
             node: name.to_string(),
         });
-        let pods = self.state.node_info(id).pods.clone();
+        let pods = self.world.state().node_info(id).pods.clone();
         for p in pods {
             let deleting = self.info(p).and_then(|i| i.deleting_since);
             match deleting {
@@ -183,7 +184,7 @@ impl Simulation {
         let mut earliest: Option<i64> = None;
         let mut forever = true;
         let mut untolerated = None;
-        for t in &self.state.node(node).taints {
+        for t in &self.world.state().node(node).taints {
             if t.effect != TaintEffect::NoExecute {
                 continue;
             }
@@ -206,12 +207,12 @@ impl Simulation {
         if let Some(t) = untolerated {
             let why = format!(
                 "taint {}:{} not tolerated",
-                self.state.interner().resolve(t.key),
+                self.world.state().interner().resolve(t.key),
                 t.effect.as_str()
             );
             let change = Change::Evicted {
                 pod: self.pod_name(pod),
-                node: self.state.node(node).name.to_string(),
+                node: self.world.state().node(node).name.to_string(),
                 reason: why,
             };
             self.delete_pod(pod, None, change);
@@ -228,7 +229,7 @@ impl Simulation {
         if !self.alive(pod) {
             return;
         }
-        let Some(node) = self.state.pod_node(pod) else {
+        let Some(node) = self.world.state().pod_node(pod) else {
             return;
         };
         if self.nodes[node.index()].epoch != epoch {
@@ -236,7 +237,7 @@ impl Simulation {
         }
         let change = Change::Evicted {
             pod: self.pod_name(pod),
-            node: self.state.node(node).name.to_string(),
+            node: self.world.state().node(node).name.to_string(),
             reason: "tolerationSeconds of the node's NoExecute taint ran out".to_string(),
         };
         self.delete_pod(pod, None, change);
@@ -285,7 +286,8 @@ impl Simulation {
     pub fn delete(&mut self, pod: &str) -> Result<(), SimError> {
         let (ns, name) = pod.split_once('/').unwrap_or(("default", pod));
         let id = self
-            .state
+            .world
+            .state()
             .pod_id(ns, name)
             .filter(|&id| self.alive(id))
             .ok_or_else(|| SimError::Invalid(format!("pod {ns}/{name} does not exist")))?;
@@ -325,12 +327,12 @@ impl Simulation {
         if info.deleting_since.is_some() {
             return Ok(());
         }
-        let node = self.state.pod_node(pod);
+        let node = self.world.state().pod_node(pod);
         let evicted = |sim: &mut Simulation| {
             let change = Change::Evicted {
                 pod: sim.pod_name(pod),
                 node: node
-                    .map(|n| sim.state.node(n).name.to_string())
+                    .map(|n| sim.world.state().node(n).name.to_string())
                     .unwrap_or_default(),
                 reason: "eviction".to_string(),
             };
@@ -341,14 +343,14 @@ impl Simulation {
             evicted(self);
             return Ok(());
         }
-        let p = self.state.pod(pod);
+        let p = self.world.state().pod(pod);
         let matching: Vec<usize> = self
             .pdbs
             .iter()
             .enumerate()
             .filter(|(_, b)| {
-                self.state.interner().lookup(&b.namespace) == Some(p.namespace)
-                    && b.selector.matches(&p.labels, self.state.interner())
+                self.world.state().interner().lookup(&b.namespace) == Some(p.namespace)
+                    && b.selector.matches(&p.labels, self.world.state().interner())
             })
             .map(|(i, _)| i)
             .collect();
@@ -361,14 +363,17 @@ impl Simulation {
             _ => return Err(EvictionError::SeveralBudgets),
         };
         let pdb = self.pdbs[b].clone();
-        let ns = self.state.interner().lookup(&pdb.namespace);
+        let ns = self.world.state().interner().lookup(&pdb.namespace);
         let mut matching_pods = 0;
         let mut healthy = 0;
         let mut controllers: FxHashSet<WorkloadId> = FxHashSet::default();
         let mut expected = 0;
         for q in self.pod_ids().collect::<Vec<_>>() {
-            let qp = self.state.pod(q);
-            if Some(qp.namespace) != ns || !pdb.selector.matches(&qp.labels, self.state.interner())
+            let qp = self.world.state().pod(q);
+            if Some(qp.namespace) != ns
+                || !pdb
+                    .selector
+                    .matches(&qp.labels, self.world.state().interner())
             {
                 continue;
             }
@@ -430,7 +435,8 @@ impl Simulation {
                 TextSelector::parse(s)
                     .and_then(|t| t.to_api())
                     .and_then(|api| {
-                        self.state
+                        self.world
+                            .state_mut()
                             .compile_selector(Some(&api))
                             .map_err(TextSelectorError::from)
                     })
@@ -444,13 +450,13 @@ impl Simulation {
         let mut targets = Vec::new();
         let mut ignored = Vec::new();
         let mut bare = Vec::new();
-        for &p in &self.state.node_info(id).pods {
+        for &p in &self.world.state().node_info(id).pods {
             if !self.alive(p) {
                 continue;
             }
-            let pod = self.state.pod(p);
+            let pod = self.world.state().pod(p);
             if let Some(sel) = &selector {
-                if !sel.matches(&pod.labels, self.state.interner()) {
+                if !sel.matches(&pod.labels, self.world.state().interner()) {
                     continue;
                 }
             }
@@ -558,7 +564,7 @@ impl Simulation {
 
     fn report_blocked_drain(&mut self, index: usize, timed_out: bool) {
         let d = &self.drains[index];
-        let node = self.state.node(d.node).name.to_string();
+        let node = self.world.state().node(d.node).name.to_string();
         let (pod, reason) = d
             .refused
             .iter()
@@ -574,7 +580,8 @@ impl Simulation {
             if timed_out { "" } else { " and would wait forever: nothing else changes" }
         );
         let workload = self
-            .state
+            .world
+            .state()
             .pod_id(
                 pod.split('/').next().unwrap_or(""),
                 pod.split('/').nth(1).unwrap_or(""),

@@ -38,13 +38,13 @@ impl Simulation {
             .into_iter()
             .filter(|&id| {
                 self.alive(id)
-                    && self.state.pod_node(id).is_none()
+                    && self.world.state().pod_node(id).is_none()
                     && self.info(id).is_some_and(|i| i.deleting_since.is_none())
             })
             .collect();
         queue.sort_by_key(|&id| {
             (
-                std::cmp::Reverse(self.state.pod(id).priority),
+                std::cmp::Reverse(self.world.state().pod(id).priority),
                 self.info(id).map_or(0, |i| i.queued),
             )
         });
@@ -53,10 +53,10 @@ impl Simulation {
             let mut bound_any = false;
             let mut still = Vec::new();
             for id in queue {
-                if !self.alive(id) || self.state.pod_node(id).is_some() {
+                if !self.alive(id) || self.world.state().pod_node(id).is_some() {
                     continue;
                 }
-                let scheduler = &*self.state.pod(id).scheduler_name;
+                let scheduler = &*self.world.state().pod(id).scheduler_name;
                 if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
                     let message = format!(
                         "not scheduled by {DEFAULT_SCHEDULER}: spec.schedulerName is {scheduler:?}"
@@ -65,8 +65,9 @@ impl Simulation {
                     still.push(id);
                     continue;
                 }
-                let pod = self.state.pod(id).clone();
-                let outcome = schedule(&self.state, &mut self.cache, &pod, self.options.seed);
+                let pod = self.world.state().pod(id).clone();
+                let (state, cache) = self.world.parts();
+                let outcome = schedule(state, cache, &pod, self.options.seed);
                 if let Some(node) = outcome.chosen {
                     self.bind(id, node);
                     bound_any = true;
@@ -81,7 +82,7 @@ impl Simulation {
                     let nominated = self.info(id).and_then(|i| i.nominated);
                     if nominated != Some(candidate.node) {
                         let by = self.pod_name(id);
-                        let node_name = self.state.node(candidate.node).name.to_string();
+                        let node_name = self.world.state().node(candidate.node).name.to_string();
                         for &victim in &candidate.victims {
                             let change = Change::Evicted {
                                 pod: self.pod_name(victim),
@@ -124,20 +125,21 @@ impl Simulation {
     /// most nodes and, for inter-pod anti-affinity, the existing pod (and
     /// its workload) that blocks it.
     pub fn culprit(&mut self, id: PodId) -> Culprit {
-        let pod = self.state.pod(id).clone();
-        if self.state.nodes().is_empty() {
+        let pod = self.world.state().pod(id).clone();
+        if self.world.state().nodes().is_empty() {
             return Culprit {
                 line: "there are no nodes".to_string(),
                 plugin: None,
                 blocker: None,
             };
         }
-        let outcome = schedule(&self.state, &mut self.cache, &pod, self.options.seed);
+        let (state, cache) = self.world.parts();
+        let outcome = schedule(state, cache, &pod, self.options.seed);
         if let Some(n) = outcome.chosen {
             return Culprit {
                 line: format!(
                     "fits {} now; it is placed at the next scheduling attempt",
-                    self.state.node(n).name
+                    self.world.state().node(n).name
                 ),
                 plugin: None,
                 blocker: None,
@@ -166,7 +168,7 @@ impl Simulation {
         let shown: Vec<String> = nodes
             .iter()
             .take(3)
-            .map(|&n| self.state.node(n).name.to_string())
+            .map(|&n| self.world.state().node(n).name.to_string())
             .collect();
         let more = if nodes.len() > 3 {
             format!(" and {} more", nodes.len() - 3)
@@ -194,7 +196,7 @@ impl Simulation {
                 };
                 line.push_str(&format!(
                     "; on {}: {name} ({}{terminating}) {what}",
-                    self.state.node(nodes[0]).name,
+                    self.world.state().node(nodes[0]).name,
                     self.workload_of(q)
                 ));
                 blocker = Some(name);
@@ -220,27 +222,38 @@ impl Simulation {
         node: NodeId,
         existing: bool,
     ) -> Option<(PodId, String)> {
-        let target = self.state.node(node);
+        let target = self.world.state().node(node);
         let empty = Labels::default();
-        let ns_labels = self.state.namespace_labels(pod.namespace).unwrap_or(&empty);
-        for m in self.state.node_ids() {
-            let other = self.state.node(m);
-            for &q in &self.state.node_info(m).pods {
-                if self.state.pod_entry(q).is_none() {
+        let ns_labels = self
+            .world
+            .state()
+            .namespace_labels(pod.namespace)
+            .unwrap_or(&empty);
+        for m in self.world.state().node_ids() {
+            let other = self.world.state().node(m);
+            for &q in &self.world.state().node_info(m).pods {
+                if self.world.state().pod_entry(q).is_none() {
                     continue;
                 }
-                let qp = self.state.pod(q);
+                let qp = self.world.state().pod(q);
                 if existing {
                     for t in &qp.affinity.required_anti_affinity {
                         let same = other.labels.get(t.topology_key).is_some()
                             && other.labels.get(t.topology_key)
                                 == target.labels.get(t.topology_key);
-                        if same && existing_term_matches(t, pod, ns_labels, self.state.interner()) {
+                        if same
+                            && existing_term_matches(
+                                t,
+                                pod,
+                                ns_labels,
+                                self.world.state().interner(),
+                            )
+                        {
                             return Some((
                                 q,
                                 format!(
                                     "has a required anti-affinity (topologyKey {}) that selects this pod",
-                                    self.state.interner().resolve(t.topology_key)
+                                    self.world.state().interner().resolve(t.topology_key)
                                 ),
                             ));
                         }
@@ -254,15 +267,15 @@ impl Simulation {
                             && incoming_term_matches(
                                 t,
                                 qp,
-                                self.state.namespaces(),
-                                self.state.interner(),
+                                self.world.state().namespaces(),
+                                self.world.state().interner(),
                             )
                         {
                             return Some((
                                 q,
                                 format!(
                                     "matches this pod's required anti-affinity (topologyKey {})",
-                                    self.state.interner().resolve(t.topology_key)
+                                    self.world.state().interner().resolve(t.topology_key)
                                 ),
                             ));
                         }
