@@ -4,6 +4,7 @@
 
 mod args;
 mod lint;
+mod live_cases;
 mod place;
 mod rebalance;
 mod simulate;
@@ -81,6 +82,11 @@ enum Command {
     /// live cluster.
     Rebalance(Box<rebalance::RebalanceArgs>),
     /// Run kube-scheduler conformance cases and compare every answer.
+    ///
+    /// A directory of live cases (tests/data/live-cases/: worlds read from a
+    /// real control plane with the real binding or FailedScheduling message)
+    /// is checked by placing each pod and comparing, with a match rate per
+    /// family.
     Conformance {
         /// Directory of case files.
         dir: PathBuf,
@@ -131,6 +137,10 @@ fn main() -> ExitCode {
 }
 
 fn conformance(dir: &std::path::Path, quiet: bool) -> Exit {
+    match live_cases::case_files(dir) {
+        Ok(live) if !live.is_empty() => return live_cases::run(&live, quiet),
+        _ => {}
+    }
     let files = match podplace_engine::conformance::case_files(dir) {
         Ok(f) => f,
         Err(e) => {

@@ -10,6 +10,7 @@
 //! when a test panics.
 
 pub mod assets;
+pub mod cases;
 mod error;
 pub mod pki;
 pub mod plane;

@@ -224,11 +224,38 @@ async fn with_rbac(
     // What the token may and may not do.
     let client = kube::Client::try_from(podplace_envtest::config_from(&kc).await?)?;
     let reviews: Api<SelfSubjectAccessReview> = Api::all(client);
-    let checks: [(&str, &str, &str, &str, &str, bool); 12] = [
+    let checks: [(&str, &str, &str, &str, &str, bool); 24] = [
         // (verb, group, resource, subresource, namespace, allowed)
         ("create", "", "pods", "eviction", &app, true),
         ("list", "", "pods", "", "", true),
         ("list", "", "nodes", "", "", true),
+        // Volumes and DRA claims: read, never written or watched.
+        ("list", "", "persistentvolumes", "", "", true),
+        ("list", "", "persistentvolumeclaims", "", "", true),
+        ("list", "storage.k8s.io", "storageclasses", "", "", true),
+        ("list", "storage.k8s.io", "csinodes", "", "", true),
+        ("list", "storage.k8s.io", "csidrivers", "", "", true),
+        (
+            "list",
+            "storage.k8s.io",
+            "csistoragecapacities",
+            "",
+            "",
+            true,
+        ),
+        ("list", "resource.k8s.io", "resourceclaims", "", "", true),
+        ("list", "resource.k8s.io", "deviceclasses", "", "", true),
+        ("list", "resource.k8s.io", "resourceslices", "", "", true),
+        ("update", "", "persistentvolumeclaims", "", &app, false),
+        ("watch", "", "persistentvolumes", "", "", false),
+        (
+            "update",
+            "resource.k8s.io",
+            "resourceclaims",
+            "status",
+            &app,
+            false,
+        ),
         ("delete", "", "pods", "", &app, false),
         ("delete", "", "pods", "", "", false),
         ("get", "", "secrets", "", &app, false),
