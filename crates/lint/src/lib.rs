@@ -13,6 +13,7 @@
 //! prints them as rustc-style text, JSON or SARIF 2.1.0.
 
 pub mod finding;
+pub mod kubelet;
 pub mod patch;
 pub mod render;
 pub mod rollout;
@@ -186,8 +187,23 @@ pub fn lint(
             return Err(LintError::UnknownRule(d.clone()));
         }
     }
+    let completed = snapshot.and_then(kubelet::complete);
+    let snapshot = completed.as_ref().map(|c| &c.inventory).or(snapshot);
     let world = world::World::build(manifests, source_map, snapshot, options.seed)?;
     let mut sink = Sink::default();
+    let pp011 = rules::pp011_no_eligible_node::INFO.id;
+    if let Some(c) = &completed {
+        if !options
+            .disabled
+            .iter()
+            .any(|d| d.eq_ignore_ascii_case(pp011))
+        {
+            sink.push(
+                &[],
+                rules::pp011_no_eligible_node::kubelet_labels_note(&world, c),
+            );
+        }
+    }
     for rule in rules::RULES.iter() {
         if options
             .disabled

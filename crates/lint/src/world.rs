@@ -670,6 +670,24 @@ impl<'a> World<'a> {
         })
     }
 
+    /// How many of a workload's pods run or were placed once the manifests
+    /// are applied, of how many it has there: (placed, total).
+    pub fn placement_of(&self, workload: &WorkloadRef) -> (usize, usize) {
+        let state = self.placed.state();
+        let mut placed = 0;
+        let mut total = 0;
+        for (id, _) in state.live_pods() {
+            if state.pod(id).finished || self.placed.workload(id).as_ref() != workload {
+                continue;
+            }
+            total += 1;
+            if state.pod_node(id).is_some() {
+                placed += 1;
+            }
+        }
+        (placed, total)
+    }
+
     /// Whether any node is known (from the manifests or the snapshot):
     /// rules about domains need them.
     pub fn has_nodes(&self) -> bool {

@@ -12,6 +12,12 @@
 //! disruptive first, whose replay completes: maxUnavailable raised to one
 //! pod (in the manifest's style, `50%` for 2 replicas), then `maxSurge: 0`,
 //! then Recreate.
+//!
+//! The verdict is about this Deployment's own rollout only: the replay's
+//! stall is its own pods' (other workloads of the world may be stuck for
+//! reasons of their own), and a Deployment that cannot be placed at all
+//! (no eligible node, or none of its pods placed and its first rollout
+//! stalled before any update) gets no rollout verdict.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use podplace_model::intern::Sym;
@@ -27,6 +33,10 @@ use crate::rollout::{merge, replay};
 use crate::rules::finding;
 use crate::world::{Controller, Subject, World};
 use crate::{LintError, LintOptions, Sink};
+
+/// How the simulator's stall starts when the Deployment's first rollout,
+/// before the replayed update, did not complete.
+const BEFORE_THE_UPDATE: &str = "before the update:";
 
 /// PP003.
 pub static INFO: RuleInfo = RuleInfo {
@@ -78,6 +88,11 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         {
             continue;
         }
+        // A Deployment no node can take has no rollout to judge: PP011
+        // says why its pods stay Pending.
+        if eligible.is_empty() {
+            continue;
+        }
         let hard = first.what.clone();
         let hard_path = first.path.clone();
         let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
@@ -102,7 +117,17 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 continue;
             }
         };
-        if result.completes {
+        // A Deployment none of whose pods can be placed (its first rollout
+        // stalls before any update, with no pod placed) has no rolling
+        // update to judge either: the Pending pods' own reasons tell why.
+        let never_up = || {
+            result
+                .stall
+                .as_ref()
+                .is_some_and(|st| st.stalled_at.starts_with(BEFORE_THE_UPDATE))
+                && world.placement_of(&s.workload).0 == 0
+        };
+        if result.completes || never_up() {
             continue;
         }
         let rolling = strategy.and_then(|st| st.rolling_update.as_ref());

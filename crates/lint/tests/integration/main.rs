@@ -6,6 +6,7 @@
 
 mod bench;
 mod fixtures;
+mod installs;
 mod sarif;
 mod stories;
 mod support;
