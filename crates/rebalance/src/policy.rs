@@ -600,9 +600,29 @@ impl Policy {
                     .to_string(),
             )
         })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| read_err(format!("the file is not UTF-8 text: {}", e.utf8_error())))?;
-        Policy::parse(&text, &path.display().to_string())
+        let file = path.display().to_string();
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let off = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..off].iter().filter(|&&c| c == b'\n').count() + 1;
+            let line_start = bytes[..off]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |p| p + 1);
+            let column = String::from_utf8_lossy(&bytes[line_start..off])
+                .chars()
+                .count()
+                + 1;
+            Error::Policy {
+                file: file.clone(),
+                location: Some((line as u64, column as u64)),
+                message: format!(
+                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
+                    bytes[off]
+                ),
+            }
+        })?;
+        Policy::parse(&text, &file)
     }
 
     /// Parses and validates policy text; `file` names it in errors.
@@ -612,6 +632,25 @@ impl Policy {
             location: problem.location,
             message: problem.message,
         };
+        // The loader's YAML checks first: its messages (a repeated key
+        // names its first line) and limits.
+        podplace_model::load::check_yaml(file, text).map_err(|e| Error::Policy {
+            file: file.to_string(),
+            location: (e.line > 0).then_some((e.line as u64, e.column as u64)),
+            message: e.message.clone(),
+        })?;
+        // Only comments or nothing: a policy that says nothing is a mistake
+        // (the default profile is what no --policy gives).
+        let says_nothing = text.lines().all(|l| {
+            let l = l.trim();
+            l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+        });
+        if says_nothing {
+            return Err(err(Problem::placed(
+                None,
+                "the policy file is empty: write a descheduler/v1alpha2 DeschedulerPolicy with profiles (or leave out --policy for the default profile)".to_string(),
+            )));
+        }
         // The field path of a shape error (serde-saphyr gives its position).
         let mut path = String::new();
         let raw: RawPolicy = serde_saphyr::with_deserializer_from_str(text, |de| {
@@ -952,6 +991,21 @@ pub(crate) fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ArgsError> {
     })
 }
 
+/// Longest number of seconds a policy may write: the descheduler turns
+/// them into a Go `time.Duration` (nanoseconds in an int64), which holds
+/// up to 9,223,372,036 seconds (about 292 years); beyond, it would wrap.
+pub const MAX_POLICY_SECONDS: u64 = (i64::MAX / 1_000_000_000) as u64;
+
+fn check_seconds(seconds: Option<u64>, field: &str) -> Result<(), ArgsError> {
+    match seconds {
+        Some(s) if s > MAX_POLICY_SECONDS => Err(format!(
+            "{field}: Invalid value: {s}: must be at most {MAX_POLICY_SECONDS} seconds (about 292 years, the longest duration the descheduler holds)"
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 fn check_namespaces(ns: &Option<Namespaces>, field: &str) -> Result<(), ArgsError> {
     if let Some(n) = ns {
         if !n.include.is_empty() && !n.exclude.is_empty() {
@@ -1142,6 +1196,13 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, ArgsError> {
                     .to_string()
                     .into());
             }
+            check_seconds(a.max_pod_life_time_seconds, ".maxPodLifeTimeSeconds")?;
+            for (i, c) in a.conditions.iter().enumerate() {
+                check_seconds(
+                    c.min_time_since_last_transition_seconds,
+                    &format!(".conditions[{i}].minTimeSinceLastTransitionSeconds"),
+                )?;
+            }
             const ALLOWED: [&str; 17] = [
                 "Running",
                 "Pending",
@@ -1174,6 +1235,7 @@ fn parse_args(name: &str, value: Value) -> Result<StrategyArgs, ArgsError> {
         }
         "RemoveFailedPods" => {
             let a: RemoveFailedPodsArgs = typed(value)?;
+            check_seconds(a.min_pod_lifetime_seconds, ".minPodLifetimeSeconds")?;
             check_namespaces(&a.namespaces, "namespaces")?;
             check_selector(&a.label_selector)?;
             StrategyArgs::RemoveFailedPods(a)
@@ -1224,7 +1286,7 @@ mod tests {
 
     #[test]
     fn a_policy_that_enables_nothing_says_so() {
-        for text in ["", "profiles: []", "profiles: [{name: p}]"] {
+        for text in ["profiles: []", "profiles: [{name: p}]"] {
             let p = Policy::parse(text, "policy.yaml").unwrap();
             assert!(
                 p.warnings
@@ -1333,6 +1395,36 @@ mod tests {
                 "profiles:\n- pluginConfig: []\n",
                 "policy.yaml:2:3: ",
                 "profiles[0]: missing field `name`",
+            ),
+            (
+                "",
+                "policy.yaml: ",
+                "the policy file is empty: write a descheduler/v1alpha2 DeschedulerPolicy",
+            ),
+            (
+                "# nothing yet\n---\n",
+                "policy.yaml: ",
+                "the policy file is empty",
+            ),
+            (
+                "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nkind: DeschedulerPolicy\n",
+                "policy.yaml:3:1: ",
+                "invalid YAML: mapping key \"kind\" already defined at line 2",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: PodLifeTime, args: {maxPodLifeTimeSeconds: 18446744073709551615}}], plugins: {deschedule: {enabled: [PodLifeTime]}}}]",
+                "policy.yaml:1:63: ",
+                ".maxPodLifeTimeSeconds: Invalid value: 18446744073709551615: must be at most 9223372036 seconds",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: RemoveFailedPods, args: {minPodLifetimeSeconds: 9223372037}}], plugins: {deschedule: {enabled: [RemoveFailedPods]}}}]",
+                "policy.yaml:1:68: ",
+                ".minPodLifetimeSeconds: Invalid value: 9223372037: must be at most 9223372036 seconds",
+            ),
+            (
+                "profiles: [{name: p, pluginConfig: [{name: PodLifeTime, args: {maxPodLifeTimeSeconds: 60, conditions: [{minTimeSinceLastTransitionSeconds: 99999999999999}]}}], plugins: {deschedule: {enabled: [PodLifeTime]}}}]",
+                "policy.yaml:1:63: ",
+                ".conditions[0].minTimeSinceLastTransitionSeconds: Invalid value: 99999999999999",
             ),
         ];
         for (text, at, want) in table {

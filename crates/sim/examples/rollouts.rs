@@ -79,6 +79,7 @@ fn main() {
         seed: 0,
         ready_after: Default::default(),
         steps,
+        text: None,
     };
     let start = Instant::now();
     let result = run(&scenario, &mut NoExtensions).expect("run");

@@ -63,21 +63,9 @@ pub fn load_world(scenario: &Scenario) -> Result<Inventory, SimError> {
         .iter()
         .map(|p| Source::Path(p.clone()))
         .collect();
-    if !scenario.inline_objects.is_empty() {
-        sources.push(inline_source(
-            &format!("{} (nodes/objects)", scenario.file),
-            &scenario.inline_objects,
-        ));
-    }
+    // Inline objects are located in the scenario file where they are written.
+    sources.extend(scenario.inline_source());
     Ok(podplace_model::load::load(&sources)?)
-}
-
-fn inline_source(name: &str, objects: &[serde_json::Value]) -> Source {
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects});
-    Source::Bytes {
-        name: format!("{name}.json"),
-        data: serde_json::to_vec(&list).unwrap_or_default(),
-    }
 }
 
 /// Runs a whole scenario.
@@ -136,12 +124,7 @@ impl Simulation {
                     .iter()
                     .map(|f| Source::Path(scenario.resolve(f)))
                     .collect();
-                if !objects.is_empty() {
-                    sources.push(inline_source(
-                        &format!("{} step {index}", scenario.file),
-                        &objects,
-                    ));
-                }
+                sources.extend(scenario.step_objects_source(index, &objects));
                 let inv = podplace_model::load::load(&sources)?;
                 self.apply(&inv)?;
                 self.settle()?;
@@ -270,6 +253,14 @@ impl Simulation {
     /// Waits for a rollout like `kubectl rollout status`: until it
     /// completes or, for a Deployment, its progress deadline passes.
     pub fn wait_for_rollout(&mut self, w: WorkloadId) -> Result<(), SimError> {
+        if let Some(v) = self.stateful_ignored_max_unavailable(w) {
+            let display = self.workload_name(w);
+            self.push_change(Change::Note {
+                text: format!(
+                    "{display}: maxUnavailable {v} is ignored: the MaxUnavailableStatefulSet feature gate is off by default in v1.36, so pods are replaced one at a time"
+                ),
+            });
+        }
         self.settle()?;
         if self.deployment_complete(w) || self.deadline_exceeded(w) || self.is_paused(w) {
             if !self.is_deployment(w) && self.deployment_complete(w) {

@@ -23,9 +23,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
+
+use podplace_model::load::Source;
+use podplace_model::validate::FieldPath;
 
 use crate::time::Duration;
 
@@ -51,8 +55,7 @@ pub enum ScenarioError {
 }
 
 /// One value or a list of them (`drain: worker3` or `drain: [worker2, worker3]`).
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OneOrMany {
     /// A single value.
     One(String),
@@ -67,6 +70,26 @@ impl OneOrMany {
             OneOrMany::One(s) => vec![s.clone()],
             OneOrMany::Many(v) => v.clone(),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a name or a list of names")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<OneOrMany, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(a))
+                    .map(OneOrMany::Many)
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -94,6 +117,9 @@ pub struct Scenario {
     pub ready_after: BTreeMap<String, Duration>,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// The scenario's text, when read from one: inline objects are then
+    /// loaded from it and located where they are written.
+    pub text: Option<std::sync::Arc<str>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +137,15 @@ struct RawScenario {
     ready_after: BTreeMap<String, Duration>,
     #[serde(default)]
     steps: Vec<Step>,
+}
+
+/// Objects built in code (no scenario text) as one JSON List.
+fn json_source(name: &str, objects: &[Value]) -> Source {
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    Source::Bytes {
+        name: format!("{name}.json"),
+        data: serde_json::to_vec(&list).unwrap_or_default(),
+    }
 }
 
 /// A reference to a workload: `deployment/web`, `deployment/shop/web`, with
@@ -162,8 +197,7 @@ pub enum Step {
 }
 
 /// What `apply` creates or updates.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Apply {
     /// One file or directory.
     File(String),
@@ -172,12 +206,68 @@ pub enum Apply {
     /// Files and inline objects.
     Detailed {
         /// Files or directories.
-        #[serde(default)]
         files: OneOrMany,
         /// Objects written inline.
-        #[serde(default)]
         objects: Vec<Value>,
     },
+}
+
+/// `apply`'s mapping form.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplyDetailed {
+    #[serde(default)]
+    files: OneOrMany,
+    #[serde(default)]
+    objects: Vec<Value>,
+}
+
+impl<'de> Deserialize<'de> for Apply {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Apply;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a file, a list of files, or a mapping with `files` and `objects`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Apply, E> {
+                Ok(Apply::File(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Apply, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(a))
+                    .map(Apply::Files)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Apply, A::Error> {
+                let d = ApplyDetailed::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                Ok(Apply::Detailed {
+                    files: d.files,
+                    objects: d.objects,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One name or a list of them, as a list.
+fn names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    OneOrMany::deserialize(d).map(|n| n.to_vec())
+}
+
+/// A replica count: not negative, as the API server requires.
+fn replicas<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
+    let n = i64::deserialize(d)?;
+    if n < 0 {
+        return Err(de::Error::custom(format!(
+            "replicas: Invalid value: {n}: must be greater than or equal to 0"
+        )));
+    }
+    i32::try_from(n).map_err(|_| {
+        de::Error::custom(format!(
+            "replicas: Invalid value: {n}: must be at most {} (a 32-bit count, as the API server stores it)",
+            i32::MAX
+        ))
+    })
 }
 
 /// `scale`.
@@ -190,6 +280,7 @@ pub struct Scale {
     #[serde(default)]
     pub namespace: Option<String>,
     /// The new replica count.
+    #[serde(deserialize_with = "replicas")]
     pub replicas: i32,
 }
 
@@ -239,8 +330,7 @@ pub struct Rollout {
 }
 
 /// `drain`: node names, or the details.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Drain {
     /// One node.
     Node(String),
@@ -248,6 +338,30 @@ pub enum Drain {
     Nodes(Vec<String>),
     /// With kubectl drain's options.
     Detailed(DrainOptions),
+}
+
+impl<'de> Deserialize<'de> for Drain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Drain;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a node name, a list of node names, or a mapping of kubectl drain's options (node or nodes, podSelector, force, timeout, gracePeriod)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Drain, E> {
+                Ok(Drain::Node(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Drain, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(a))
+                    .map(Drain::Nodes)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Drain, A::Error> {
+                DrainOptions::deserialize(de::value::MapAccessDeserializer::new(a))
+                    .map(Drain::Detailed)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `kubectl drain`'s options.
@@ -258,7 +372,7 @@ pub struct DrainOptions {
     #[serde(default)]
     pub node: Option<String>,
     /// Several nodes.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "names")]
     pub nodes: Vec<String>,
     /// Only evict pods matching this label selector (`--pod-selector`).
     #[serde(default, rename = "podSelector", alias = "pod-selector")]
@@ -536,8 +650,26 @@ impl Scenario {
                 _ => message.to_string(),
             })
         })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| read_err(format!("the file is not UTF-8 text: {}", e.utf8_error())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let off = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..off].iter().filter(|&&c| c == b'\n').count() + 1;
+            let line_start = bytes[..off]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |p| p + 1);
+            let column = String::from_utf8_lossy(&bytes[line_start..off])
+                .chars()
+                .count()
+                + 1;
+            ScenarioError::Parse {
+                file: format!("{file}:{line}:{column}"),
+                message: format!(
+                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
+                    bytes[off]
+                ),
+            }
+        })?;
         let base = path
             .parent()
             .map(Path::to_path_buf)
@@ -547,11 +679,24 @@ impl Scenario {
 
     /// Parses a scenario; `base_dir` resolves relative paths.
     pub fn from_str(file: &str, text: &str, base_dir: &Path) -> Result<Scenario, ScenarioError> {
-        let options = serde_saphyr::options! { with_snippet: false };
+        // The loader's YAML checks first: its messages and limits.
+        podplace_model::load::check_yaml(file, text).map_err(|e| ScenarioError::Parse {
+            file: e.location(),
+            message: e.message.clone(),
+        })?;
+        let mut options = serde_saphyr::options! { with_snippet: false };
+        options.legacy_octal_numbers = true;
         let raw: RawScenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+            let (mut message, at) = podplace_model::load::yaml_message(&e);
+            if message.contains("end of mapping after enum variant") {
+                message = "a step is a mapping with one key naming what to do (apply, scale, patch, rollout, drain, cordon, uncordon, fail, restore, add-node, delete, wait, expect, rebalance); this one has more".to_string();
+            }
             ScenarioError::Parse {
-                file: file.to_string(),
-                message: e.to_string(),
+                file: match at {
+                    Some((line, column)) if line > 0 => format!("{file}:{line}:{column}"),
+                    _ => file.to_string(),
+                },
+                message,
             }
         })?;
         if raw.steps.is_empty() {
@@ -575,6 +720,47 @@ impl Scenario {
             seed: raw.seed,
             ready_after: raw.ready_after,
             steps: raw.steps,
+            text: Some(text.into()),
+        })
+    }
+
+    /// The world's inline objects (`nodes:`, `objects:`) as a loader
+    /// source, each located in the scenario file where it is written;
+    /// `None` when there are none.
+    pub fn inline_source(&self) -> Option<Source> {
+        if self.inline_objects.is_empty() {
+            return None;
+        }
+        Some(match &self.text {
+            Some(text) => Source::Embedded {
+                name: self.file.clone(),
+                data: text.as_bytes().to_vec(),
+                lists: vec![FieldPath::of(&["nodes"]), FieldPath::of(&["objects"])],
+            },
+            None => json_source(
+                &format!("{} (nodes/objects)", self.file),
+                &self.inline_objects,
+            ),
+        })
+    }
+
+    /// The inline `objects` of step `index` (1-based) as a loader source,
+    /// located in the scenario file; `None` when there are none.
+    pub fn step_objects_source(&self, index: usize, objects: &[Value]) -> Option<Source> {
+        if objects.is_empty() {
+            return None;
+        }
+        Some(match &self.text {
+            Some(text) => Source::Embedded {
+                name: self.file.clone(),
+                data: text.as_bytes().to_vec(),
+                lists: vec![FieldPath::root()
+                    .child("steps")
+                    .index(index.saturating_sub(1))
+                    .child("apply")
+                    .child("objects")],
+            },
+            None => json_source(&format!("{} step {index}", self.file), objects),
         })
     }
 
@@ -648,11 +834,128 @@ steps:
     fn bad_scenarios_say_where() {
         let e = parse("steps:\n  - scael: {workload: deployment/x, replicas: 2}\n").unwrap_err();
         let msg = e.to_string();
-        assert!(msg.starts_with("s.yaml: "), "{msg}");
+        assert!(msg.starts_with("s.yaml:2:5: "), "{msg}");
         assert!(msg.contains("scael"), "{msg}");
-        assert!(msg.contains("line 2"), "{msg}");
         let e = parse("steps:\n  - wait: 10x\n").unwrap_err();
         assert!(e.to_string().contains("invalid duration"), "{e}");
         assert!(parse("cluster: a.yaml\n").is_err());
+    }
+
+    /// Objects written in the scenario are located where they are written,
+    /// in the world (`nodes:`, `objects:`) and in an `apply` step.
+    #[test]
+    fn inline_objects_are_located_in_the_scenario() {
+        let s = parse(
+            "nodes:\n  - apiVersion: v1\n    kind: Node\n    metadata: {name: Worker_1}\nobjects:\n  - {apiVersion: v1, kind: Namespace, metadata: {name: shop}}\nsteps:\n  - apply:\n      objects:\n        - apiVersion: v1\n          kind: Pod\n          metadata: {name: web}\n          spec:\n            containers: [{name: c, image: x, ports: [{containerPort: 70000}]}]\n",
+        )
+        .unwrap();
+        let e = crate::runner::load_world(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.yaml:4:22: Node/Worker_1: metadata.name: Invalid value: \"Worker_1\""),
+            "{e}"
+        );
+        let Step::Apply(Apply::Detailed { objects, .. }) = &s.steps[0] else {
+            panic!("not an apply")
+        };
+        let source = s.step_objects_source(1, objects).unwrap();
+        let e = podplace_model::load::load(&[source])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.yaml:14:70: Pod/default/web: spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            "{e}"
+        );
+    }
+
+    /// Every duration and count is bounded, and every wrong shape says
+    /// which shapes are accepted, at the file, line and column.
+    #[test]
+    fn bad_values_are_refused_at_their_position() {
+        let table = [
+            (
+                "steps:\n  - wait: 999999999999999999d\n",
+                "s.yaml:2:11: duration \"999999999999999999d\" is longer than the limit of 366d (a simulated year)",
+            ),
+            (
+                "steps:\n  - wait: 367d\n",
+                "s.yaml:2:11: duration \"367d\" is longer than the limit of 366d",
+            ),
+            (
+                "steps:\n  - wait: 99999999999999999999999\n",
+                "s.yaml:2:11: duration \"100000000000000000000000\" is longer than the limit of 366d",
+            ),
+            (
+                "steps:\n  - wait: 31708800\n",
+                "s.yaml:2:11: duration \"31708800\" is longer than the limit of 366d",
+            ),
+            ("steps:\n  - wait: -5\n", "s.yaml:2:11: negative duration -5"),
+            (
+                "readyAfter: {deployment/web: 400d}\nsteps:\n  - wait: 1s\n",
+                "s.yaml:1:30: duration \"400d\" is longer than the limit",
+            ),
+            (
+                "steps:\n  - drain: {node: w1, timeout: -5m}\n",
+                "s.yaml:2:32: invalid duration \"-5m\"",
+            ),
+            (
+                "steps:\n  - drain: {node: w1, gracePeriod: 9999d}\n",
+                "s.yaml:2:36: duration \"9999d\" is longer than the limit",
+            ),
+            (
+                "steps:\n  - drain: 5\n",
+                "s.yaml:2:5: invalid type: integer `5`, expected a node name, a list of node names, or a mapping of kubectl drain's options (node or nodes, podSelector, force, timeout, gracePeriod)",
+            ),
+            (
+                "steps:\n  - drain: {nodes: [w1, [w2]], timeout: 1m}\n",
+                "s.yaml:2:25: expected string scalar",
+            ),
+            (
+                "steps:\n  - drain: {node: w1, tiemout: 1m}\n",
+                "s.yaml:2:23: unknown field `tiemout`, expected one of node, nodes",
+            ),
+            (
+                "steps:\n  - uncordon: {node: w1}\n",
+                "s.yaml:2:15: invalid type: map, expected a name or a list of names",
+            ),
+            (
+                "steps:\n  - apply: 3\n",
+                "expected a file, a list of files, or a mapping with `files` and `objects`",
+            ),
+            (
+                "steps:\n  - apply: {file: a.yaml}\n",
+                "s.yaml:2:13: unknown field `file`, expected one of files, objects",
+            ),
+            (
+                "steps:\n  - scale: {workload: deployment/web, replicas: -1}\n",
+                "s.yaml:2:49: replicas: Invalid value: -1: must be greater than or equal to 0",
+            ),
+            (
+                "steps:\n  - scale: {workload: deployment/web, replicas: 4294967296}\n",
+                "replicas: Invalid value: 4294967296: must be at most 2147483647",
+            ),
+            (
+                "steps:\n  - wait: 1s\n  - wait: 1s\n    wait: 2s\n",
+                "s.yaml:4:5: invalid YAML: mapping key \"wait\" already defined at line 3",
+            ),
+            (
+                "steps:\n  - wait: 1s\n    drain: w1\n",
+                "s.yaml:3:5: a step is a mapping with one key naming what to do",
+            ),
+            (
+                "steps:\n  - wait: 1.5\n",
+                "s.yaml:2:11: invalid duration 1.5: expected whole seconds",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (text, want) in table {
+            match parse(text) {
+                Ok(_) => failures.push(format!("{text:?}: parsed, want {want}")),
+                Err(e) if !e.to_string().contains(want) => {
+                    failures.push(format!("{text:?}:\n  got:  {e}\n  want: {want}"))
+                }
+                Err(_) => {}
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }

@@ -24,6 +24,17 @@ pub enum DurationError {
     /// Digits at the end with no unit after them.
     #[error("invalid duration {0:?}: the last number has no unit")]
     NumberWithoutUnit(String),
+    /// Longer than the limit (`podplace_model::load::limits::MAX_DURATION_SECONDS`).
+    #[error("duration {0:?} is longer than the limit of 366d (a simulated year)")]
+    TooLong(String),
+}
+
+/// `Ok` when `seconds` is within the limit on written durations.
+fn bounded(text: &str, seconds: i64) -> Result<Duration, DurationError> {
+    if seconds > podplace_model::load::limits::MAX_DURATION_SECONDS {
+        return Err(DurationError::TooLong(text.to_string()));
+    }
+    Ok(Duration(seconds))
 }
 
 /// A length of simulated time, in seconds.
@@ -46,7 +57,7 @@ impl Duration {
             return if n < 0 {
                 Err(DurationError::Negative(text.to_string()))
             } else {
-                Ok(Duration(n))
+                bounded(text, n)
             };
         }
         let mut total: i64 = 0;
@@ -63,16 +74,20 @@ impl Duration {
                 'd' => 86_400,
                 _ => return Err(DurationError::BadUnit(text.to_string())),
             };
+            if number.is_empty() {
+                return Err(DurationError::UnitWithoutNumber(text.to_string()));
+            }
+            // More digits than an i64 holds: longer than any limit.
             let n: i64 = number
                 .parse()
-                .map_err(|_| DurationError::UnitWithoutNumber(text.to_string()))?;
+                .map_err(|_| DurationError::TooLong(text.to_string()))?;
             total = total.saturating_add(n.saturating_mul(unit));
             number.clear();
         }
         if !number.is_empty() {
             return Err(DurationError::NumberWithoutUnit(text.to_string()));
         }
-        Ok(Duration(total))
+        bounded(text, total)
     }
 }
 
@@ -102,17 +117,51 @@ impl fmt::Display for Duration {
 
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(i64),
-            Text(String),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as 30s, 10m or 1h30m, or a number of seconds")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Duration, E> {
+                if n < 0 {
+                    return Err(E::custom(format!("negative duration {n}")));
+                }
+                bounded(&n.to_string(), n).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Duration, E> {
+                let secs = i64::try_from(n).unwrap_or(i64::MAX);
+                bounded(&n.to_string(), secs).map_err(E::custom)
+            }
+            fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<Duration, E> {
+                match i64::try_from(n) {
+                    Ok(n) => self.visit_i64(n),
+                    Err(_) if n < 0 => Err(E::custom(format!("negative duration {n}"))),
+                    Err(_) => Err(E::custom(DurationError::TooLong(n.to_string()))),
+                }
+            }
+            fn visit_u128<E: serde::de::Error>(self, n: u128) -> Result<Duration, E> {
+                self.visit_i128(i128::try_from(n).unwrap_or(i128::MAX))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Duration, E> {
+                if v < 0.0 {
+                    return Err(E::custom(format!("negative duration {v}")));
+                }
+                if v > podplace_model::load::limits::MAX_DURATION_SECONDS as f64 {
+                    return Err(E::custom(DurationError::TooLong(format!("{v}"))));
+                }
+                if v.fract() != 0.0 || !v.is_finite() {
+                    return Err(E::custom(format!(
+                        "invalid duration {v}: expected whole seconds or units s, m, h, d (e.g. 10m, 1h30m)"
+                    )));
+                }
+                self.visit_i64(v as i64)
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Duration, E> {
+                Duration::parse(t).map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) if n >= 0 => Ok(Duration(n)),
-            Raw::Int(n) => Err(serde::de::Error::custom(format!("negative duration {n}"))),
-            Raw::Text(t) => Duration::parse(&t).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(V)
     }
 }
 

@@ -56,6 +56,12 @@ pub const MAX_JSON_DEPTH: usize = 128;
 /// laughs" document is refused.
 pub const MAX_YAML_ALIAS_EVENTS: usize = 200_000;
 
+/// Longest duration a scenario or a descheduler policy may write (`wait:`,
+/// `readyAfter:`, a drain's `timeout:`): 366 days in seconds, a simulated
+/// year. Longer is an error naming the file, line and column, so that a
+/// typo cannot saturate the simulated clock.
+pub const MAX_DURATION_SECONDS: i64 = 366 * 86_400;
+
 /// The most pages a list of `page_size` objects per page may take before
 /// it is stopped (see [`MIN_LIST_PAGES`]); `page_size` 0 (one unpaginated
 /// request) allows [`MIN_LIST_PAGES`] too.
@@ -105,6 +111,12 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "YAML alias expansion (events replayed)",
         default: "200000",
+        flag: None,
+    },
+    Limit {
+        what:
+            "a duration in a scenario (`wait`, `readyAfter`, a drain's `timeout` and `gracePeriod`)",
+        default: "366d",
         flag: None,
     },
     Limit {
@@ -258,6 +270,12 @@ mod tests {
                     && READ_IDLE_TIMEOUT.as_secs() <= REQUEST_TIMEOUT.as_secs()
             );
         }
+        let duration = TABLE
+            .iter()
+            .find(|l| l.what.starts_with("a duration"))
+            .map(|l| l.default)
+            .unwrap();
+        assert_eq!(duration, format!("{}d", MAX_DURATION_SECONDS / 86_400));
         assert_eq!(max_list_pages(500), 4_000);
         assert_eq!(max_list_pages(0), MIN_LIST_PAGES);
         assert_eq!(max_list_pages(1), 2_000_000);

@@ -55,6 +55,17 @@ pub enum Source {
         /// The content.
         data: Vec<u8>,
     },
+    /// Objects written inside a larger YAML file (a scenario's `nodes:`,
+    /// `objects:`): the items of the lists at `lists` in its one document,
+    /// each located in that file as written.
+    Embedded {
+        /// Name shown in messages and origins (the enclosing file).
+        name: String,
+        /// The whole enclosing file.
+        data: Vec<u8>,
+        /// Paths of the lists whose items are the objects (absent ones are skipped).
+        lists: Vec<FieldPath>,
+    },
 }
 
 impl Source {
@@ -207,6 +218,8 @@ impl SourceMap {
 struct Input {
     name: String,
     bytes: Vec<u8>,
+    /// For [`Source::Embedded`]: the lists holding the objects.
+    lists: Option<Vec<FieldPath>>,
     /// Given by the user (an empty one is an error) rather than found in a directory.
     explicit: bool,
 }
@@ -302,6 +315,7 @@ fn read_inputs(
                 inputs.push(Input {
                     name: "-".to_string(),
                     bytes,
+                    lists: None,
                     explicit: true,
                 });
             }
@@ -312,6 +326,18 @@ fn read_inputs(
                 inputs.push(Input {
                     name: name.clone(),
                     bytes: data.clone(),
+                    lists: None,
+                    explicit: true,
+                })
+            }
+            Source::Embedded { name, data, lists } => {
+                if data.len() as u64 > max_bytes {
+                    return Err(too_large(name, max_bytes));
+                }
+                inputs.push(Input {
+                    name: name.clone(),
+                    bytes: data.clone(),
+                    lists: Some(lists.clone()),
                     explicit: true,
                 })
             }
@@ -335,6 +361,7 @@ fn read_inputs(
                         inputs.push(Input {
                             name: fname,
                             bytes,
+                            lists: None,
                             explicit: false,
                         });
                     }
@@ -343,6 +370,7 @@ fn read_inputs(
                     inputs.push(Input {
                         name,
                         bytes,
+                        lists: None,
                         explicit: true,
                     });
                 }
@@ -597,6 +625,32 @@ fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String, LoadError> {
     }
 }
 
+/// The items of the lists at `lists` in the one document of `text`, as
+/// documents of their own that keep their positions in `text`.
+fn embedded(name: &str, text: &str, lists: &[FieldPath]) -> Result<Vec<yaml::SNode>, LoadError> {
+    let mut docs = yaml::parse_stream(name, text)?;
+    let mut items = Vec::new();
+    let Some(root) = docs.first_mut() else {
+        return Ok(items);
+    };
+    for path in lists {
+        if let Some(node) = root.find_mut(path.segments()) {
+            if let yaml::SValue::Seq(list) = &mut node.value {
+                items.append(list);
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Checks that `text` is YAML the loader reads, with the loader's
+/// messages and limits: a repeated key names its first line, nesting and
+/// alias expansion are bounded. For other files podplace reads (scenarios,
+/// policies) before they decode them into their own types.
+pub fn check_yaml(name: &str, text: &str) -> Result<(), LoadError> {
+    yaml::parse_stream(name, text).map(drop)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
     Json,
@@ -759,7 +813,9 @@ kind!(
     validate::validate_pod_disruption_budget
 );
 kind!(PriorityClass, false, true, priority_classes, |_| Vec::new());
-kind!(PersistentVolume, false, false, persistent_volumes, |_| Vec::new());
+kind!(PersistentVolume, false, false, persistent_volumes, |_| {
+    Vec::new()
+});
 kind!(
     PersistentVolumeClaim,
     true,
@@ -934,7 +990,10 @@ fn run(
     st.inv.notices.extend(notices);
     for input in inputs {
         let text = decode_text(&input.name, input.bytes)?;
-        let parsed = parse(&input.name, &text)?;
+        let parsed = match &input.lists {
+            None => parse(&input.name, &text)?,
+            Some(lists) => Parsed::Yaml(embedded(&input.name, &text, lists)?),
+        };
         let empty = match &parsed {
             Parsed::Yaml(d) => d.is_empty(),
             Parsed::Json(d, _) => d.is_empty(),

@@ -83,6 +83,21 @@ impl SNode {
         Some(node)
     }
 
+    /// The node at exactly `path`, mutably.
+    pub fn find_mut(&mut self, path: &[PathSegment]) -> Option<&mut SNode> {
+        let mut node = self;
+        for seg in path {
+            node = match (seg, &mut node.value) {
+                (PathSegment::Field(k) | PathSegment::Key(k), SValue::Map(m)) => {
+                    m.iter_mut().find(|(key, _)| key == k).map(|(_, v)| v)?
+                }
+                (PathSegment::Index(i), SValue::Seq(s)) => s.get_mut(*i)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
     /// Converts to a JSON value for the typed decode.
     pub fn to_json(&self) -> Value {
         match &self.value {

@@ -176,6 +176,7 @@ fn drift_on_the_recorded_cluster_matches_what_it_did() {
             drain("worker-2"),
             Step::Uncordon(OneOrMany::Many(vec!["worker-3".into(), "worker-2".into()])),
         ],
+        text: None,
     };
     let r = run(&scenario, &mut NoExtensions).expect("run");
     let d = debug(&r);
