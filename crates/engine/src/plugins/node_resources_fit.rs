@@ -49,7 +49,7 @@ pub fn shortages(
         return out;
     }
     let mut check = |reason: Reason, r: i64, a: i64, u: i64| {
-        if r > 0 && r > a - u {
+        if r > 0 && r > a.saturating_sub(u) {
             out.push(Shortage {
                 reason,
                 requested: r,
@@ -93,7 +93,7 @@ pub fn fits(pod: &Pod, node: &Node, info: &NodeInfo) -> bool {
     let alloc = &node.allocatable;
     let used = &info.requested;
     let req = &pod.requests;
-    let fits_one = |r: i64, a: i64, u: i64| r <= 0 || r <= a - u;
+    let fits_one = |r: i64, a: i64, u: i64| r <= 0 || r <= a.saturating_sub(u);
     (info.pods.len() as i64) < alloc.pods
         && fits_one(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)
         && fits_one(req.memory, alloc.memory, used.memory)
@@ -126,11 +126,19 @@ pub fn filter(pod: &Pod, node: &Node, info: &NodeInfo, interner: &Interner) -> S
     }
 }
 
+/// `(capacity - requested) * 100 / capacity`, 0 when over capacity.
+///
+/// Computed in 128 bits: kube-scheduler's int64 product wraps once the
+/// free amount exceeds `i64::MAX / 100` (about 92 billion cores in
+/// millicores, or 92 PB of memory), giving a meaningless score; below that
+/// the result is kube-scheduler's exactly, and above it is the true one.
 fn least_requested(requested: i64, capacity: i64) -> i64 {
-    if requested > capacity {
+    if capacity <= 0 || requested > capacity {
         0
     } else {
-        (capacity - requested) * 100 / capacity
+        let free = i128::from(capacity) - i128::from(requested);
+        // At most 100 (requested is never negative): fits an i64.
+        i64::try_from(free * 100 / i128::from(capacity)).unwrap_or(0)
     }
 }
 
@@ -142,10 +150,13 @@ pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
     let mut weights = 0;
     for (requested, capacity) in [
         (
-            info.non_zero_requested.0 + pod_cpu,
+            info.non_zero_requested.0.saturating_add(pod_cpu),
             node.allocatable.milli_cpu,
         ),
-        (info.non_zero_requested.1 + pod_mem, node.allocatable.memory),
+        (
+            info.non_zero_requested.1.saturating_add(pod_mem),
+            node.allocatable.memory,
+        ),
     ] {
         if capacity == 0 {
             continue;
@@ -157,5 +168,40 @@ pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
         0
     } else {
         total / weights
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::least_requested;
+
+    /// At resource.Quantity's limits the score neither panics nor wraps:
+    /// 1e14 cores free scores 99 (kube-scheduler's int64 product would
+    /// wrap to a meaningless score), saturated quantities score as full.
+    #[test]
+    fn least_requested_at_the_limits_of_quantities() {
+        let cores_1e14 = 100_000_000_000_000_000i64; // in millicores
+        let table = [
+            // (requested, capacity, score)
+            (100, 4_000, 97),
+            (0, 4_000, 100),
+            (4_000, 4_000, 0),
+            (5_000, 4_000, 0),
+            (100, cores_1e14, 99),
+            (cores_1e14 / 2, cores_1e14, 50),
+            (100, i64::MAX, 99),
+            (i64::MAX, i64::MAX, 0),
+            (i64::MAX - 1, i64::MAX, 0),
+            (0, i64::MAX, 100),
+            (100, 0, 0),
+            (100, -5, 0),
+        ];
+        for (requested, capacity, want) in table {
+            assert_eq!(
+                least_requested(requested, capacity),
+                want,
+                "requested {requested}, capacity {capacity}"
+            );
+        }
     }
 }

@@ -690,13 +690,10 @@ fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
         },
         Format::Yaml => yaml::parse_stream(name, text).map(Parsed::Yaml),
         Format::Sniff => {
+            // As kubectl sniffs: text starting with `{` is JSON, and its
+            // syntax errors are JSON's (not a YAML reading of broken JSON).
             if text.trim_start().starts_with('{') {
-                match json::parse_stream(name, text) {
-                    Ok(docs) => Ok(Parsed::Json(unread(docs), true)),
-                    Err(json_err) => yaml::parse_stream(name, text)
-                        .map(Parsed::Yaml)
-                        .map_err(|_| json_err),
-                }
+                json::parse_stream(name, text).map(|docs| Parsed::Json(unread(docs), true))
             } else {
                 yaml::parse_stream(name, text).map(Parsed::Yaml)
             }

@@ -534,6 +534,13 @@ fn api_rule_cases() -> Vec<Case> {
             &["dup.json:4:2: invalid JSON: object key \"kind\" already defined at line 2"],
         ),
         case(
+            "malformed JSON on stdin (no extension) is a JSON error, as kubectl sniffs it",
+            "-",
+            "{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {\"name\": \"n1\",}}\n",
+            Syntax,
+            &["-:2:28: invalid JSON: key must be a string"],
+        ),
+        case(
             "a JSON object with a repeated nested key",
             "dup-nested.json",
             "{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n \"metadata\": {\"name\": \"n1\",\n   \"labels\": {\"a\": \"1\", \"a\": \"2\"}}}\n",
