@@ -310,6 +310,9 @@ pub struct World<'a> {
     /// A what-if copy of `placed`'s state (nodes, namespaces, pods and
     /// the interner) in which the subjects' templates are compiled.
     pub state: ClusterState,
+    /// The seed placement chose among equally scored nodes with (what-ifs
+    /// use it too).
+    pub seed: u64,
     /// The objects whose rules are checked, in load order.
     pub subjects: Vec<Subject<'a>>,
     /// Every pod group terms can match.
@@ -657,6 +660,7 @@ impl<'a> World<'a> {
         Ok(World {
             placed,
             state,
+            seed,
             subjects,
             members,
             namespaces,
@@ -686,6 +690,54 @@ impl<'a> World<'a> {
             }
         }
         (placed, total)
+    }
+
+    /// Places `replicas` pods like `pod` (a subject's template, perhaps
+    /// changed by a fix) one after another, on a what-if of the applied
+    /// world from which `workload`'s own pods were removed, each bound where
+    /// the engine puts it (with `extra_node`, a node added first, when
+    /// given): where each went, `None` for a pod left Pending. This is how
+    /// a fix is verified by placing again.
+    pub fn place_replicas(
+        &self,
+        workload: &WorkloadRef,
+        pod: &Pod,
+        replicas: usize,
+        extra_node: Option<podplace_model::objects::Node>,
+    ) -> Vec<Option<NodeId>> {
+        let mut state = self.state.overlay();
+        let own: Vec<podplace_engine::PodId> = state
+            .live_pods()
+            .map(|(id, _)| id)
+            .filter(|&id| self.placed.workload(id).as_ref() == workload)
+            .collect();
+        for id in own {
+            state.remove_pod(id);
+        }
+        if let Some(node) = extra_node {
+            state.insert_node(node);
+        }
+        let mut cache = podplace_engine::SchedulerCache::new();
+        let mut out = Vec::with_capacity(replicas);
+        for i in 0..replicas {
+            let mut p = pod.clone();
+            p.name = format!("{}-{i}", pod.name.trim_end_matches("-template")).into();
+            p.node_name = None;
+            let id = state.add_pod(p);
+            state.settle();
+            let chosen =
+                podplace_engine::schedule(&state, &mut cache, state.pod(id), self.seed).chosen;
+            if let Some(n) = chosen {
+                state.bind(id, n);
+            }
+            out.push(chosen);
+        }
+        out
+    }
+
+    /// The name of a node.
+    pub fn node_name(&self, id: NodeId) -> &str {
+        &self.state.node(id).name
     }
 
     /// Whether any node is known (from the manifests or the snapshot):

@@ -151,7 +151,7 @@ fn nodes_without_kubelet_labels_give_one_note_and_the_same_verdicts() {
     let rest: Vec<_> = bare
         .findings
         .iter()
-        .filter(|f| f.severity != Severity::Note)
+        .filter(|f| !(f.severity == Severity::Note && f.rule.id == "PP011"))
         .map(|f| (f.object.clone(), f.rule.id))
         .collect();
     let expected: Vec<_> = labelled
@@ -160,4 +160,117 @@ fn nodes_without_kubelet_labels_give_one_note_and_the_same_verdicts() {
         .map(|f| (f.object.clone(), f.rule.id))
         .collect();
     assert_eq!(rest, expected);
+}
+
+fn pp005(report: &podplace_lint::Report) -> Vec<&Finding> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.rule.id == "PP005")
+        .collect()
+}
+
+#[test]
+fn the_zookeeper_tutorial_selector_that_misses_its_own_pods_is_caught_with_a_placed_fix() {
+    for cluster in [true, false] {
+        let dir = install("zookeeper-tutorial");
+        let loaded = if cluster {
+            on("zookeeper-tutorial", "cluster.yaml")
+        } else {
+            load_paths(&[dir.join("manifests.yaml")], &[])
+        };
+        let report = loaded.lint();
+        let found = pp005(&report);
+        assert_eq!(found.len(), 1, "{:#?}", report.findings);
+        let f = found[0];
+        assert_eq!(f.object, "StatefulSet/default/zk");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("`app In [zk]`"), "{}", f.message);
+        assert!(
+            f.notes
+                .iter()
+                .any(|n| n.starts_with("confidence high") && n.contains("`zk`")),
+            "{:#?}",
+            f.notes
+        );
+        let fix = f.fix.as_ref().expect("a fix");
+        assert!(
+            fix.patch.contains("app.kubernetes.io/name: zk"),
+            "{}",
+            fix.patch
+        );
+        let verified = fix.verified.as_deref().expect("verified");
+        if cluster {
+            assert!(
+                verified.contains("puts them in 3 distinct kubernetes.io/hostname domain(s) (kube-node-1, kube-node-2, kube-node-3)"),
+                "{verified}"
+            );
+        } else {
+            assert!(!verified.contains("placing"), "{verified}");
+        }
+    }
+}
+
+const TWO_NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {kubernetes.io/hostname: a, topology.kubernetes.io/zone: z1}}\n\
+    status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n\
+    apiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {kubernetes.io/hostname: b, topology.kubernetes.io/zone: z2}}\n\
+    status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n";
+
+fn web(affinity: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: shop}}\nspec:\n  replicas: 2\n  \
+         selector: {{matchLabels: {{app.kubernetes.io/name: web}}}}\n  template:\n    \
+         metadata: {{labels: {{app.kubernetes.io/name: web}}}}\n    spec:\n{affinity}      containers: [{{name: c, image: nginx}}]\n"
+    )
+}
+
+const DB: &str = "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: shop}\nspec:\n  replicas: 1\n  \
+    serviceName: db\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    \
+    spec: {containers: [{name: c, image: postgres}]}\n";
+
+#[test]
+fn a_term_that_targets_another_workload_present_stays_silent() {
+    let away_from_db = "      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          \
+        - labelSelector: {matchLabels: {app: db}}\n            topologyKey: kubernetes.io/hostname\n";
+    let with_db =
+        crate::support::yaml("web.yaml", &format!("{TWO_NODES}{}{DB}", web(away_from_db))).lint();
+    assert!(pp005(&with_db).is_empty(), "{:#?}", with_db.findings);
+    // Without the database in sight the term selects nothing; nothing in it
+    // names web, so it is only a note.
+    let alone =
+        crate::support::yaml("web.yaml", &format!("{TWO_NODES}{}", web(away_from_db))).lint();
+    let found = pp005(&alone);
+    assert_eq!(found.len(), 1, "{:#?}", alone.findings);
+    assert_eq!(found[0].severity, Severity::Note);
+    assert!(found[0]
+        .notes
+        .iter()
+        .any(|n| n.starts_with("confidence low")));
+}
+
+#[test]
+fn a_spread_selector_that_misses_its_own_pods_is_caught() {
+    let stale = "      topologySpreadConstraints:\n      - maxSkew: 1\n        topologyKey: topology.kubernetes.io/zone\n        \
+        whenUnsatisfiable: DoNotSchedule\n        labelSelector: {matchLabels: {app: web}}\n";
+    let report = crate::support::yaml("web.yaml", &format!("{TWO_NODES}{}", web(stale))).lint();
+    let found = pp005(&report);
+    assert_eq!(found.len(), 1, "{:#?}", report.findings);
+    let f = found[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(
+        f.location.field,
+        "spec.template.spec.topologySpreadConstraints[0].labelSelector"
+    );
+    let fix = f.fix.as_ref().expect("fix");
+    assert!(
+        fix.patch.contains("app.kubernetes.io/name: web"),
+        "{}",
+        fix.patch
+    );
+    assert!(
+        fix.verified.as_deref().is_some_and(
+            |v| v.contains("2 distinct topology.kubernetes.io/zone domain(s) (z1, z2)")
+        ),
+        "{fix:#?}"
+    );
 }
