@@ -120,6 +120,19 @@ pub fn run(args: SnapshotArgs) -> Result<Exit> {
             return Ok(e.exit());
         }
     };
+    // Without nodes or pods a snapshot cannot place anything, and the
+    // loader would refuse it: fail rather than write it.
+    if let Some(missing) = fetched
+        .unreadable
+        .iter()
+        .find(|u| u.resource == "nodes" || u.resource == "pods")
+    {
+        for warning in &fetched.inventory.warnings {
+            eprintln!("warning: {warning}");
+        }
+        eprintln!("error: {}; nothing was written", needed_list_error(missing));
+        return Ok(Exit::ClusterError);
+    }
     report_gaps(&fetched);
     let inv = &fetched.inventory;
     let to_stdout = args.output == "-";
@@ -165,8 +178,33 @@ pub fn run(args: SnapshotArgs) -> Result<Exit> {
         if fetched.unreadable.is_empty() {
             String::new()
         } else {
-            format!(" ({} list(s) could not be read)", fetched.unreadable.len())
+            format!(
+                " (partial: {} list(s) could not be read, see the warnings above)",
+                fetched.unreadable.len()
+            )
         }
     );
     Ok(Exit::Ok)
+}
+
+/// Why a list every snapshot needs (nodes, pods) could not be read, and the
+/// RBAC that lets it be read.
+fn needed_list_error(u: &podplace_kube::Unreadable) -> String {
+    let scope = match &u.namespace {
+        Some(ns) => format!("in namespace {ns}"),
+        None => "cluster-wide".to_string(),
+    };
+    let grant = match (u.resource.as_str(), &u.namespace) {
+        ("nodes", _) => "nodes are cluster-scoped: grant `list` on `nodes` with a ClusterRole and a ClusterRoleBinding (`kubectl create clusterrole podplace-read-nodes --verb=list --resource=nodes`, then `kubectl create clusterrolebinding podplace-read-nodes --clusterrole=podplace-read-nodes --serviceaccount=NAMESPACE:NAME` or `--user=NAME`)".to_string(),
+        (r, Some(ns)) => format!(
+            "grant `list` on `{r}` in namespace {ns} with a Role and a RoleBinding (`kubectl create role podplace-read-{r} -n {ns} --verb=list --resource={r}`, then `kubectl create rolebinding podplace-read-{r} -n {ns} --role=podplace-read-{r} --serviceaccount=NAMESPACE:NAME` or `--user=NAME`)"
+        ),
+        (r, None) => format!(
+            "grant `list` on `{r}` in every namespace with a ClusterRole and a ClusterRoleBinding (`kubectl create clusterrole podplace-read-{r} --verb=list --resource={r}`, then a ClusterRoleBinding to it)"
+        ),
+    };
+    format!(
+        "cannot snapshot the cluster: list {} ({scope}) failed: {}; a snapshot needs the {} to place anything: {grant}",
+        u.resource, u.reason, u.resource
+    )
 }
