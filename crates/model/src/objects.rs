@@ -540,7 +540,7 @@ impl Pod {
             ),
             owner,
             uid: meta.uid.as_deref().unwrap_or("").into(),
-            volumes: crate::storage::PodVolumes::compile(meta.name.as_deref().unwrap_or(""), spec),
+            volumes: crate::storage::PodVolumes::compile(meta, spec, interner),
             resource_claims: crate::storage::PodResourceClaim::compile(pod),
             scheduling_gates: spec
                 .scheduling_gates

@@ -45,7 +45,7 @@ fn volumes(
     let storage = cluster.storage();
     let ns = cluster.interner().resolve(pod.namespace);
     for c in &pod.volumes.claims {
-        let Some(claim) = storage.claim(pod.namespace, &c.claim) else {
+        let Some(claim) = storage.pod_claim(pod, c) else {
             continue;
         };
         let pv = storage

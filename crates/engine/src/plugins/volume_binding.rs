@@ -33,16 +33,13 @@ pub const REASON_PV_NOT_EXIST: &str =
 /// PreFilter reason: an Immediate claim is not bound yet.
 pub const REASON_UNBOUND_IMMEDIATE: &str = "pod has unbound immediate PersistentVolumeClaims";
 
-/// A claim of the pod, by namespace and name.
-type ClaimKey = (Sym, Box<str>);
-
 /// What PreFilter found about the pod's claims.
 #[derive(Debug, Clone)]
 pub struct State {
     /// Bound claims.
-    bound: SmallVec<[ClaimKey; 1]>,
+    bound: SmallVec<[Claim; 1]>,
     /// Unbound claims that wait for their first consumer, smallest request first.
-    delayed: SmallVec<[ClaimKey; 1]>,
+    delayed: SmallVec<[Claim; 1]>,
     /// Nodes the bound local volumes allow (`None`: every node).
     pub eligible: Option<FxHashSet<Sym>>,
 }
@@ -54,8 +51,8 @@ pub(crate) fn lookup<'a>(
     pod: &Pod,
     namespace_name: &str,
     claim: &podplace_model::storage::PodClaim,
-) -> Result<&'a Claim, String> {
-    let Some(c) = storage.claim(pod.namespace, &claim.claim) else {
+) -> Result<std::borrow::Cow<'a, Claim>, String> {
+    let Some(c) = storage.pod_claim(pod, claim) else {
         return Err(if claim.ephemeral {
             format!(
                 "waiting for ephemeral volume controller to create the persistentvolumeclaim {:?}",
@@ -102,7 +99,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     let ns = cluster.interner().resolve(pod.namespace);
     let reject =
         |r: String| Status::reject(Code::UnschedulableAndUnresolvable, Plugin::VolumeBinding, r);
-    let mut claims: SmallVec<[&Claim; 1]> = SmallVec::new();
+    let mut claims: SmallVec<[std::borrow::Cow<'_, Claim>; 1]> = SmallVec::new();
     for c in &pod.volumes.claims {
         claims.push(lookup(storage, pod, ns, c).map_err(reject)?);
     }
@@ -112,12 +109,11 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         eligible: None,
     };
     let mut immediate = false;
-    let mut delayed: SmallVec<[&Claim; 1]> = SmallVec::new();
     for c in claims {
         if c.fully_bound {
-            state.bound.push((c.namespace, c.name.clone()));
-        } else if storage.delays_binding(c) && c.volume_name.is_empty() {
-            delayed.push(c);
+            state.bound.push(c.into_owned());
+        } else if storage.delays_binding(&c) && c.volume_name.is_empty() {
+            state.delayed.push(c.into_owned());
         } else {
             immediate = true;
         }
@@ -125,15 +121,8 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     if immediate {
         return Err(reject(REASON_UNBOUND_IMMEDIATE.into()));
     }
-    delayed.sort_by_key(|c| c.request.unwrap_or(0));
-    state.delayed = delayed
-        .iter()
-        .map(|c| (c.namespace, c.name.clone()))
-        .collect();
-    for (ns, name) in &state.bound {
-        let Some(c) = storage.claim(*ns, name) else {
-            continue;
-        };
+    state.delayed.sort_by_key(|c| c.request.unwrap_or(0));
+    for c in &state.bound {
         let Some(v) = storage.volume_named(&c.volume_name) else {
             continue;
         };
@@ -151,12 +140,12 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
 }
 
 /// What the binder decided for one node.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Decision {
+#[derive(Debug, Clone, Default)]
+pub struct Decision<'a> {
     /// Claims bound to available volumes.
-    pub bindings: Vec<(Box<str>, VolumeId)>,
+    pub bindings: Vec<(&'a Claim, VolumeId)>,
     /// Claims to provision.
-    pub provisions: Vec<Box<str>>,
+    pub provisions: Vec<&'a Claim>,
 }
 
 /// The smallest available volume that fits the claim on the node, not in `chosen`.
@@ -263,11 +252,11 @@ fn can_provision(
 
 /// The binder's verdict on one node: the reasons (in kube-scheduler's
 /// order) or its decision.
-pub fn find_pod_volumes(
+pub fn find_pod_volumes<'a>(
     cluster: &ClusterState,
-    state: &State,
+    state: &'a State,
     node: NodeId,
-) -> Result<Decision, SmallVec<[Reason; 1]>> {
+) -> Result<Decision<'a>, SmallVec<[Reason; 1]>> {
     let storage = cluster.storage();
     let interner = cluster.interner();
     let n = cluster.node(node);
@@ -276,10 +265,7 @@ pub fn find_pod_volumes(
     let mut unbound_ok = true;
     let mut space_ok = true;
     let mut decision = Decision::default();
-    'bound: for (ns, name) in &state.bound {
-        let Some(c) = storage.claim(*ns, name) else {
-            continue;
-        };
+    'bound: for c in &state.bound {
         if let Some(reach) = &c.provisioned_reach {
             if !reach.matches(&n.labels, n.name_sym, interner) {
                 bound_ok = false;
@@ -305,10 +291,7 @@ pub fn find_pod_volumes(
         }
         let mut to_match: SmallVec<[&Claim; 1]> = SmallVec::new();
         let mut to_provision: SmallVec<[&Claim; 1]> = SmallVec::new();
-        for (ns, name) in &state.delayed {
-            let Some(c) = storage.claim(*ns, name) else {
-                continue;
-            };
+        for c in &state.delayed {
             if !c.selected_node.is_empty() {
                 if *c.selected_node != *n.name {
                     unbound_ok = false;
@@ -324,7 +307,7 @@ pub fn find_pod_volumes(
             match find_volume(storage, c, n, interner, &chosen) {
                 Some(v) => {
                     chosen.push(v);
-                    decision.bindings.push((c.name.clone(), v));
+                    decision.bindings.push((c, v));
                 }
                 None => {
                     unbound_ok = false;
@@ -336,7 +319,7 @@ pub fn find_pod_volumes(
             unbound_ok = true;
             for c in to_provision {
                 match can_provision(storage, c, n, interner) {
-                    Ok(true) => decision.provisions.push(c.name.clone()),
+                    Ok(true) => decision.provisions.push(c),
                     Ok(false) => {
                         unbound_ok = false;
                         decision.provisions.clear();
@@ -432,21 +415,22 @@ pub fn assume(cluster: &mut ClusterState, id: PodId, node: NodeId) {
     let Ok(decision) = find_pod_volumes(cluster, &state, node) else {
         return;
     };
-    let namespace = pod.namespace;
     let n = cluster.node(node).clone();
-    let provisions: Vec<(Box<str>, NodeSelector)> = decision
+    let bindings: Vec<(Claim, VolumeId)> = decision
+        .bindings
+        .iter()
+        .map(|(c, v)| ((*c).clone(), *v))
+        .collect();
+    let provisions: Vec<(Claim, NodeSelector)> = decision
         .provisions
         .iter()
-        .filter_map(|name| {
-            let c = cluster.storage().claim(namespace, name)?;
-            Some((name.clone(), provisioned_reach(cluster, c, &n)))
-        })
+        .map(|c| ((*c).clone(), provisioned_reach(cluster, c, &n)))
         .collect();
     let storage = cluster.storage_mut();
-    for (claim, volume) in decision.bindings {
-        storage.assume_bound(namespace, &claim, volume);
+    for (claim, volume) in bindings {
+        storage.assume_bound(&claim, volume);
     }
     for (claim, reach) in provisions {
-        storage.assume_provisioned(namespace, &claim, &n.name, reach);
+        storage.assume_provisioned(&claim, &n.name, reach);
     }
 }

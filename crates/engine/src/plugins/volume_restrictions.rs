@@ -41,7 +41,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     let storage = cluster.storage();
     let mut rwop = Vec::new();
     for c in pod.volumes.claims.iter().filter(|c| !c.ephemeral) {
-        let Some(claim) = storage.claim(pod.namespace, &c.claim) else {
+        let Some(claim) = storage.pod_claim(pod, c) else {
             return Err(Status::reject(
                 Code::UnschedulableAndUnresolvable,
                 Plugin::VolumeRestrictions,

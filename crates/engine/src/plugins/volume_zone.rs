@@ -57,7 +57,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         |r: String| Status::reject(Code::UnschedulableAndUnresolvable, Plugin::VolumeZone, r);
     let mut topologies = Vec::new();
     for c in pod.volumes.claims.iter().filter(|c| !c.ephemeral) {
-        let Some(claim) = storage.claim(pod.namespace, &c.claim) else {
+        let Some(claim) = storage.pod_claim(pod, c) else {
             return Err(reject(format!(
                 "persistentvolumeclaim {:?} not found",
                 &*c.claim
@@ -72,7 +72,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
                     "PersistentVolumeClaim had no pv name and storageClass name".into(),
                 ));
             }
-            if storage.delays_binding(claim) {
+            if storage.delays_binding(&claim) {
                 continue;
             }
             return Err(reject("PersistentVolume had no name".into()));

@@ -241,7 +241,47 @@ fn compile_claim(
         lost: phase == Some("Lost"),
         owner: owner(meta),
         provisioned_reach: None,
+        default_class: false,
+        template: false,
     })
+}
+
+/// The claim a controller creates from a template (a StatefulSet's
+/// `volumeClaimTemplates`, a generic ephemeral volume's
+/// `volumeClaimTemplate`), unbound; its class is resolved when it is looked
+/// up ([`Storage::pod_claim`]). `None` when the template does not compile.
+pub(crate) fn claim_from_template(
+    name: &str,
+    namespace: &str,
+    owner: Option<(&str, &str, &str)>,
+    spec: &core::PersistentVolumeClaimSpec,
+    interner: &mut Interner,
+) -> Option<Claim> {
+    let pvc = core::PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(namespace.to_string()),
+            owner_references: owner.map(|(kind, owner, uid)| {
+                vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                        api_version: "v1".into(),
+                        kind: kind.into(),
+                        name: owner.into(),
+                        uid: uid.into(),
+                        controller: Some(true),
+                        block_owner_deletion: None,
+                    },
+                ]
+            }),
+            ..ObjectMeta::default()
+        },
+        spec: Some(spec.clone()),
+        status: None,
+    };
+    let mut claim = compile_claim(&pvc, None, interner).ok()?;
+    claim.default_class = spec.storage_class_name.is_none();
+    claim.template = true;
+    Some(claim)
 }
 
 /// `allowedTopologies` as a node selector: terms ORed, each term's label
@@ -308,6 +348,29 @@ impl Storage {
             let id = VolumeId(out.volumes.len() as u32);
             out.volume_by_name.insert(v.name.clone(), id);
             out.volumes.push(v);
+        }
+        out.default_class = default_class.clone().map(Into::into);
+        for sts in &inv.stateful_sets {
+            let sts = &sts.object;
+            let ns = sts.metadata.namespace.as_deref().unwrap_or("default");
+            let templates: Vec<(Box<str>, Claim)> = sts
+                .spec
+                .iter()
+                .flat_map(|s| s.volume_claim_templates.iter().flatten())
+                .filter_map(|t| {
+                    let name = t.metadata.name.as_deref().unwrap_or("");
+                    let spec = t.spec.clone().unwrap_or_default();
+                    claim_from_template(name, ns, None, &spec, interner)
+                        .map(|c| (Box::from(name), c))
+                })
+                .collect();
+            if !templates.is_empty() {
+                let key = (
+                    interner.intern(ns),
+                    sts.metadata.name.as_deref().unwrap_or("").into(),
+                );
+                out.claim_templates.insert(key, templates);
+            }
         }
         for pvc in &inv.persistent_volume_claims {
             let c = compile_claim(&pvc.object, default_class.as_deref(), interner)?;

@@ -180,9 +180,14 @@ pub struct Claim {
     /// The controlling owner's kind, name and uid (generic ephemeral volumes
     /// must be owned by their pod).
     pub owner: Option<(Box<str>, Box<str>, Box<str>)>,
-    /// The node a provisioned volume was pinned to by this run (podplace's
-    /// own assumption, see [`Storage::assume_provisioned`]).
+    /// Where the volume of a claim podplace assumed provisioned reaches
+    /// (see [`Storage::assume_provisioned`] and [`Storage::pod_claim`]).
     pub provisioned_reach: Option<NodeSelector>,
+    /// A template's claim whose class was not written: the default class
+    /// applies.
+    pub default_class: bool,
+    /// Built from a template, as a controller would create it (not read).
+    pub template: bool,
 }
 
 /// A compiled StorageClass.
@@ -257,6 +262,10 @@ pub struct ResourceClaim {
     pub owner: Option<(Box<str>, Box<str>, Box<str>)>,
 }
 
+/// A StatefulSet's claim templates: each template's name and the claim it
+/// makes (named when looked up for a pod).
+pub type ClaimTemplates = Vec<(Box<str>, Claim)>;
+
 /// Available volumes of one class, for matching claims that wait for their
 /// first consumer.
 #[derive(Debug, Clone, Default)]
@@ -291,6 +300,10 @@ pub struct Storage {
     pub device_classes: rustc_hash::FxHashSet<Box<str>>,
     /// How many ResourceSlices were read (device allocation is not modelled).
     pub resource_slices: usize,
+    /// The default StorageClass.
+    pub default_class: Option<Box<str>>,
+    /// StatefulSets' `volumeClaimTemplates` by namespace and StatefulSet name.
+    pub claim_templates: FxHashMap<(Sym, Box<str>), ClaimTemplates>,
     /// Available, unclaimed volumes by class.
     available: FxHashMap<Box<str>, ClassVolumes>,
     /// Volumes pre-bound to a claim that does not name them yet.
@@ -319,6 +332,74 @@ impl Storage {
     /// A claim.
     pub fn claim(&self, namespace: Sym, name: &str) -> Option<&Claim> {
         self.claims.get(&(namespace, Box::from(name)))
+    }
+
+    /// The claim a pod's volume uses: the one in the world, else the one
+    /// its controller would create (a StatefulSet's claim template, a
+    /// generic ephemeral volume's), with the default class filled in. A
+    /// created claim whose class waits for the first consumer is unbound;
+    /// any other (an Immediate class, or a class the world does not hold)
+    /// is taken as provisioned where the pod goes: its reach is every node.
+    pub fn pod_claim(
+        &self,
+        pod: &crate::objects::Pod,
+        claim: &PodClaim,
+    ) -> Option<std::borrow::Cow<'_, Claim>> {
+        if let Some(c) = self.claims.get(&(pod.namespace, claim.claim.clone())) {
+            return Some(std::borrow::Cow::Borrowed(c));
+        }
+        let prototype = if claim.ephemeral {
+            claim.template.as_deref()?.clone()
+        } else {
+            let owner = pod.owner.as_ref().filter(|o| &*o.kind == "StatefulSet")?;
+            if *claim.claim != *format!("{}-{}", claim.volume, pod.name) {
+                return None;
+            }
+            match self
+                .claim_templates
+                .get(&(pod.namespace, owner.name.clone()))
+                .and_then(|t| t.iter().find(|(name, _)| *name == claim.volume))
+            {
+                Some((_, c)) => c.clone(),
+                None => Claim {
+                    name: claim.claim.clone(),
+                    namespace: pod.namespace,
+                    uid: Box::default(),
+                    class: Box::default(),
+                    volume_name: Box::default(),
+                    fully_bound: false,
+                    selected_node: Box::default(),
+                    request: None,
+                    access_modes: AccessModes(AccessModes::RWO),
+                    block: false,
+                    attributes_class: Box::default(),
+                    selector: None,
+                    deleting: false,
+                    lost: false,
+                    owner: None,
+                    provisioned_reach: None,
+                    default_class: true,
+                    template: true,
+                },
+            }
+        };
+        let mut c = prototype;
+        c.name = claim.claim.clone();
+        c.namespace = pod.namespace;
+        if c.default_class {
+            c.class = self.default_class.clone().unwrap_or_default();
+        }
+        if !self.delays_binding(&c) {
+            c.fully_bound = true;
+            c.provisioned_reach = Some(NodeSelector {
+                terms: vec![crate::selector::NodeSelectorTerm {
+                    labels: SmallVec::new(),
+                    names: SmallVec::new(),
+                    never: false,
+                }],
+            });
+        }
+        Some(std::borrow::Cow::Owned(c))
     }
 
     /// A ResourceClaim.
@@ -356,18 +437,20 @@ impl Storage {
 
     /// Binds a claim to a volume (the binder's assumption after a pod is
     /// placed): the volume leaves the available index.
-    pub fn assume_bound(&mut self, namespace: Sym, claim: &str, volume: VolumeId) {
-        let key = (namespace, Box::<str>::from(claim));
-        let Some(c) = self.claims.get_mut(&key) else {
-            return;
-        };
+    pub fn assume_bound(&mut self, claim: &Claim, volume: VolumeId) {
+        let namespace = claim.namespace;
+        let key = (namespace, claim.name.clone());
+        let c = self
+            .claims
+            .entry(key.clone())
+            .or_insert_with(|| claim.clone());
         c.volume_name = self.volumes[volume.0 as usize].name.clone();
         c.fully_bound = true;
         let uid = c.uid.clone();
         let v = &mut self.volumes[volume.0 as usize];
         v.claim_ref = Some(ClaimRef {
             namespace,
-            name: claim.into(),
+            name: key.1.clone(),
             uid,
         });
         v.available = false;
@@ -385,18 +468,14 @@ impl Storage {
     /// Marks a claim as provisioned for a node (the scheduler's
     /// `selected-node`) and bound to the new volume, which reaches the
     /// nodes `reach` selects.
-    pub fn assume_provisioned(
-        &mut self,
-        namespace: Sym,
-        claim: &str,
-        node: &str,
-        reach: NodeSelector,
-    ) {
-        if let Some(c) = self.claims.get_mut(&(namespace, Box::from(claim))) {
-            c.selected_node = node.into();
-            c.fully_bound = true;
-            c.provisioned_reach = Some(reach);
-        }
+    pub fn assume_provisioned(&mut self, claim: &Claim, node: &str, reach: NodeSelector) {
+        let c = self
+            .claims
+            .entry((claim.namespace, claim.name.clone()))
+            .or_insert_with(|| claim.clone());
+        c.selected_node = node.into();
+        c.fully_bound = true;
+        c.provisioned_reach = Some(reach);
     }
 
     fn index(&mut self) {

@@ -130,16 +130,21 @@ impl Disk {
 }
 
 /// A claim a pod's volume uses.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PodClaim {
     /// The claim's name (for a generic ephemeral volume: `<pod>-<volume>`).
     pub claim: Box<str>,
+    /// The volume's name.
+    pub volume: Box<str>,
     /// Whether it is a generic ephemeral volume's claim.
     pub ephemeral: bool,
+    /// A generic ephemeral volume's claim as its controller would create it
+    /// (class not resolved yet: see [`super::Storage::pod_claim`]).
+    pub template: Option<Box<super::Claim>>,
 }
 
 /// The volumes of a pod the scheduler looks at.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct PodVolumes {
     /// `persistentVolumeClaim` and `ephemeral` volumes, in spec order.
     pub claims: SmallVec<[PodClaim; 1]>,
@@ -157,18 +162,37 @@ impl PodVolumes {
     }
 
     /// Reads a pod spec's volumes.
-    pub fn compile(pod_name: &str, spec: &core::PodSpec) -> Self {
+    pub fn compile(
+        pod: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        spec: &core::PodSpec,
+        interner: &mut crate::intern::Interner,
+    ) -> Self {
+        let pod_name = pod.name.as_deref().unwrap_or("");
         let mut out = PodVolumes::default();
         for v in spec.volumes.iter().flatten() {
             if let Some(c) = &v.persistent_volume_claim {
                 out.claims.push(PodClaim {
                     claim: c.claim_name.as_str().into(),
+                    volume: v.name.as_str().into(),
                     ephemeral: false,
+                    template: None,
                 });
-            } else if v.ephemeral.is_some() {
+            } else if let Some(e) = &v.ephemeral {
+                let claim = ephemeral_claim_name(pod_name, &v.name);
+                let template = e.volume_claim_template.as_ref().and_then(|t| {
+                    super::compile::claim_from_template(
+                        &claim,
+                        pod.namespace.as_deref().unwrap_or("default"),
+                        Some(("Pod", pod_name, pod.uid.as_deref().unwrap_or(""))),
+                        &t.spec,
+                        interner,
+                    )
+                });
                 out.claims.push(PodClaim {
-                    claim: ephemeral_claim_name(pod_name, &v.name).into(),
+                    claim: claim.into(),
+                    volume: v.name.as_str().into(),
                     ephemeral: true,
+                    template: template.map(Box::new),
                 });
             }
             if let Some(d) = &v.gce_persistent_disk {
