@@ -8,10 +8,14 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::ListParams;
@@ -83,7 +87,10 @@ pub struct Fetched {
 
 /// Reads the cluster: nodes, namespaces, priority classes, runtime classes,
 /// pods, services, PodDisruptionBudgets, Deployments, ReplicaSets,
-/// StatefulSets, DaemonSets, Jobs, CronJobs and ReplicationControllers.
+/// StatefulSets, DaemonSets, Jobs, CronJobs and ReplicationControllers,
+/// and for the volume and DRA plugins PersistentVolumes,
+/// PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+/// CSIStorageCapacities, ResourceClaims, DeviceClasses and ResourceSlices.
 ///
 /// RuntimeClasses are read because a pod that names one gets its overhead,
 /// node selector and tolerations from it at admission: without them, a pod
@@ -177,6 +184,53 @@ pub async fn fetch_inventory(client: &Client, opts: &FetchOptions) -> Result<Fet
                 "replicationcontrollers",
                 scoped::<ReplicationController>(client, opts),
                 validate::validate_replication_controller,
+            )
+            .await?,
+        persistent_volumes: f
+            .fetch(
+                "persistentvolumes",
+                cluster::<PersistentVolume>(client),
+                no_checks,
+            )
+            .await?,
+        persistent_volume_claims: f
+            .fetch(
+                "persistentvolumeclaims",
+                scoped::<PersistentVolumeClaim>(client, opts),
+                no_checks,
+            )
+            .await?,
+        storage_classes: f
+            .fetch("storageclasses", cluster::<StorageClass>(client), no_checks)
+            .await?,
+        csi_nodes: f
+            .fetch("csinodes", cluster::<CSINode>(client), no_checks)
+            .await?,
+        csi_drivers: f
+            .fetch("csidrivers", cluster::<CSIDriver>(client), no_checks)
+            .await?,
+        csi_storage_capacities: f
+            .fetch(
+                "csistoragecapacities",
+                scoped::<CSIStorageCapacity>(client, opts),
+                no_checks,
+            )
+            .await?,
+        resource_claims: f
+            .fetch(
+                "resourceclaims",
+                scoped::<ResourceClaim>(client, opts),
+                no_checks,
+            )
+            .await?,
+        device_classes: f
+            .fetch("deviceclasses", cluster::<DeviceClass>(client), no_checks)
+            .await?,
+        resource_slices: f
+            .fetch(
+                "resourceslices",
+                cluster::<ResourceSlice>(client),
+                no_checks,
             )
             .await?,
         ..Inventory::default()

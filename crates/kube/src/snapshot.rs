@@ -32,7 +32,9 @@ impl Format {
 
 /// Every object of `inv` as items of one `{"apiVersion": "v1", "kind":
 /// "List"}`, each with its own apiVersion and kind, in dependency order:
-/// namespaces, priority classes, runtime classes, nodes, services,
+/// namespaces, priority classes, runtime classes, nodes, storage classes,
+/// CSI drivers, CSI nodes, CSI storage capacities, device classes, resource
+/// slices, PersistentVolumes, PersistentVolumeClaims, ResourceClaims, services,
 /// PodDisruptionBudgets, workloads (Deployments, ReplicaSets, StatefulSets,
 /// DaemonSets, Jobs, CronJobs, ReplicationControllers), then pods.
 /// `metadata.managedFields` is dropped, as `kubectl get` drops it.
@@ -42,6 +44,15 @@ pub fn to_list(inv: &Inventory) -> Value {
     push(&mut items, &inv.priority_classes);
     push(&mut items, &inv.runtime_classes);
     push(&mut items, &inv.nodes);
+    push(&mut items, &inv.storage_classes);
+    push(&mut items, &inv.csi_drivers);
+    push(&mut items, &inv.csi_nodes);
+    push(&mut items, &inv.csi_storage_capacities);
+    push(&mut items, &inv.device_classes);
+    push(&mut items, &inv.resource_slices);
+    push(&mut items, &inv.persistent_volumes);
+    push(&mut items, &inv.persistent_volume_claims);
+    push(&mut items, &inv.resource_claims);
     push(&mut items, &inv.services);
     push(&mut items, &inv.pod_disruption_budgets);
     push(&mut items, &inv.deployments);

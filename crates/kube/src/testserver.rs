@@ -1105,6 +1105,17 @@ fn unrecorded_list(t: &Target) -> Option<(&'static str, &'static str)> {
         ("batch", "cronjobs") => Some(("batch/v1", "CronJobList")),
         ("", "replicationcontrollers") => Some(("v1", "ReplicationControllerList")),
         ("node.k8s.io", "runtimeclasses") => Some(("node.k8s.io/v1", "RuntimeClassList")),
+        ("", "persistentvolumes") => Some(("v1", "PersistentVolumeList")),
+        ("", "persistentvolumeclaims") => Some(("v1", "PersistentVolumeClaimList")),
+        ("storage.k8s.io", "storageclasses") => Some(("storage.k8s.io/v1", "StorageClassList")),
+        ("storage.k8s.io", "csinodes") => Some(("storage.k8s.io/v1", "CSINodeList")),
+        ("storage.k8s.io", "csidrivers") => Some(("storage.k8s.io/v1", "CSIDriverList")),
+        ("storage.k8s.io", "csistoragecapacities") => {
+            Some(("storage.k8s.io/v1", "CSIStorageCapacityList"))
+        }
+        ("resource.k8s.io", "resourceclaims") => Some(("resource.k8s.io/v1", "ResourceClaimList")),
+        ("resource.k8s.io", "deviceclasses") => Some(("resource.k8s.io/v1", "DeviceClassList")),
+        ("resource.k8s.io", "resourceslices") => Some(("resource.k8s.io/v1", "ResourceSliceList")),
         _ => None,
     }
 }

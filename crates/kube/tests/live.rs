@@ -140,7 +140,8 @@ async fn whole_cluster_is_read_with_every_kind() {
         .into_iter()
         .filter(|r| r.method == "GET")
         .collect();
-    assert_eq!(lists.len(), 14, "{lists:#?}");
+    // 14 kinds for pods and workloads, 9 for volumes and DRA claims.
+    assert_eq!(lists.len(), 23, "{lists:#?}");
     assert!(lists.iter().all(|r| r.query_value("limit") == Some("500")));
     assert!(inv.warnings.is_empty(), "{:?}", inv.warnings);
 }
@@ -316,7 +317,16 @@ async fn a_user_who_may_only_list_shop_pods_gets_those_and_a_list_of_what_was_re
             "daemonsets",
             "jobs",
             "cronjobs",
-            "replicationcontrollers"
+            "replicationcontrollers",
+            "persistentvolumes",
+            "persistentvolumeclaims",
+            "storageclasses",
+            "csinodes",
+            "csidrivers",
+            "csistoragecapacities",
+            "resourceclaims",
+            "deviceclasses",
+            "resourceslices"
         ]
     );
     let deployments = &fetched.unreadable[6];
