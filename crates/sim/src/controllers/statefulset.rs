@@ -1,9 +1,14 @@
 //! The StatefulSet controller's ordering (`stateful_set_control.go`): which
 //! pod to create, delete or replace next, for OrderedReady and Parallel
 //! pod management and the RollingUpdate (reverse ordinal, `partition`,
-//! `maxUnavailable`, beta and on by default since v1.35) and OnDelete
-//! update strategies; and where a rollout stands as `kubectl rollout
-//! status` says it.
+//! `maxUnavailable`) and OnDelete update strategies; and where a rollout
+//! stands as `kubectl rollout status` says it.
+//!
+//! `maxUnavailable` only counts with the MaxUnavailableStatefulSet feature
+//! gate, beta but off by default in v1.36 (`kube-controller-manager
+//! --help`; the live suite's v1.36.2 replaces one pod at a time with
+//! `maxUnavailable: 2`): [`update_strategy`] resolves it to 1 unless
+//! [`MAX_UNAVAILABLE_STATEFULSET`] is on.
 
 use k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy;
 use podplace_model::intstr::{scaled_value, IntOrPercentError};
@@ -159,7 +164,29 @@ pub fn max_unavailable(
     })
 }
 
-/// The update strategy of a StatefulSet spec.
+/// The MaxUnavailableStatefulSet feature gate as v1.36 ships it (off):
+/// RollingUpdate StatefulSets replace one pod at a time whatever their
+/// `maxUnavailable`.
+pub const MAX_UNAVAILABLE_STATEFULSET: bool = false;
+
+/// Whether a StatefulSet spec asks for a `maxUnavailable` the controller
+/// ignores (the feature gate is off): its value, for a note.
+pub fn ignored_max_unavailable(strategy: Option<&StatefulSetUpdateStrategy>) -> Option<String> {
+    if MAX_UNAVAILABLE_STATEFULSET {
+        return None;
+    }
+    match strategy
+        .and_then(|s| s.rolling_update.as_ref())
+        .and_then(|r| r.max_unavailable.as_ref())?
+    {
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1) => None,
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i) => Some(i.to_string()),
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => Some(s.clone()),
+    }
+}
+
+/// The update strategy of a StatefulSet spec (maxUnavailable resolved as
+/// the MaxUnavailableStatefulSet gate says).
 pub fn update_strategy(
     strategy: Option<&StatefulSetUpdateStrategy>,
     replicas: i32,
@@ -172,7 +199,11 @@ pub fn update_strategy(
             .and_then(|u| u.rolling_update.as_ref())
             .and_then(|r| r.partition)
             .unwrap_or(0),
-        max_unavailable: max_unavailable(strategy, replicas)?,
+        max_unavailable: if MAX_UNAVAILABLE_STATEFULSET {
+            max_unavailable(strategy, replicas)?
+        } else {
+            1
+        },
     })
 }
 
@@ -436,5 +467,102 @@ mod tests {
         assert!(!uses_update_revision(p, 1));
         assert!(uses_update_revision(p, 2));
         assert!(uses_update_revision(UpdateStrategy::OnDelete, 0));
+    }
+
+    #[test]
+    fn max_unavailable_with_the_gate_on_replaces_several_at_once() {
+        let two = UpdateStrategy::RollingUpdate {
+            partition: 0,
+            max_unavailable: 2,
+        };
+        use Action::*;
+        assert_eq!(
+            sync(3, 0, PodManagement::Parallel, two, &[OLD, OLD, OLD]),
+            vec![Delete(2), Delete(1)]
+        );
+        // One already unavailable: one more.
+        assert_eq!(
+            sync(3, 0, PodManagement::Parallel, two, &[OLD, OLD, NEW]),
+            vec![Delete(1)]
+        );
+        // And the gate is off as v1.36 ships it: 1 whatever the spec says.
+        let spec: StatefulSetUpdateStrategy = serde_json::from_value(serde_json::json!(
+            {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}
+        ))
+        .unwrap();
+        assert_eq!(
+            update_strategy(Some(&spec), 3).unwrap(),
+            UpdateStrategy::RollingUpdate {
+                partition: 0,
+                max_unavailable: 1
+            }
+        );
+        assert_eq!(ignored_max_unavailable(Some(&spec)).as_deref(), Some("2"));
+        assert_eq!(max_unavailable(Some(&spec), 3).unwrap(), 2);
+    }
+
+    #[test]
+    fn rollout_status_as_kubectl_says_it() {
+        let p2 = UpdateStrategy::RollingUpdate {
+            partition: 2,
+            max_unavailable: 1,
+        };
+        type Row = (&'static str, UpdateStrategy, Vec<Slot>, RolloutStatus);
+        let table: Vec<Row> = vec![
+            (
+                "all updated and ready",
+                ROLL,
+                vec![OK, OK, OK],
+                RolloutStatus::Complete,
+            ),
+            (
+                "last updated pod not ready yet",
+                ROLL,
+                vec![NEW, OK, OK],
+                RolloutStatus::InProgress,
+            ),
+            (
+                "last pod gone",
+                ROLL,
+                vec![GONE, OK, OK],
+                RolloutStatus::InProgress,
+            ),
+            (
+                "partition reached",
+                p2,
+                vec![OLD, OLD, OK],
+                RolloutStatus::PartitionedComplete {
+                    updated: 1,
+                    wanted: 1,
+                },
+            ),
+            (
+                "partition not reached",
+                p2,
+                vec![OLD, OLD, OLD],
+                RolloutStatus::InProgress,
+            ),
+            (
+                "on delete waits for deletes",
+                UpdateStrategy::OnDelete,
+                vec![OLD, OK, OLD],
+                RolloutStatus::WaitingForDeletion { outdated: 2 },
+            ),
+            (
+                "on delete done",
+                UpdateStrategy::OnDelete,
+                vec![OK, OK, OK],
+                RolloutStatus::Complete,
+            ),
+            (
+                "condemned pod left",
+                ROLL,
+                vec![OK, OK, OK, TERM],
+                RolloutStatus::InProgress,
+            ),
+        ];
+        for (name, strategy, slots, want) in table {
+            assert_eq!(rollout_status(3, strategy, &slots), want, "{name}");
+        }
     }
 }

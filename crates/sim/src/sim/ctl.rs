@@ -933,6 +933,17 @@ impl Simulation {
         })
     }
 
+    /// A StatefulSet's `maxUnavailable` that the controller ignores (the
+    /// MaxUnavailableStatefulSet gate is off in v1.36), for a note.
+    pub(crate) fn stateful_ignored_max_unavailable(&self, w: WorkloadId) -> Option<String> {
+        match &self.workloads[w.index()].ctl {
+            Ctl::StatefulSet(s) => stsc::ignored_max_unavailable(
+                s.api.spec.as_ref().and_then(|s| s.update_strategy.as_ref()),
+            ),
+            _ => None,
+        }
+    }
+
     /// Where a StatefulSet's rollout stands (`kubectl rollout status`).
     pub(crate) fn stateful_rollout_status(&self, w: WorkloadId) -> Option<stsc::RolloutStatus> {
         let v = self.sts_view(w).ok()?;
