@@ -105,16 +105,43 @@ impl SNode {
             SValue::Bool(b) => Value::Bool(*b),
             SValue::I64(i) => Value::Number((*i).into()),
             SValue::U64(u) => Value::Number((*u).into()),
+            // As Go's encoding/json prints a float64 (sigs.k8s.io/yaml goes
+            // through it): a whole number below 1e21 has no fraction, so
+            // `replicas: 1e3` or `1.0` reach an integer field as 1000 and 1.
+            SValue::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
+                Value::Number((*f as i64).into())
+            }
             SValue::F64(f) => Number::from_f64(*f).map_or(Value::Null, Value::Number),
             SValue::Str(s) => Value::String(s.clone()),
             SValue::Seq(items) => Value::Array(items.iter().map(SNode::to_json).collect()),
             SValue::Map(entries) => {
                 let mut m = Map::new();
                 for (k, v) in entries {
-                    m.insert(k.clone(), v.to_json());
+                    m.insert(k.clone(), v.to_json_under(k));
                 }
                 Value::Object(m)
             }
+        }
+    }
+
+    /// Like [`SNode::to_json`], for the value of mapping key `key`: the
+    /// string maps of Kubernetes objects (`labels`, `annotations`,
+    /// `nodeSelector`) read a null value as "", as Go decodes JSON null
+    /// into a string.
+    fn to_json_under(&self, key: &str) -> Value {
+        match (&self.value, key) {
+            (SValue::Map(entries), "labels" | "annotations" | "nodeSelector") => {
+                let mut m = Map::new();
+                for (k, v) in entries {
+                    let value = match v.value {
+                        SValue::Null => Value::String(String::new()),
+                        _ => v.to_json(),
+                    };
+                    m.insert(k.clone(), value);
+                }
+                Value::Object(m)
+            }
+            _ => self.to_json(),
         }
     }
 }
@@ -139,7 +166,7 @@ pub(crate) fn to_json_but_items(node: &SNode) -> (Value, Option<&[SNode]>) {
         let value = if i == last {
             Value::Array(Vec::new())
         } else {
-            v.to_json()
+            v.to_json_under(k)
         };
         m.insert(k.clone(), value);
     }

@@ -10,3 +10,4 @@ mod input_limits;
 mod large_world;
 mod load;
 mod source_map;
+mod yaml11;
