@@ -154,7 +154,7 @@ fn bad_scenarios_exit_2_and_say_where() {
                 "cluster: [{}]\nsteps:\n  - scael: {{workload: deployment/x, replicas: 2}}\n",
                 cluster.display()
             ),
-            vec!["typo.yaml", "scael", "line 3"],
+            vec!["typo.yaml:3:5: unknown variant `scael`"],
         ),
         (
             "node.yaml",
