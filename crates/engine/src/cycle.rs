@@ -112,7 +112,12 @@ fn pre_filter(
     let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
     let affinity = ipa_filter::pre_filter_with(cluster, cache, pod);
     let claims = dynamic_resources::pre_filter(cluster, pod)?;
-    let narrowed = narrow(narrowed, volumes.as_ref().and_then(|v| v.eligible.as_ref()))?;
+    let narrowed = match narrowed {
+        node_affinity::PreFilter::Only(names) => {
+            Some((names, node_affinity::REASON_EXCLUDED.into()))
+        }
+        _ => None,
+    };
     let state = CycleState {
         wildcard_ip: wildcard_ip(cluster),
         unschedulable_taint: unschedulable_taint(cluster),
@@ -129,41 +134,6 @@ fn pre_filter(
 
 /// The nodes PreFilter results leave, with the reason the others get.
 type Narrowed = Option<(rustc_hash::FxHashSet<Sym>, crate::status::Reason)>;
-
-/// Merges NodeAffinity's and VolumeBinding's PreFilter results (their
-/// intersection); an empty one rejects the pod.
-fn narrow(
-    affinity: node_affinity::PreFilter,
-    volumes: Option<&rustc_hash::FxHashSet<Sym>>,
-) -> Result<Narrowed, Status> {
-    let affinity = match affinity {
-        node_affinity::PreFilter::Only(names) => Some(names),
-        _ => None,
-    };
-    let (names, plugins) = match (affinity, volumes) {
-        (None, None) => return Ok(None),
-        (Some(a), None) => return Ok(Some((a, node_affinity::REASON_EXCLUDED.into()))),
-        (None, Some(v)) => (v.clone(), "VolumeBinding"),
-        (Some(a), Some(v)) => (
-            a.intersection(v).copied().collect(),
-            "NodeAffinity VolumeBinding",
-        ),
-    };
-    if names.is_empty() {
-        return Err(Status {
-            code: Code::UnschedulableAndUnresolvable,
-            plugin: None,
-            reasons: smallvec::smallvec![format!(
-                "node(s) didn't satisfy plugin(s) [{plugins}] simultaneously"
-            )
-            .into()],
-        });
-    }
-    Ok(Some((
-        names,
-        format!("node(s) didn't satisfy plugin(s) [{plugins}]").into(),
-    )))
-}
 
 /// Runs every Filter plugin in profile order on one node; the first
 /// rejection wins. `info` is passed separately so preemption can filter
@@ -443,20 +413,25 @@ fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratc
     let node_count = cluster.nodes().len();
     match end {
         CycleEnd::PreFilterRejected(status) => {
+            // A PreFilter before DynamicResources' rejected the pod:
+            // DynamicResources' PostFilter finds no state of its own and
+            // fails with "not found", which ends PostFilter (no preemption).
+            // When its own PreFilter rejected the pod, it has an (empty)
+            // state and preemption runs.
             let message = if dynamic_resources::is_not_modelled(&status) {
                 status.reasons.join(", ")
-            } else if status.plugin == Some(Plugin::NodeAffinity) {
-                format!(
-                    "0/{node_count} nodes are available: {}. not found",
-                    status.reasons.join(", ")
-                )
             } else if node_count == 0 {
                 crate::message::NO_NODES.to_string()
-            } else {
+            } else if status.plugin == Some(Plugin::DynamicResources) {
                 format!(
                     "0/{node_count} nodes are available: {}. {}",
                     status.reasons.join(", "),
                     default_preemption::unresolvable_message(pod, node_count)
+                )
+            } else {
+                format!(
+                    "0/{node_count} nodes are available: {}. not found",
+                    status.reasons.join(", ")
                 )
             };
             Outcome {

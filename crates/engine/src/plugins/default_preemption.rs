@@ -39,26 +39,30 @@ pub struct Preemption {
     pub message: String,
 }
 
-/// DynamicResources' PostFilter message: nothing to deallocate.
-fn dra_message(pod: &Pod) -> &'static str {
-    if pod.resource_claims.is_empty() {
-        DRA_NOTHING_TO_DEALLOCATE
-    } else {
-        dynamic_resources::STILL_NOT_SCHEDULABLE
+/// DynamicResources' PostFilter message: no claims of its own (a pod
+/// without claims, or one its PreFilter rejected), an allocated claim nobody
+/// reserved (deallocated, so the next attempt may allocate elsewhere), or
+/// nothing it can do.
+fn dra_message(claims: Option<&dynamic_resources::State>) -> &'static str {
+    match claims {
+        None => DRA_NOTHING_TO_DEALLOCATE,
+        Some(s) if s.deallocatable => dynamic_resources::DEALLOCATED,
+        Some(_) => dynamic_resources::STILL_NOT_SCHEDULABLE,
     }
 }
 
-/// The PostFilter message when every node is UnschedulableAndUnresolvable
-/// (a PreFilter rejected the pod).
+/// The PostFilter message when DynamicResources' own PreFilter rejected the
+/// pod: every node is UnschedulableAndUnresolvable and it has no claims of
+/// its own yet.
 pub fn unresolvable_message(pod: &Pod, node_count: usize) -> String {
     if pod.never_preempts {
         return format!(
             "{}, preemption: not eligible due to preemptionPolicy=Never.",
-            dra_message(pod)
+            dra_message(None)
         );
     }
     let inner = histogram(node_count, &[], Some((node_count, REASON_NOT_HELPFUL)));
-    format!("{}, preemption: {inner}", dra_message(pod))
+    format!("{}, preemption: {inner}", dra_message(None))
 }
 
 /// PostFilter: DynamicResources (nothing to deallocate), then DefaultPreemption.
@@ -73,7 +77,7 @@ pub fn post_filter(
             candidates: Vec::new(),
             message: format!(
                 "{}, preemption: not eligible due to preemptionPolicy=Never.",
-                dra_message(pod)
+                dra_message(state.claims.as_ref())
             ),
         };
     }
@@ -103,7 +107,10 @@ pub fn post_filter(
     );
     Preemption {
         candidates,
-        message: format!("{}, preemption: {inner}", dra_message(pod)),
+        message: format!(
+            "{}, preemption: {inner}",
+            dra_message(state.claims.as_ref())
+        ),
     }
 }
 

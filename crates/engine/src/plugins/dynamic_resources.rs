@@ -22,12 +22,19 @@ pub const REASON_IN_USE: &str = "resourceclaim in use";
 pub const NOT_MODELLED: &str = "not modelled: device allocation";
 /// PostFilter message for a pod with claims when nothing can be deallocated.
 pub const STILL_NOT_SCHEDULABLE: &str = "still not schedulable";
+/// PostFilter message when an allocated claim nobody reserved is
+/// deallocated (kube-scheduler writes that to the API; podplace does not
+/// change the claim).
+pub const DEALLOCATED: &str = "deallocation of ResourceClaim completed";
 
 /// What PreFilter found: the allocated claims' node selectors.
 #[derive(Debug, Clone)]
 pub struct State {
     /// One per allocated claim with a node selector.
     pub available_on: Vec<NodeSelector>,
+    /// Whether an allocated claim has no consumer reserved: PostFilter
+    /// would deallocate it.
+    pub deallocatable: bool,
 }
 
 /// PreFilter: `Ok(None)` for pods without claims (Skip).
@@ -87,6 +94,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     }
     let mut state = State {
         available_on: Vec::new(),
+        deallocatable: false,
     };
     for (name, claim) in claims {
         let reserved_for_pod = claim.reserved_for.iter().any(|c| {
@@ -101,6 +109,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
             if claim.reserved_for.len() >= RESERVED_FOR_MAX && !reserved_for_pod {
                 return Err(reject(REASON_IN_USE.into()));
             }
+            state.deallocatable |= claim.reserved_for.is_empty();
             if let Some(s) = &claim.allocation_nodes {
                 state.available_on.push(s.clone());
             }

@@ -1,7 +1,7 @@
 //! VolumeBinding: a pod's PersistentVolumeClaims. PreFilter rejects pods
 //! whose claims are missing, being deleted, lost, or unbound with
-//! Immediate binding, and narrows the nodes to those of bound local
-//! volumes. Filter checks bound volumes' node affinity, finds the smallest
+//! Immediate binding (v1.36.2 does not narrow the nodes to those of bound
+//! local volumes at PreFilter: every node is filtered). Filter checks bound volumes' node affinity, finds the smallest
 //! fitting available volume for claims that wait for their first consumer
 //! (class, size, access modes, volume mode, selector, node affinity), and
 //! else checks dynamic provisioning (provisioner, `allowedTopologies`,
@@ -10,11 +10,9 @@
 //! same volume. v1.36 enables no VolumeBinding score by default
 //! (StorageCapacityScoring is off), so it does not score.
 
-use podplace_model::intern::Sym;
 use podplace_model::objects::{Node, Pod};
 use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
 use podplace_model::storage::{Claim, Storage, VolumeId};
-use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use crate::ids::{NodeId, PodId};
@@ -40,8 +38,6 @@ pub struct State {
     bound: SmallVec<[Claim; 1]>,
     /// Unbound claims that wait for their first consumer, smallest request first.
     delayed: SmallVec<[Claim; 1]>,
-    /// Nodes the bound local volumes allow (`None`: every node).
-    pub eligible: Option<FxHashSet<Sym>>,
 }
 
 /// The claim a pod's volume names, or why the pod cannot be scheduled
@@ -106,7 +102,6 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     let mut state = State {
         bound: SmallVec::new(),
         delayed: SmallVec::new(),
-        eligible: None,
     };
     let mut immediate = false;
     for c in claims {
@@ -122,20 +117,6 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         return Err(reject(REASON_UNBOUND_IMMEDIATE.into()));
     }
     state.delayed.sort_by_key(|c| c.request.unwrap_or(0));
-    for c in &state.bound {
-        let Some(v) = storage.volume_named(&c.volume_name) else {
-            continue;
-        };
-        let local = &storage.volume(v).local_nodes;
-        if local.is_empty() {
-            continue;
-        }
-        let set: FxHashSet<Sym> = local.iter().copied().collect();
-        state.eligible = Some(match state.eligible.take() {
-            None => set,
-            Some(prev) => prev.intersection(&set).copied().collect(),
-        });
-    }
     Ok(Some(state))
 }
 

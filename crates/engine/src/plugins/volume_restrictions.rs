@@ -13,7 +13,7 @@ use crate::status::{Code, Plugin, Status};
 pub const REASON_DISK_CONFLICT: &str = "node(s) had no available disk";
 /// Filter reason for a ReadWriteOncePod claim in use.
 pub const REASON_RWOP_CONFLICT: &str =
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod";
 
 /// What PreFilter found.
 #[derive(Debug, Clone)]
