@@ -55,4 +55,4 @@ pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodId, TermId};
 pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
 pub use state::terms::{HeldKind, PodTerms, TermKind};
-pub use state::{ClusterState, NodeInfo, PodEntry, StateStats};
+pub use state::{ClusterState, CompactError, NodeInfo, PodEntry, StateStats, SymRemap};

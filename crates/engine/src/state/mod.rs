@@ -11,6 +11,7 @@
 //! caches lives in [`crate::cache::SchedulerCache`]. `Clone` gives an
 //! independent copy for what-ifs ([`ClusterState::overlay`]).
 
+mod compact;
 mod dump;
 mod nodes;
 mod pods;
@@ -35,6 +36,7 @@ use crate::groups::{
     TopologyGroup,
 };
 use crate::ids::{GroupId, NodeId, PodId, TermId};
+pub use compact::{CompactError, SymRemap};
 pub use selectors::OwnerSelectors;
 use terms::{PodTerms, TermRegistry};
 

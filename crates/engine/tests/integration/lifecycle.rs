@@ -127,7 +127,14 @@ struct Soak {
     at_end: StateStats,
     fresh: StateStats,
     max_live: usize,
+    /// Compactions of the interned strings, and the most strings interned
+    /// at a check.
+    compactions: usize,
+    max_interned: usize,
 }
+
+/// How often (in events) the soak looks at the interned count.
+const INTERN_CHECK: usize = 1_000;
 
 fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     let mut rng = Rng(seed);
@@ -156,6 +163,11 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     let mut cache = SchedulerCache::new();
     let mut max_live = 0;
     let mut at_warm = StateStats::default();
+    // A long-lived owner's policy: compact when the interned strings
+    // doubled since the last compaction.
+    let mut compacted_at = state.stats().interned;
+    let mut compactions = 0;
+    let mut max_interned = compacted_at;
     let create = |state: &mut ClusterState, mirror: &mut Mirror, rng: &mut Rng| {
         let app = rng.below(APPS);
         let on = if rng.chance(90) {
@@ -175,6 +187,23 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
             at_warm = state.stats();
         }
         max_live = max_live.max(mirror.pods.len());
+        if event % INTERN_CHECK == 0 {
+            let interned = state.stats().interned;
+            max_interned = max_interned.max(interned);
+            if interned > 2 * compacted_at {
+                let before = state.canonical_dump();
+                let slots = state.pod_slots();
+                state.compact().expect("nothing pinned, no storage");
+                assert_eq!(
+                    state.canonical_dump(),
+                    before,
+                    "compaction changed the state"
+                );
+                assert_eq!(state.pod_slots(), slots);
+                compacted_at = state.stats().interned;
+                compactions += 1;
+            }
+        }
         let roll = rng.below(100);
         match roll {
             // Creates and deletes keep the population around its target.
@@ -311,14 +340,17 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
         at_end: state.stats(),
         fresh: fresh.stats(),
         max_live,
+        compactions,
+        max_interned,
     }
 }
 
 fn check(s: &Soak) {
     let (end, fresh) = (&s.at_end, &s.fresh);
     eprintln!(
-        "soak of {} events: after 20%: {:?}\nat the end: {:?}\nfresh build: {:?}\nmost live pods: {}",
-        s.events, s.at_warm, end, fresh, s.max_live
+        "soak of {} events: after 20%: {:?}\nat the end: {:?}\nfresh build: {:?}\nmost live pods: {}\n\
+         interned strings: {} compaction(s), at most {} at a check",
+        s.events, s.at_warm, end, fresh, s.max_live, s.compactions, s.max_interned
     );
     // Nothing leaks: the live tables hold exactly what a fresh build holds.
     assert_eq!(end.live_pods, fresh.live_pods);
@@ -331,6 +363,15 @@ fn check(s: &Soak) {
     assert!(end.pod_slots <= s.max_live + 1, "{} slots", end.pod_slots);
     assert!(end.group_slots <= 4 * fresh.group_slots.max(1));
     assert!(end.term_slots <= 4 * fresh.term_slots.max(1));
+    // Interned strings stay within a bound of what the live objects use:
+    // compaction at twice the last compacted count, checked every
+    // INTERN_CHECK events.
+    assert!(
+        end.interned <= 3 * fresh.interned,
+        "{} strings interned, a fresh build has {}",
+        end.interned,
+        fresh.interned
+    );
 }
 
 #[test]

@@ -1,0 +1,500 @@
+//! Releasing strings no object uses any more.
+//!
+//! Interning never forgets: a state fed by watches for weeks sees every
+//! pod-template-hash a rollout ever made, every node name that ever joined.
+//! [`ClusterState::compact`] rebuilds the state's strings from what its
+//! nodes, pods (dead slots included, as they read until reused), namespaces
+//! and selectors hold now, and re-derives everything else (indexes, terms,
+//! topology groups, accounting) by adding the same objects again. Pod and
+//! node ids do not change.
+//!
+//! New symbols keep the order of the old ones (a symbol's rank among the
+//! live ones), so every table sorted by symbol stays sorted. Symbols taken
+//! from the state before (compiled pods or selectors kept elsewhere) are
+//! void afterwards: translate them with the returned [`SymRemap`] or compile
+//! them again. The owner of a long-lived state calls it when it has nothing
+//! else holding symbols, for instance when the interned count doubled since
+//! the last compaction; scheduler caches rebuild themselves (the node epoch
+//! changes).
+//!
+//! Every field of [`Pod`] and [`Node`] is named below (no `..`): a field
+//! added to either does not compile here until it says whether it holds
+//! symbols.
+
+use podplace_model::intern::{Interner, Sym};
+use podplace_model::labels::Labels;
+use podplace_model::objects::{
+    AffinityTerm, HostPort, Node, Pod, PodAffinityRules, Resources, SpreadConstraint, Taint,
+    Toleration, WeightedTerm,
+};
+use podplace_model::selector::{LabelSelector, NodeSelector, NodeSelectorTerm, Requirement};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use thiserror::Error;
+
+use super::selectors::OwnerSelectors;
+use super::{ClusterState, PodEntry};
+use crate::state::terms::PodTerms;
+
+/// Old symbol → new symbol, for what a caller kept from before a
+/// [`ClusterState::compact`].
+#[derive(Debug, Clone, Default)]
+pub struct SymRemap {
+    map: FxHashMap<Sym, Sym>,
+}
+
+impl SymRemap {
+    /// The new symbol of an old one; `None` for a string nothing held.
+    pub fn get(&self, old: Sym) -> Option<Sym> {
+        self.map.get(&old).copied()
+    }
+}
+
+/// Why a state was left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum CompactError {
+    /// Groups are pinned or pods prepared: their holders keep symbols and
+    /// term ids of the state.
+    #[error("topology groups are pinned or prepared; compact once they are released")]
+    Held,
+    /// Storage and claim objects are not covered by compaction yet.
+    #[error("the state holds storage or claim objects, which compaction does not cover")]
+    Storage,
+}
+
+/// Something holding symbols of a state.
+trait Resym {
+    /// Replaces every symbol `s` it holds with `f(s)`.
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym);
+}
+
+impl Resym for Sym {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        *self = f(*self);
+    }
+}
+
+impl<T: Resym> Resym for Option<T> {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        if let Some(t) = self {
+            t.resym(f);
+        }
+    }
+}
+
+impl<T: Resym> Resym for [T] {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        for t in self {
+            t.resym(f);
+        }
+    }
+}
+
+impl Resym for Labels {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let mut out = Labels::default();
+        for (k, v) in self.iter() {
+            out.insert(f(k), f(v));
+        }
+        *self = out;
+    }
+}
+
+impl Resym for Requirement {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        match self {
+            Requirement::In(k, vs) | Requirement::NotIn(k, vs) => {
+                k.resym(f);
+                vs.resym(f);
+            }
+            Requirement::Exists(k)
+            | Requirement::DoesNotExist(k)
+            | Requirement::Gt(k, _)
+            | Requirement::Lt(k, _) => k.resym(f),
+        }
+    }
+}
+
+impl Resym for LabelSelector {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        match self {
+            LabelSelector::Nothing => {}
+            LabelSelector::All(reqs) => reqs.resym(f),
+        }
+    }
+}
+
+impl Resym for NodeSelectorTerm {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let NodeSelectorTerm {
+            labels,
+            names,
+            never: _,
+        } = self;
+        labels.resym(f);
+        names.resym(f);
+    }
+}
+
+impl Resym for NodeSelector {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.terms.resym(f);
+    }
+}
+
+impl Resym for (i32, NodeSelectorTerm) {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.1.resym(f);
+    }
+}
+
+impl Resym for (Sym, i64) {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.0.resym(f);
+    }
+}
+
+impl Resym for Resources {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.scalar.resym(f);
+    }
+}
+
+impl Resym for Taint {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.key.resym(f);
+        self.value.resym(f);
+    }
+}
+
+impl Resym for Toleration {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.key.resym(f);
+        self.value.resym(f);
+    }
+}
+
+impl Resym for HostPort {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.ip.resym(f);
+        self.protocol.resym(f);
+    }
+}
+
+impl Resym for AffinityTerm {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let AffinityTerm {
+            selector,
+            namespaces,
+            namespace_selector,
+            topology_key,
+        } = self;
+        selector.resym(f);
+        namespaces.resym(f);
+        namespace_selector.resym(f);
+        topology_key.resym(f);
+    }
+}
+
+impl Resym for WeightedTerm {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.term.resym(f);
+    }
+}
+
+impl Resym for PodAffinityRules {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let PodAffinityRules {
+            required_affinity,
+            required_anti_affinity,
+            preferred_affinity,
+            preferred_anti_affinity,
+        } = self;
+        required_affinity.resym(f);
+        required_anti_affinity.resym(f);
+        preferred_affinity.resym(f);
+        preferred_anti_affinity.resym(f);
+    }
+}
+
+impl Resym for SpreadConstraint {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.topology_key.resym(f);
+        self.selector.resym(f);
+    }
+}
+
+impl Resym for Pod {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let Pod {
+            name: _,
+            namespace,
+            labels,
+            node_name: _,
+            priority: _,
+            never_preempts: _,
+            scheduler_name: _,
+            requests,
+            non_zero: _,
+            non_zero_ignoring_pod_level: _,
+            host_ports,
+            tolerations,
+            node_selector,
+            required_node_affinity,
+            preferred_node_affinity,
+            affinity,
+            spread,
+            images,
+            container_count: _,
+            terminating: _,
+            finished: _,
+            owner: _,
+            uid: _,
+            // Checked by `holds_storage`: a state where these hold symbols
+            // is not compacted.
+            volumes: _,
+            resource_claims: _,
+            scheduling_gates: _,
+        } = self;
+        namespace.resym(f);
+        labels.resym(f);
+        requests.resym(f);
+        host_ports.resym(f);
+        tolerations.resym(f);
+        node_selector.resym(f);
+        required_node_affinity.resym(f);
+        preferred_node_affinity.resym(f);
+        affinity.resym(f);
+        spread.resym(f);
+        images.resym(f);
+    }
+}
+
+impl Resym for Node {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let Node {
+            name: _,
+            name_sym,
+            labels,
+            taints,
+            unschedulable: _,
+            allocatable,
+            images,
+        } = self;
+        name_sym.resym(f);
+        labels.resym(f);
+        taints.resym(f);
+        allocatable.resym(f);
+        images.resym(f);
+    }
+}
+
+impl Resym for (Sym, LabelSelector) {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.0.resym(f);
+        self.1.resym(f);
+    }
+}
+
+impl Resym for (Sym, Sym, LabelSelector) {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.0.resym(f);
+        self.1.resym(f);
+        self.2.resym(f);
+    }
+}
+
+impl Resym for (Sym, Labels) {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.0.resym(f);
+        self.1.resym(f);
+    }
+}
+
+impl Resym for OwnerSelectors {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        let OwnerSelectors {
+            replication_controllers,
+            replica_sets,
+            stateful_sets,
+        } = self;
+        replication_controllers.resym(f);
+        replica_sets.resym(f);
+        stateful_sets.resym(f);
+    }
+}
+
+/// The objects a state is derived from, taken out of it.
+struct Sources {
+    nodes: Vec<Node>,
+    pods: Vec<PodEntry>,
+    namespaces: Vec<(Sym, Labels)>,
+    services: Vec<(Sym, LabelSelector)>,
+    owners: OwnerSelectors,
+    /// Strings the scheduler looks up by text on every cycle.
+    fixed: Vec<Sym>,
+}
+
+impl Sources {
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        self.nodes.resym(f);
+        for e in &mut self.pods {
+            e.pod.resym(f);
+        }
+        self.namespaces.resym(f);
+        self.services.resym(f);
+        self.owners.resym(f);
+        self.fixed.resym(f);
+    }
+}
+
+impl ClusterState {
+    /// Whether storage or claim objects (the state's, or a pod's volumes,
+    /// claims and gates) hold symbols of this state: those are not covered
+    /// by compaction yet. Told by their debug form, so a symbol-holding field
+    /// added to them later is caught too.
+    fn holds_storage(&self) -> bool {
+        let holds = |debug: String| debug.contains("Sym(");
+        holds(format!("{:?}", self.storage))
+            || self.pods.iter().any(|e| {
+                let p = &e.pod;
+                holds(format!(
+                    "{:?}{:?}{:?}",
+                    p.volumes, p.resource_claims, p.scheduling_gates
+                ))
+            })
+    }
+
+    /// Releases every string no node, pod, namespace or selector of the
+    /// state holds any more (see the module doc): the interner ends as a
+    /// fresh build of the same objects would have it, ids unchanged.
+    pub fn compact(&mut self) -> Result<SymRemap, CompactError> {
+        self.settle();
+        if !self.prepared.is_empty() || !self.pinned.is_empty() {
+            return Err(CompactError::Held);
+        }
+        if self.holds_storage() {
+            return Err(CompactError::Storage);
+        }
+        let mut sources = Sources {
+            nodes: self.nodes.to_vec(),
+            pods: self.pods.clone(),
+            namespaces: self
+                .namespaces
+                .iter()
+                .map(|(k, v)| (*k, v.clone()))
+                .collect(),
+            services: self.service_selectors.clone(),
+            owners: self.owner_selectors.clone(),
+            fixed: crate::names::ALL
+                .iter()
+                .filter_map(|n| self.interner.lookup(n))
+                .collect(),
+        };
+        // The live symbols, in their old order, re-interned in that order.
+        let mut live: Vec<Sym> = Vec::new();
+        sources.resym(&mut |s| {
+            live.push(s);
+            s
+        });
+        live.sort_unstable();
+        live.dedup();
+        let mut interner = Interner::new();
+        let mut map: FxHashMap<Sym, Sym> = FxHashMap::default();
+        for &old in &live {
+            map.insert(old, interner.intern(self.interner.resolve(old)));
+        }
+        let empty = interner.intern("");
+        sources.resym(&mut |s| map.get(&s).copied().unwrap_or(empty));
+
+        let mut fresh = ClusterState::new();
+        fresh.interner = interner;
+        fresh.reuse_slots = self.reuse_slots;
+        fresh.namespaces = sources.namespaces.into_iter().collect();
+        fresh.service_selectors = sources.services;
+        fresh.owner_selectors = sources.owners;
+        fresh.storage = self.storage.clone();
+        for node in sources.nodes {
+            fresh.insert_node(node);
+        }
+        for entry in sources.pods {
+            if entry.alive {
+                let bound = entry.node;
+                let id = fresh.add_pod(entry.pod);
+                if fresh.pod_node(id) != bound {
+                    fresh.unbind(id);
+                    if let Some(n) = bound {
+                        fresh.bind(id, n);
+                    }
+                }
+            } else {
+                // A dead slot keeps reading as the pod it last held.
+                fresh.pods.push(PodEntry {
+                    pod: entry.pod,
+                    node: None,
+                    terms: PodTerms::default(),
+                    alive: false,
+                    needs: SmallVec::new(),
+                });
+            }
+        }
+        fresh.free_pods = std::mem::take(&mut self.free_pods);
+        *self = fresh;
+        Ok(SymRemap { map })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use podplace_model::selector::LabelSelector;
+    use podplace_testkit::{node, pod};
+
+    use super::*;
+    use crate::groups::GroupKey;
+
+    #[test]
+    fn strings_of_removed_objects_are_released_and_ids_kept() {
+        let mut s = ClusterState::new();
+        s.add_node(&node("a").build()).unwrap();
+        s.add_node(&node("b").label("zone", "z1").build()).unwrap();
+        let old = s
+            .add_api_pod(&pod("old").label("hash", "h1").on("a").build())
+            .unwrap();
+        let web = s
+            .add_api_pod(&pod("web").label("hash", "h2").on("b").build())
+            .unwrap();
+        let waiting = s.add_api_pod(&pod("waiting").build()).unwrap();
+        s.remove_pod(old);
+        s.remove_node(crate::ids::NodeId(0));
+        let b = s.node_id("b").unwrap();
+        let before = s.canonical_dump();
+        let h2 = s.interner().lookup("h2").unwrap();
+
+        let remap = s.compact().unwrap();
+        // The removed pod's slot still reads as it, until reused.
+        assert!(s.interner().lookup("h1").is_some());
+        assert_eq!(s.interner().lookup("a"), None, "the removed node's name");
+        assert_eq!(remap.get(h2), s.interner().lookup("h2"));
+        assert_eq!(s.canonical_dump(), before);
+        assert_eq!(s.node_id("b"), Some(b));
+        assert_eq!((s.pod_node(web), s.pod_node(waiting)), (Some(b), None));
+        assert_eq!(s.pod_id("default", "web"), Some(web));
+
+        // Once another pod takes the slot, its strings go too.
+        s.add_api_pod(&pod("new").build()).unwrap();
+        s.compact().unwrap();
+        assert_eq!(s.interner().lookup("h1"), None);
+    }
+
+    #[test]
+    fn a_state_with_pinned_groups_is_left_alone() {
+        let mut s = ClusterState::new();
+        s.add_node(&node("a").build()).unwrap();
+        let ns = s.intern("default");
+        s.pin_group(GroupKey::Spread {
+            namespace: ns,
+            selector: LabelSelector::everything(),
+        });
+        assert_eq!(s.compact().unwrap_err(), CompactError::Held);
+    }
+}
