@@ -550,7 +550,7 @@ fn rewrite_negative_affinity(ctx: &Context<'_>) -> Vec<Candidate> {
                     .filter(|(_, s)| {
                         s.plugin == Some(podplace_engine::status::Plugin::InterPodAffinity)
                     })
-                    .map(|(n, _)| &*cluster.nodes()[n].name)
+                    .map(|(n, _)| &*cluster.node(podplace_engine::NodeId(n as u32)).name)
                     .collect();
                 let mut s = if rejected.is_empty() {
                     "with the rewrite no node is rejected by it yet (no pod carries the labels)"
