@@ -95,6 +95,9 @@ struct Got {
     node: Option<String>,
     tied: Vec<String>,
     message: String,
+    /// Each claim the pod mounts, as podplace left it after placing the
+    /// pod: (bound volume, selected node), empty when not.
+    claims: BTreeMap<String, (String, String)>,
 }
 
 impl std::fmt::Display for Got {
@@ -174,6 +177,25 @@ fn place(case: &LiveCase, ungated: bool) -> Result<Got, String> {
         .placement(id)
         .ok_or_else(|| format!("podplace did not try {ns}/{name}"))?;
     let state = world.state();
+    let mut claims = BTreeMap::new();
+    if let Some(sym) = state.interner().lookup(&ns) {
+        let mounted = case.pod["spec"]["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["persistentVolumeClaim"]["claimName"].as_str());
+        for c in mounted {
+            if let Some(claim) = state.storage().claim(sym, c) {
+                claims.insert(
+                    c.to_string(),
+                    (
+                        claim.volume_name.to_string(),
+                        claim.selected_node.to_string(),
+                    ),
+                );
+            }
+        }
+    }
     Ok(Got {
         node: p.node.map(|n| state.node(n).name.to_string()),
         tied: p
@@ -182,6 +204,7 @@ fn place(case: &LiveCase, ungated: bool) -> Result<Got, String> {
             .map(|&n| state.node(n).name.to_string())
             .collect(),
         message: p.message.clone(),
+        claims,
     })
 }
 
@@ -200,7 +223,36 @@ fn compare(want: &Expected, got: &Got) -> Option<String> {
             None => got.node.is_none(),
         },
     };
-    (!ok).then(|| format!("  - {}\n  + {got}", show_expected(want)))
+    if !ok {
+        return Some(format!("  - {}\n  + {got}", show_expected(want)));
+    }
+    // On the same node, the same volumes (the binder's choice) or the same
+    // node selected for provisioning. (On another node tied with it, the
+    // choice there is podplace's own.)
+    if want.node.is_some() && got.node == want.node {
+        let mut wrong = Vec::new();
+        for (c, o) in &want.claims {
+            let (volume, selected) = got.claims.get(c).cloned().unwrap_or_default();
+            if let Some(v) = &o.volume_name {
+                if *v != volume {
+                    wrong.push(format!(
+                        "claim {c}: - bound to {v}\n  + bound to {volume:?}"
+                    ));
+                }
+            }
+            if let Some(n) = &o.selected_node {
+                if *n != selected {
+                    wrong.push(format!(
+                        "claim {c}: - provisioned on {n}\n  + selected node {selected:?}"
+                    ));
+                }
+            }
+        }
+        if !wrong.is_empty() {
+            return Some(format!("  {}", wrong.join("\n  ")));
+        }
+    }
+    None
 }
 
 /// Runs one case: the mismatches (empty when it passed).

@@ -357,7 +357,21 @@ fn wffc_static(i: usize) -> Spec {
     let mut pod = PodB::new("pod").claim("data");
     c.objects.push(pvc.object());
     c.twist(twist, &blocked, &mut pod);
-    let ties = two_nodes && matches!(twist, Twist::None | Twist::AntiZone | Twist::Spread);
+    // Every node with a matching volume (the "bronze" decoys match a claim
+    // without a selector that asks only for ReadWriteOnce) is as good as
+    // the next unless the twist takes it.
+    let mut matching: Vec<usize> = (0..n)
+        .filter(|j| (j + i) % 4 == 3 && !selector && !rwx)
+        .collect();
+    if !none {
+        matching.push(target);
+    }
+    if two_nodes {
+        matching.push(second);
+    }
+    matching.sort_unstable();
+    matching.dedup();
+    let ties = matching.len() > 1;
     c.finish(
         "wffc-static",
         format!(
@@ -769,8 +783,8 @@ fn gates(i: usize) -> Spec {
     )
 }
 
-/// DRA claims: missing, allocated to a node, reserved by the maximum of
-/// other consumers, being deleted.
+/// DRA claims: missing, allocated to a node (or two), shared with existing
+/// pods that hold reservations, being deleted.
 fn dra(i: usize) -> Spec {
     let name = format!("dra-{i:03}");
     let n = 3 + i % 2;
@@ -806,16 +820,20 @@ fn dra(i: usize) -> Spec {
         }
         2 => {
             c.objects.push(resource_claim("gpu", &class, false));
-            // The most consumers a claim takes (256), or a few: sharing is allowed.
-            let many = if i % 10 == 2 { 256 } else { 3 };
-            let reserved: Vec<(String, String)> = (0..many)
-                .map(|k| {
-                    (
-                        format!("other-{k}"),
-                        format!("00000000-0000-0000-0000-{k:012}"),
-                    )
-                })
-                .collect();
+            // Shared: existing pods on the allocation's node use it and are
+            // its consumers (real pods: the resourceclaim controller drops
+            // reservations of pods that do not exist or do not use the claim).
+            let many = 1 + i % 3;
+            let mut reserved = Vec::new();
+            for _ in 0..many {
+                let mut p = PodB::new(&format!("old-{}", c.existing))
+                    .app("gpu-user")
+                    .on(c.node(target));
+                p.resource_claims.push("gpu".into());
+                reserved.push((p.name.clone(), format!("pod:{}", p.name)));
+                c.existing += 1;
+                c.objects.push(p.object());
+            }
             let hosts = vec![c.node(target).to_string()];
             c.statuses.push((
                 "ResourceClaim",
@@ -823,7 +841,7 @@ fn dra(i: usize) -> Spec {
                 claim_status(&driver, &hosts, &reserved),
             ));
             pod.resource_claims.push("gpu".into());
-            format!("a ResourceClaim reserved for {many} other consumers")
+            format!("a ResourceClaim allocated on {hosts:?}, reserved for {many} existing pod(s) using it")
         }
         _ => {
             c.objects.push(resource_claim("gpu", &class, true));

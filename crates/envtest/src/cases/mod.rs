@@ -153,6 +153,15 @@ pub async fn record(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Result
 }
 
 async fn record_inner(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Result<Value> {
+    let nodes = prepare(client, sim, spec).await?;
+    decide(client, spec, &nodes).await
+}
+
+/// Creates the case's world (namespace, nodes, objects, statuses,
+/// deletions) and waits until it is settled: pre-bound claims Bound,
+/// existing pods Running, deleted objects terminating. Returns the case's
+/// node names. Follow with [`decide`], and [`cleanup`] in any case.
+pub async fn prepare(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Result<Vec<String>> {
     let ns = spec.name.as_str();
     wait_gone(client, spec).await?;
     let nss: Api<Namespace> = Api::all(client.clone());
@@ -194,7 +203,8 @@ async fn record_inner(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Resu
     }
     for (kind, name, status) in &spec.statuses {
         let api = api_for(client, kind, ns)?;
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+        let status = with_pod_uids(client, ns, status.clone()).await?;
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
             .await
             .with_context(|| format!("setting the status of {kind} {name}"))?;
     }
@@ -259,8 +269,16 @@ async fn record_inner(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Resu
         .await?;
     }
 
+    Ok(names)
+}
+
+/// Reads the prepared world back, creates the pod under test, waits for the
+/// scheduler's answer (and, for a gated pod, removes its gates and waits
+/// again) and returns the case file's JSON.
+pub async fn decide(client: &Client, spec: &Spec, names: &[String]) -> Result<Value> {
+    let ns = spec.name.as_str();
     // The world as the scheduler sees it when the pod arrives.
-    let world = read_world(client, spec, &names).await?;
+    let world = read_world(client, spec, names).await?;
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let pod_name = name_of(&spec.pod);
@@ -299,6 +317,9 @@ async fn record_inner(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Resu
         ungated.ungate = false;
         let after = wait_answer(client, ns, &pod_name, &ungated).await?;
         let mut a = answer_json(&after);
+        if spec.ties_allowed {
+            a["tiesAllowed"] = json!(true);
+        }
         if let Answer::Bound(_) | Answer::Provisioning(_) = &after {
             a["claims"] = claims_of(client, ns, &spec.pod).await?;
         }
@@ -614,6 +635,24 @@ pub async fn cleanup(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Resul
     )
     .await?;
     Ok(())
+}
+
+/// `status` with every `"uid": "pod:NAME"` replaced by that pod's uid
+/// (consumers in a ResourceClaim's reservedFor are real pods of the case).
+async fn with_pod_uids(client: &Client, ns: &str, mut status: Value) -> Result<Value> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let entries = status["status"]["reservedFor"].as_array_mut();
+    for r in entries.into_iter().flatten() {
+        if let Some(name) = r["uid"].as_str().and_then(|u| u.strip_prefix("pod:")) {
+            let name = name.to_string();
+            let pod = pods
+                .get(&name)
+                .await
+                .with_context(|| format!("reading consumer pod {ns}/{name}"))?;
+            r["uid"] = json!(pod.metadata.uid.unwrap_or_default());
+        }
+    }
+    Ok(status)
 }
 
 /// Waits until nothing of an earlier attempt at `spec` is left (its
