@@ -30,7 +30,12 @@ pub fn podplace_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
 
 /// Runs `podplace` in `examples/stories` with `stdin` fed in.
 pub fn podplace_with_stdin(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let mut child = command(examples(), args)
+    podplace_with_stdin_in(examples(), args, stdin)
+}
+
+/// Runs `podplace` in `dir` with `stdin` fed in.
+pub fn podplace_with_stdin_in(dir: &Path, args: &[&str], stdin: &str) -> (String, String, i32) {
+    let mut child = command(dir, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
