@@ -12,6 +12,7 @@
 //! [`all_tests`]; the module has `pub fn tests() -> Vec<LiveTest> {
 //! live_tests![a, b] }` over `async fn a(live: &Live) -> anyhow::Result<()>`.
 
+mod controllers;
 mod exit_codes;
 mod health;
 mod kubeconfigs;
@@ -43,6 +44,7 @@ fn all_tests() -> Vec<LiveTest> {
         rbac::tests(),
         rebalance::tests(),
         predictions::tests(),
+        controllers::tests(),
     ]
     .into_iter()
     .flatten()
