@@ -10,7 +10,10 @@
 //! 3. the pod's own over-broad anti-affinity narrowed to its own pods;
 //! 4. a Deployment strategy that lets an old pod go first when old pods'
 //!    anti-affinity holds every node (story 4);
-//! 5. uncordoning a node, tolerating a taint, labelling a node.
+//! 5. when the pod's own workload holds it off every node: a node like an
+//!    existing one, the workload scaled to the domains it can use, the
+//!    rule made preferred ([`crate::self_block`]);
+//! 6. uncordoning a node, tolerating a taint, labelling a node.
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -45,34 +48,50 @@ const CONTROLLER_LABELS: &[&str] = &[
     "batch.kubernetes.io/job-completion-index",
 ];
 
+/// A node added by a fix: a copy of `like` under `name`, with `labels` set.
+#[derive(Debug, Clone)]
+pub(crate) struct NewNode {
+    /// The node it copies (size, labels, taints).
+    pub like: NodeId,
+    /// Its name (and hostname).
+    pub name: String,
+    /// Labels set on the copy.
+    pub labels: Vec<(String, String)>,
+}
+
 /// A change to the world, applied to a copy for verification.
 #[derive(Debug, Default, Clone)]
-struct Change {
+pub(crate) struct Change {
     /// The explained pod as it would be recreated.
-    incoming: Option<core::Pod>,
+    pub incoming: Option<core::Pod>,
     /// Existing pods replaced by patched versions (on the same node).
-    replace: Vec<(PodId, core::Pod)>,
+    pub replace: Vec<(PodId, core::Pod)>,
     /// Pods removed.
-    remove: Vec<PodId>,
+    pub remove: Vec<PodId>,
     /// Nodes uncordoned.
-    uncordon: Vec<NodeId>,
+    pub uncordon: Vec<NodeId>,
     /// Node labels set.
-    label: Vec<(NodeId, String, String)>,
+    pub label: Vec<(NodeId, String, String)>,
+    /// A node added.
+    pub add_node: Option<NewNode>,
+    /// The workload scaled to this many replicas, those still running:
+    /// the explained pod is not created, so it is not scheduled.
+    pub scale_to: Option<(usize, Vec<PodId>)>,
 }
 
 /// Describes a verification run, given where the pod landed.
-type Describe = Box<dyn Fn(&ClusterState, &Outcome, NodeId) -> String>;
+pub(crate) type Describe = Box<dyn Fn(&ClusterState, &Outcome, NodeId) -> String>;
 
 /// A fix before verification.
 pub(crate) struct Candidate {
-    title: String,
-    target: String,
-    patch: Value,
-    command: String,
-    rationale: String,
-    change: Change,
+    pub title: String,
+    pub target: String,
+    pub patch: Value,
+    pub command: String,
+    pub rationale: String,
+    pub change: Change,
     /// Describes the verification run.
-    describe: Describe,
+    pub describe: Describe,
 }
 
 /// What the fix builders read.
@@ -99,6 +118,7 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> (Vec<Candidate>, Vec<Note>) {
         candidates.extend(narrow_existing(ctx));
         candidates.extend(narrow_own(ctx));
         candidates.extend(rollout_strategy(ctx, &mut notes));
+        candidates.extend(crate::self_block::candidates(ctx));
         candidates.extend(uncordon(ctx));
         candidates.extend(tolerate(ctx));
         candidates.extend(label_node(ctx));
@@ -130,6 +150,31 @@ pub(crate) fn verify_all(
 
 /// Applies one candidate, schedules the pod, and undoes the change.
 fn verify(what_if: &mut WhatIf<'_>, pod: &Pod, c: Candidate) -> Option<Fix> {
+    if let Some((replicas, running)) = &c.change.scale_to {
+        // The pod is not created: what is checked is that every replica
+        // left still runs.
+        let state = what_if.state();
+        let nodes: Vec<String> = running
+            .iter()
+            .filter_map(|&id| state.pod_node(id))
+            .map(|n| state.node(n).name.to_string())
+            .collect();
+        if nodes.len() != *replicas {
+            return None;
+        }
+        return Some(Fix {
+            title: c.title,
+            target: c.target,
+            patch: to_yaml(&c.patch),
+            command: c.command,
+            rationale: c.rationale,
+            lands_on: "nowhere: the pod is not created".to_string(),
+            verification: format!(
+                "with {replicas} replica(s) every pod of the workload is placed ({}) and none stays Pending",
+                nodes.join(", ")
+            ),
+        });
+    }
     let undo = apply(what_if.state_mut(), &c.change);
     let result = (|| {
         let pod = match &c.change.incoming {
@@ -172,6 +217,8 @@ struct Undo {
     uncordoned: Vec<NodeId>,
     /// Nodes relabelled, with their labels before.
     relabelled: Vec<(NodeId, podplace_model::labels::Labels)>,
+    /// A node added: removed.
+    added_node: Option<NodeId>,
 }
 
 /// Applies a change through the cluster's own bind/unbind, so every index
@@ -210,6 +257,16 @@ fn apply(cluster: &mut ClusterState, change: &Change) -> Undo {
         relabel(cluster, *n, |labels| labels.insert(k, v));
         undo.relabelled.push((*n, before));
     }
+    if let Some(new) = &change.add_node {
+        let mut node = cluster.node(new.like).clone();
+        node.name = new.name.as_str().into();
+        node.name_sym = cluster.intern(&new.name);
+        for (k, v) in &new.labels {
+            let (k, v) = (cluster.intern(k), cluster.intern(v));
+            node.labels.insert(k, v);
+        }
+        undo.added_node = Some(cluster.insert_node(node));
+    }
     undo
 }
 
@@ -234,6 +291,9 @@ fn set_unschedulable(cluster: &mut ClusterState, n: NodeId, unschedulable: bool)
 
 /// Undoes [`apply`], last change first.
 fn revert(cluster: &mut ClusterState, undo: Undo) {
+    if let Some(n) = undo.added_node {
+        cluster.remove_node(n);
+    }
     for (n, before) in undo.relabelled.into_iter().rev() {
         relabel(cluster, n, |labels| *labels = before);
     }
@@ -253,13 +313,17 @@ fn revert(cluster: &mut ClusterState, undo: Undo) {
 
 /// A workload's pod template (or a bare pod's spec) and the JSON path to
 /// its pod spec.
-struct SpecAt {
-    labels: Vec<(String, String)>,
-    spec: core::PodSpec,
-    path: &'static [&'static str],
+pub(crate) struct SpecAt {
+    pub labels: Vec<(String, String)>,
+    pub spec: core::PodSpec,
+    pub path: &'static [&'static str],
 }
 
-fn spec_of(world: &World, w: &WorkloadRef, fallback: Option<&core::Pod>) -> Option<SpecAt> {
+pub(crate) fn spec_of(
+    world: &World,
+    w: &WorkloadRef,
+    fallback: Option<&core::Pod>,
+) -> Option<SpecAt> {
     let inv = world.base.inventory();
     let same = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         m.name.as_deref() == Some(w.name.as_str())
@@ -351,14 +415,14 @@ fn own_labels(
 }
 
 /// `leaf` nested under `path`.
-fn nest(path: &[&str], leaf: Value) -> Value {
+pub(crate) fn nest(path: &[&str], leaf: Value) -> Value {
     path.iter()
         .rev()
         .fold(leaf, |acc, key| json!({ *key: acc }))
 }
 
 /// How to apply a patch to a target.
-fn command(w: &WorkloadRef, patch: &Value) -> String {
+pub(crate) fn command(w: &WorkloadRef, patch: &Value) -> String {
     if w.kind == WorkloadKind::Pod {
         return format!(
             "a Pod's spec cannot be changed in place: apply the patch to its manifest and \
@@ -376,14 +440,14 @@ fn command(w: &WorkloadRef, patch: &Value) -> String {
     )
 }
 
-fn affinity_value(spec: &core::PodSpec) -> Value {
+pub(crate) fn affinity_value(spec: &core::PodSpec) -> Value {
     spec.affinity
         .as_ref()
         .and_then(|a| serde_json::to_value(a).ok())
         .unwrap_or_else(|| json!({}))
 }
 
-fn list_at(affinity: &Value, kind: TermKind) -> Vec<Value> {
+pub(crate) fn list_at(affinity: &Value, kind: TermKind) -> Vec<Value> {
     let (outer, inner) = field_of(kind);
     affinity
         .get(outer)
@@ -398,7 +462,7 @@ fn field_of(kind: TermKind) -> (&'static str, &'static str) {
 }
 
 /// A copy of an API pod with one of its rule lists replaced.
-fn with_list(pod: &core::Pod, kind: TermKind, list: &[Value]) -> Option<core::Pod> {
+pub(crate) fn with_list(pod: &core::Pod, kind: TermKind, list: &[Value]) -> Option<core::Pod> {
     let mut value = serde_json::to_value(pod).ok()?;
     let (outer, inner) = field_of(kind);
     let spec = value.get_mut("spec")?.as_object_mut()?;
@@ -425,7 +489,7 @@ fn labels_value(labels: &[(String, String)]) -> Value {
     )
 }
 
-fn pod_id_by_name(cluster: &ClusterState, full: &str) -> Option<PodId> {
+pub(crate) fn pod_id_by_name(cluster: &ClusterState, full: &str) -> Option<PodId> {
     let (ns, name) = full.split_once('/')?;
     cluster.pod_id(ns, name)
 }
@@ -446,7 +510,7 @@ fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
     out
 }
 
-fn lands_sentence(cluster: &ClusterState, outcome: &Outcome, node: NodeId) -> String {
+pub(crate) fn lands_sentence(cluster: &ClusterState, outcome: &Outcome, node: NodeId) -> String {
     let others: Vec<&str> = outcome
         .best
         .iter()

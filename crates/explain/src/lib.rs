@@ -11,6 +11,7 @@
 
 mod analyze;
 mod fixes;
+mod self_block;
 pub mod group;
 pub mod model;
 mod notes;

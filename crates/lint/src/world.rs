@@ -260,6 +260,17 @@ pub struct TermRef<'s> {
     pub list_path: FieldPath,
 }
 
+/// A node a fix adds: a copy of `like` named `name`, with `labels` set.
+#[derive(Debug, Clone)]
+pub struct NewNode {
+    /// The node it copies (size, labels, taints).
+    pub like: NodeId,
+    /// Its name (and hostname).
+    pub name: String,
+    /// Labels set on the copy.
+    pub labels: Vec<(String, String)>,
+}
+
 /// Pods that terms may match: one entry per workload and distinct label set.
 #[derive(Debug)]
 pub struct Member {
@@ -695,16 +706,19 @@ impl<'a> World<'a> {
     /// Places `replicas` pods like `pod` (a subject's template, perhaps
     /// changed by a fix) one after another, on a what-if of the applied
     /// world from which `workload`'s own pods were removed, each bound where
-    /// the engine puts it (with `extra_node`, a node added first, when
-    /// given): where each went, `None` for a pod left Pending. This is how
-    /// a fix is verified by placing again.
+    /// the engine puts it (with `new_nodes` added first: copies of an
+    /// existing node under a new name, with labels set): where each went,
+    /// `None` for a pod left Pending, else the node's name and its value
+    /// of `key` (the node's name when it has none). This is how a fix is
+    /// verified by placing again.
     pub fn place_replicas(
         &self,
         workload: &WorkloadRef,
         pod: &Pod,
         replicas: usize,
-        extra_node: Option<podplace_model::objects::Node>,
-    ) -> Vec<Option<NodeId>> {
+        new_nodes: &[NewNode],
+        key: Sym,
+    ) -> Vec<Option<(String, String)>> {
         let mut state = self.state.overlay();
         let own: Vec<podplace_engine::PodId> = state
             .live_pods()
@@ -714,7 +728,14 @@ impl<'a> World<'a> {
         for id in own {
             state.remove_pod(id);
         }
-        if let Some(node) = extra_node {
+        for new in new_nodes {
+            let mut node = state.node(new.like).clone();
+            node.name = new.name.as_str().into();
+            node.name_sym = state.intern(&new.name);
+            for (k, v) in &new.labels {
+                let (k, v) = (state.intern(k), state.intern(v));
+                node.labels.insert(k, v);
+            }
             state.insert_node(node);
         }
         let mut cache = podplace_engine::SchedulerCache::new();
@@ -727,10 +748,15 @@ impl<'a> World<'a> {
             state.settle();
             let chosen =
                 podplace_engine::schedule(&state, &mut cache, state.pod(id), self.seed).chosen;
-            if let Some(n) = chosen {
+            out.push(chosen.map(|n| {
                 state.bind(id, n);
-            }
-            out.push(chosen);
+                let node = state.node(n);
+                let domain = node.labels.get(key).map_or_else(
+                    || node.name.to_string(),
+                    |v| state.interner().resolve(v).to_string(),
+                );
+                (node.name.to_string(), domain)
+            }));
         }
         out
     }

@@ -94,13 +94,9 @@ fn placed_again(
         return None;
     }
     let replicas = usize::try_from(s.replicas.unwrap_or(1)).unwrap_or(0);
-    let nodes = world.place_replicas(&s.workload, fixed, replicas, None);
+    let nodes = world.place_replicas(&s.workload, fixed, replicas, &[], key);
     let placed: Vec<_> = nodes.iter().flatten().collect();
-    let domains: BTreeSet<String> = placed
-        .iter()
-        .filter_map(|&&n| world.state.node(n).labels.get(key))
-        .map(|v| world.text(v).to_string())
-        .collect();
+    let domains: BTreeSet<String> = placed.iter().map(|(_, d)| d.clone()).collect();
     let pending = replicas - placed.len();
     let mut text = format!(
         "placing its {replicas} replicas again with the fix puts them in {} distinct {} domain(s) ({})",

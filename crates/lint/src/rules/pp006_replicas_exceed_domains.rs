@@ -3,14 +3,25 @@
 //! eligible (nodes passing its nodeSelector, node affinity, taints and
 //! cordons, as the engine's filters decide) than it has replicas: the rest
 //! stay Pending for good.
+//!
+//! Every way out is verified by placing the workload's replicas again on a
+//! what-if of the applied world (its own pods taken out first): the fix,
+//! scaling to the domains it can use, and, as notes, adding nodes like an
+//! eligible one in domains of their own (the workload unchanged) and
+//! making the term preferred (what it costs: replicas sharing a domain).
 
+use std::collections::BTreeMap;
+
+use podplace_engine::NodeId;
+use podplace_model::intern::Sym;
+use podplace_model::objects::WeightedTerm;
 use podplace_model::validate::FieldPath;
 use serde_json::Value;
 
 use crate::finding::{Fix, Related, RuleInfo, Severity};
 use crate::patch::MergePatch;
 use crate::rules::{finding, list};
-use crate::world::World;
+use crate::world::{NewNode, Subject, World};
 use crate::{LintError, LintOptions, Sink};
 
 /// PP006.
@@ -78,15 +89,153 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 "or keep {replicas} replicas with a DoNotSchedule topology spread constraint (maxSkew: 1) instead of \
                  anti-affinity: it allows more pods than domains while keeping them even"
             ));
+            let v = verify(
+                world,
+                s,
+                t.index,
+                t.compiled.topology_key,
+                &eligible,
+                replicas,
+                n,
+            );
             f.fix = Some(Fix {
                 description: format!("run {n} replicas, one per eligible {key} domain"),
                 patch: MergePatch::new()
                     .set(&replicas_path, Value::from(n))
                     .to_yaml(),
-                verified: None,
+                verified: v.scale,
             });
+            if !v.alternatives.is_empty() {
+                f.notes.push(format!(
+                    "other verified ways out, least change to the workload first: {}",
+                    v.alternatives.join("; ")
+                ));
+            }
             sink.push(&s.ignored, f);
         }
     }
     Ok(())
+}
+
+/// What placing the replicas again showed for each way out.
+struct Verified {
+    /// The scale fix's verification, when it holds.
+    scale: Option<String>,
+    /// Other ways out that hold, least change to the workload first.
+    alternatives: Vec<String>,
+}
+
+/// Where placed pods went, as domain -> pods.
+fn by_domain(placed: &[Option<(String, String)>]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for (_, domain) in placed.iter().flatten() {
+        *out.entry(domain.clone()).or_insert(0) += 1;
+    }
+    out
+}
+
+/// A name no node has and no other new node takes: `base-2`, `base-3`...
+fn fresh(taken: &dyn Fn(&str) -> bool, base: &str) -> String {
+    (2..)
+        .map(|i| format!("{base}-{i}"))
+        .find(|n| !taken(n))
+        .unwrap_or_else(|| format!("{base}-new"))
+}
+
+fn verify(
+    world: &World<'_>,
+    s: &Subject<'_>,
+    term: usize,
+    key: Sym,
+    eligible: &[NodeId],
+    replicas: i32,
+    n: i32,
+) -> Verified {
+    let key_text = world.text(key).to_string();
+    let total = usize::try_from(replicas).unwrap_or(0);
+    let mut alternatives = Vec::new();
+    // Nodes like the first eligible one, each in a domain of its own.
+    if let Some(&like) = eligible.first() {
+        let missing = usize::try_from(replicas - n).unwrap_or(0);
+        let template = world.node_name(like).to_string();
+        let mut new_nodes: Vec<NewNode> = Vec::new();
+        for _ in 0..missing {
+            let taken = |name: &str| {
+                world.state.node_id(name).is_some() || new_nodes.iter().any(|x| x.name == name)
+            };
+            let name = fresh(&taken, &template);
+            let mut labels = vec![("kubernetes.io/hostname".to_string(), name.clone())];
+            if key_text != "kubernetes.io/hostname" {
+                if let Some(v) = world.state.node(like).labels.get(key) {
+                    let used = |value: &str| {
+                        world
+                            .state
+                            .nodes()
+                            .iter()
+                            .any(|x| x.labels.get(key).is_some_and(|y| world.text(y) == value))
+                            || new_nodes
+                                .iter()
+                                .any(|x| x.labels.iter().any(|(k, v)| *k == key_text && v == value))
+                    };
+                    labels.push((key_text.clone(), fresh(&used, world.text(v))));
+                }
+            }
+            new_nodes.push(NewNode { like, name, labels });
+        }
+        let placed = world.place_replicas(&s.workload, &s.pod, total, &new_nodes, key);
+        if placed.iter().all(Option::is_some) && !new_nodes.is_empty() {
+            let stated: Vec<String> = new_nodes
+                .iter()
+                .map(|x| {
+                    let labels: Vec<String> =
+                        x.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    labels.join(", ")
+                })
+                .collect();
+            alternatives.push(format!(
+                "add {missing} node(s) like {template} (its pool, size and taints) labelled {}: placing the {replicas} replicas again puts them in {} {key_text} domains, none Pending",
+                stated.join(" and "),
+                by_domain(&placed).len()
+            ));
+        }
+    }
+    // The term made preferred.
+    let mut soft = s.pod.clone();
+    if term < soft.affinity.required_anti_affinity.len() {
+        let t = soft.affinity.required_anti_affinity.remove(term);
+        soft.affinity.preferred_anti_affinity.push(WeightedTerm {
+            weight: 100,
+            term: t,
+        });
+        let placed = world.place_replicas(&s.workload, &soft, total, &[], key);
+        if placed.iter().all(Option::is_some) {
+            let domains = by_domain(&placed);
+            let crowded: Vec<String> = domains
+                .iter()
+                .filter(|(_, &c)| c > 1)
+                .map(|(d, c)| format!("{c} share {d}"))
+                .collect();
+            alternatives.push(format!(
+                "make the term preferred (weight 100): placing the {replicas} replicas again places them all, at a cost to the spread ({})",
+                crowded.join(", ")
+            ));
+        }
+    }
+    let scaled = world.place_replicas(
+        &s.workload,
+        &s.pod,
+        usize::try_from(n).unwrap_or(0),
+        &[],
+        key,
+    );
+    let scale = scaled.iter().all(Option::is_some).then(|| {
+        format!(
+            "placing {n} replicas again (the engine, on the nodes given) puts one in each of {} {key_text} domain(s), none Pending",
+            by_domain(&scaled).len()
+        )
+    });
+    Verified {
+        scale,
+        alternatives,
+    }
 }

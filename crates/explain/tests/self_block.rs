@@ -1,0 +1,116 @@
+//! `why` when a pod's own workload keeps it off every node: verified ways
+//! out (a node like an existing one, the workload scaled to its domains,
+//! the rule made preferred), least change to the workload first.
+
+use podplace_explain::{explain, World};
+use podplace_model::load::{load, Source};
+
+fn world(paths: &[std::path::PathBuf], extra: &str) -> World {
+    let mut sources: Vec<Source> = paths.iter().cloned().map(Source::Path).collect();
+    if !extra.is_empty() {
+        sources.push(Source::Bytes {
+            name: "extra.yaml".into(),
+            data: extra.as_bytes().to_vec(),
+        });
+    }
+    let mut inv = load(&sources).expect("world loads");
+    podplace_model::expand::expand_workloads(&mut inv);
+    World::new(inv, 0).expect("cluster builds")
+}
+
+fn install(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/installs"
+    ))
+    .join(name)
+}
+
+#[test]
+fn argocd_haproxy_on_two_nodes_gets_three_verified_ways_out() {
+    let dir = install("argocd-ha");
+    let world = world(
+        &[dir.join("manifests.yaml"), dir.join("cluster-2-nodes.yaml")],
+        "",
+    );
+    let pending = world
+        .base
+        .placements()
+        .iter()
+        .find(|p| {
+            p.node.is_none()
+                && world
+                    .base
+                    .pod_name(p.pod)
+                    .contains("argocd-redis-ha-haproxy")
+        })
+        .map(|p| p.pod)
+        .expect("a Pending haproxy replica");
+    let e = explain(&world, pending);
+    let titles: Vec<&str> = e.fixes.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(titles.len(), 3, "{titles:#?}");
+    assert!(
+        titles[0].starts_with("Add a node like ip-10-0-"),
+        "{titles:#?}"
+    );
+    assert_eq!(
+        titles[1],
+        "Scale Deployment/argocd/argocd-redis-ha-haproxy to 2 replica(s), the domains it can use"
+    );
+    assert!(titles[2]
+        .starts_with("Make the pod's own anti-affinity over kubernetes.io/hostname preferred"));
+    let add = &e.fixes[0];
+    assert!(
+        add.lands_on.ends_with(".ec2.internal-2"),
+        "{}",
+        add.lands_on
+    );
+    assert!(
+        add.patch.contains("kubernetes.io/os: linux"),
+        "{}",
+        add.patch
+    );
+    assert_eq!(e.fixes[1].lands_on, "nowhere: the pod is not created");
+    assert!(e.fixes[1].verification.contains("none stays Pending"));
+    assert!(
+        e.fixes[2]
+            .verification
+            .contains("2 replicas of Deployment/argocd/argocd-redis-ha-haproxy then share"),
+        "{}",
+        e.fixes[2].verification
+    );
+}
+
+const ZONES: &str = "\
+apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {kubernetes.io/hostname: a, topology.kubernetes.io/zone: z1}}\n\
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {kubernetes.io/hostname: b, topology.kubernetes.io/zone: z2}}\n\
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n\
+apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: data}\nspec:\n  replicas: 3\n  serviceName: db\n  \
+selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      affinity:\n        \
+podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector: {matchLabels: {app: db}}\n            \
+topologyKey: topology.kubernetes.io/zone\n      containers: [{name: c, image: postgres}]\n";
+
+#[test]
+fn a_zone_rule_gets_a_node_in_a_zone_of_its_own() {
+    let world = world(&[], ZONES);
+    let id = world.find_pod("data/db-2", None).expect("db-2");
+    let e = explain(&world, id);
+    let add = e.fixes.first().expect("fixes");
+    assert!(
+        add.title
+            .contains("in a topology.kubernetes.io/zone of its own"),
+        "{}",
+        add.title
+    );
+    assert!(
+        add.patch.contains("topology.kubernetes.io/zone: z1-2"),
+        "{}",
+        add.patch
+    );
+    assert_eq!(add.lands_on, "a-2");
+    assert!(e
+        .fixes
+        .iter()
+        .any(|f| f.title == "Scale StatefulSet/data/db to 2 replica(s), the domains it can use"));
+}
