@@ -41,6 +41,9 @@ struct JsonPlacement {
     tied: Vec<String>,
     /// The chosen node's total score.
     score: Option<i64>,
+    /// SchedulingGates' message when the pod is gated (never tried).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gated: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -104,6 +107,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             message: p.message.clone(),
             tied: p.tied.iter().copied().map(node_name).collect(),
             score: p.score,
+            gated: p.gated.clone(),
         })
         .collect();
     let placed = rows.iter().filter(|r| r.node.is_some()).count();
@@ -124,7 +128,13 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         }
         OutputFormat::Text => render_text(&mut out, &rows, placed, pending_count)?,
     }
-    Ok(Exit::Ok)
+    // Pods left Pending fail the run (exit 1, as `why` does), so CI can
+    // gate on a placement.
+    Ok(if pending_count > 0 {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
 }
 
 fn render_text(
@@ -169,6 +179,15 @@ fn render_text(
                         "  {:width$}  {}{tie}",
                         p.pod,
                         node.if_supports_color(Stream::Stdout, |t| t.green())
+                    )?;
+                }
+                None if p.gated.is_some() => {
+                    writeln!(
+                        out,
+                        "  {:width$}  {}  {}",
+                        p.pod,
+                        "Gated".if_supports_color(Stream::Stdout, |t| t.yellow()),
+                        p.message
                     )?;
                 }
                 None => {

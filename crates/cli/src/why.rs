@@ -166,6 +166,27 @@ pub fn explain_in(
             return Ok(Exit::BadInput);
         }
     };
+    let pod = world.base.state().pod(id);
+    if let Some(gated) = podplace_engine::plugins::scheduling_gates::pre_enqueue(pod) {
+        // SchedulingGates: kube-scheduler never tries a gated pod.
+        let name = world.base.pod_name(id);
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        match args.output.output {
+            OutputFormat::Json => {
+                let gates: Vec<&str> = pod.scheduling_gates.iter().map(|g| &**g).collect();
+                let view = json!({"pod": name, "phase": "Gated", "gates": gates, "message": gated});
+                serde_json::to_writer_pretty(&mut out, &view)?;
+                writeln!(out)?;
+            }
+            OutputFormat::Text => writeln!(
+                out,
+                "{name} is gated ({gated}): kube-scheduler does not try it, and it gets no \
+                 FailedScheduling message, until its spec.schedulingGates are removed."
+            )?,
+        }
+        return Ok(Exit::Findings);
+    }
     let started = Instant::now();
     let explanation = explain(&world, id);
     let explained = started.elapsed();
