@@ -284,6 +284,13 @@ impl Simulation {
                     "{display} uses updateStrategy OnDelete: the controller replaces a pod only once it is deleted; {outdated} pod(s) still run the old revision and wait for a delete (kubectl rollout status only follows RollingUpdate)"
                 ),
             });
+        } else if let Some(outdated) = self.daemon_on_delete_outdated(w).filter(|&n| n > 0) {
+            let display = self.workload_name(w);
+            self.push_change(Change::Note {
+                text: format!(
+                    "{display} uses updateStrategy OnDelete: the controller replaces a pod only once it is deleted; {outdated} pod(s) still run the old revision and wait for a delete"
+                ),
+            });
         } else {
             let finding = self.stuck_workload_finding(w);
             self.push_finding(finding);

@@ -944,6 +944,30 @@ impl Simulation {
         }
     }
 
+    /// An OnDelete DaemonSet's pods still on an old revision (None: not an
+    /// OnDelete DaemonSet).
+    pub(crate) fn daemon_on_delete_outdated(&self, w: WorkloadId) -> Option<usize> {
+        let Ctl::DaemonSet(d) = &self.workloads[w.index()].ctl else {
+            return None;
+        };
+        let on_delete = d
+            .api
+            .spec
+            .as_ref()
+            .and_then(|s| s.update_strategy.as_ref())
+            .and_then(|u| u.type_.as_deref())
+            == Some("OnDelete");
+        on_delete.then(|| {
+            self.workloads[w.index()]
+                .pods
+                .iter()
+                .filter(|&&p| {
+                    self.active(p) && self.info(p).is_some_and(|i| i.revision != d.revision)
+                })
+                .count()
+        })
+    }
+
     /// Where a StatefulSet's rollout stands (`kubectl rollout status`).
     pub(crate) fn stateful_rollout_status(&self, w: WorkloadId) -> Option<stsc::RolloutStatus> {
         let v = self.sts_view(w).ok()?;

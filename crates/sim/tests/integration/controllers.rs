@@ -128,6 +128,20 @@ fn daemon_set_max_surge_starts_the_new_pod_beside_the_old_one() {
     assert!(!stuck(update));
 }
 
+#[test]
+fn daemon_set_on_delete_waits_for_deletes_and_says_so() {
+    let r = replay(&format!("{NODES}steps:{}", daemon_set("{type: OnDelete}")));
+    let update = &r.steps[1];
+    assert!(!stuck(update), "{:#?}", update.findings);
+    let l = lines(update);
+    assert!(
+        l.iter().any(|l| l.contains("updateStrategy OnDelete")
+            && l.contains("2 pod(s) still run the old revision")),
+        "{l:#?}"
+    );
+    assert!(!l.iter().any(|l| l.starts_with("deleted")), "{l:#?}");
+}
+
 const STS_HEAD: &str = r#"
   - apply:
       objects:
