@@ -8,6 +8,7 @@ mod bounds;
 mod hostile;
 mod installs;
 mod lint;
+mod live_cases;
 mod place;
 mod rebalance;
 mod rebalance_interval;

@@ -23,6 +23,7 @@ mod rbac;
 mod rebalance;
 mod smoke;
 mod support;
+mod volumes;
 mod why;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -44,6 +45,7 @@ fn all_tests() -> Vec<LiveTest> {
         rbac::tests(),
         rebalance::tests(),
         predictions::tests(),
+        volumes::tests(),
         controllers::tests(),
     ]
     .into_iter()
