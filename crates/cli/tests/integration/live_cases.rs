@@ -36,6 +36,7 @@ fn every_live_case_matches_the_real_scheduler() {
     for family in [
         "prebound-zonal",
         "wffc-static",
+        "wffc-multi",
         "immediate",
         "missing-claim",
         "claim-deleting",

@@ -28,6 +28,7 @@ pub fn all() -> Vec<Spec> {
     v.extend((0..15).map(rwop));
     v.extend((0..15).map(gates));
     v.extend((0..20).map(dra));
+    v.extend((0..14).map(wffc_multi));
     v
 }
 
@@ -866,6 +867,82 @@ fn dra(i: usize) -> Spec {
     c.twist(twist, &blocked, &mut pod);
     c.finish(
         "dra",
+        format!("{desc}; twist {twist:?} on {blocked:?}"),
+        pod,
+        true,
+    )
+}
+
+/// Two claims at once: WaitForFirstConsumer local volumes for each on
+/// different node sets (only their overlap fits, or none), or one of them
+/// pre-bound to a zone or dynamically provisioned.
+fn wffc_multi(i: usize) -> Spec {
+    let name = format!("wffc-multi-{i:03}");
+    let n = 4;
+    let mut c = Case::new(name.clone(), n, i % 3);
+    let class = format!("{name}-local");
+    c.objects.push(storage_class(
+        &class,
+        "kubernetes.io/no-provisioner",
+        "WaitForFirstConsumer",
+        &[],
+    ));
+    let mut k = 0;
+    let mut local = |c: &mut Case, node: usize, size: &str| {
+        let v = Pv::new(&format!("{}-pv{k}", c.name), &class, size).on_node(c.node(node));
+        k += 1;
+        c.objects.push(v.object());
+    };
+    let a = (i % n, (i + 1) % n);
+    let overlap = i % 4 != 3;
+    let b = if overlap {
+        ((i + 1) % n, (i + 2) % n)
+    } else {
+        ((i + 2) % n, (i + 3) % n)
+    };
+    let mut pod = PodB::new("pod").claim("first");
+    c.objects.push(Pvc::new("first", &class, "5Gi").object());
+    local(&mut c, a.0, "10Gi");
+    local(&mut c, a.1, "10Gi");
+    let desc = match i % 3 {
+        0 => {
+            local(&mut c, b.0, "20Gi");
+            local(&mut c, b.1, "20Gi");
+            c.objects.push(Pvc::new("second", &class, "20Gi").object());
+            format!("two WaitForFirstConsumer claims, volumes on nodes {a:?} and {b:?}")
+        }
+        1 => {
+            let zone = c.zone(b.0);
+            let mut pv = Pv::new(&format!("{name}-zonal"), "", "5Gi").in_zones(&[zone]);
+            pv.claim = Some((name.clone(), "second".into()));
+            let mut p = Pvc::new("second", "", "5Gi");
+            p.volume = Some(pv.name.clone());
+            c.objects.push(pv.object());
+            c.objects.push(p.object());
+            format!("a WaitForFirstConsumer claim with volumes on nodes {a:?} and a claim pre-bound to {zone}")
+        }
+        _ => {
+            let dynamic = format!("{name}-dyn");
+            let allowed = [c.zone(b.0)];
+            c.objects.push(storage_class(
+                &dynamic,
+                &format!("{name}.example.com"),
+                "WaitForFirstConsumer",
+                &allowed,
+            ));
+            c.objects.push(Pvc::new("second", &dynamic, "5Gi").object());
+            format!(
+                "a WaitForFirstConsumer claim with volumes on nodes {a:?} and one provisioned in {}",
+                allowed[0]
+            )
+        }
+    };
+    pod = pod.claim("second");
+    let twist = TWISTS[(i / 3) % TWISTS.len()];
+    let blocked = if i % 5 == 4 { vec![a.1] } else { vec![] };
+    c.twist(twist, &blocked, &mut pod);
+    c.finish(
+        "wffc-multi",
         format!("{desc}; twist {twist:?} on {blocked:?}"),
         pod,
         true,
