@@ -199,7 +199,15 @@ pub fn run(args: LintArgs) -> Result<Exit> {
                     .collect(),
                 ..args.more_files.load_options()
             };
-            let sources: Vec<Source> = inputs.iter().map(|f| Source::from_arg(f)).collect();
+            let max = args.more_files.load_options().max_input_bytes;
+            let sources: Vec<Source> =
+                match inputs.iter().map(|f| manifest_source(f, max)).collect() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: cannot read standard input: {e}");
+                        return Ok(Exit::BadInput);
+                    }
+                };
             let (manifests, source_map) = match load_with_source_map(&sources, &load_options) {
                 Ok(loaded) => loaded,
                 Err(e) => {
@@ -248,5 +256,23 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     Ok(match report.worst() {
         Some(worst) if worst >= threshold => Exit::Findings,
         _ => Exit::Ok,
+    })
+}
+
+/// A manifest argument as a source: `-` is standard input, read here (at
+/// most one byte past `max`, so the loader refuses a longer one) and named
+/// `<stdin>`, as findings locate it.
+fn manifest_source(arg: &str, max: u64) -> std::io::Result<Source> {
+    if arg != "-" {
+        return Ok(Source::from_arg(arg));
+    }
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::io::stdin().lock(), max.saturating_add(1)),
+        &mut data,
+    )?;
+    Ok(Source::Bytes {
+        name: "<stdin>".to_string(),
+        data,
     })
 }

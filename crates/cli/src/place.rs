@@ -128,7 +128,13 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         }
         OutputFormat::Text => render_text(&mut out, &rows, placed, pending_count)?,
     }
-    Ok(Exit::Ok)
+    // Pods left Pending fail the run (exit 1, as `why` does), so CI can
+    // gate on a placement.
+    Ok(if pending_count > 0 {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
 }
 
 fn render_text(

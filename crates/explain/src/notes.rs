@@ -128,7 +128,16 @@ pub(crate) fn notes(
             }
         }
     }
-    let has_node_rules = !pod.node_selector.is_empty() || pod.required_node_affinity.is_some();
+    // The standard `kubernetes.io/os: linux` (or arch) selector matches
+    // every node of a Linux cluster by design: not worth a note.
+    let interner = analyzer.cluster.interner();
+    let only_kubelet_keys = pod.required_node_affinity.is_none()
+        && pod.node_selector.iter().all(|r| {
+            let key = interner.resolve(requirement_key(r));
+            KUBELET_PLATFORM_LABELS.contains(&key)
+        });
+    let has_node_rules = (!pod.node_selector.is_empty() || pod.required_node_affinity.is_some())
+        && !only_kubelet_keys;
     let node_rejected = verdicts.iter().any(|v| {
         v.reasons
             .iter()
@@ -177,4 +186,26 @@ pub(crate) fn notes(
         });
     }
     out
+}
+
+/// Node labels every kubelet sets about the platform; a selector on them
+/// alone is the standard one that matches every node of its platform.
+const KUBELET_PLATFORM_LABELS: [&str; 4] = [
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+];
+
+/// The label key a requirement is about.
+fn requirement_key(r: &podplace_model::selector::Requirement) -> podplace_model::intern::Sym {
+    use podplace_model::selector::Requirement as R;
+    match r {
+        R::In(k, _)
+        | R::NotIn(k, _)
+        | R::Exists(k)
+        | R::DoesNotExist(k)
+        | R::Gt(k, _)
+        | R::Lt(k, _) => *k,
+    }
 }

@@ -150,8 +150,9 @@ fn rows() -> Vec<Row> {
                     .map(String::from)
                     .to_vec(),
                 stdin: None,
-                // place exits 0 with pods Pending; the reason is printed.
-                code: 0,
+                // place exits 1 with pods Pending (the reason is printed),
+                // 0 when every pod is placed.
+                code: if requests.contains("1e30") { 1 } else { 0 },
                 want: if requests.contains("1e14") && !name.contains("cores") {
                     "Insufficient cpu".to_string()
                 } else {

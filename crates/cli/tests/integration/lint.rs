@@ -182,12 +182,12 @@ fn helm_template_stream_on_stdin_keeps_line_numbers() {
     let v: Value = serde_json::from_str(&stdout).unwrap();
     let f = &v["findings"][0];
     assert_eq!(f["rule"], "PP001");
-    assert_eq!(f["file"], "-");
+    assert_eq!(f["file"], "<stdin>");
     assert_eq!(f["line"].as_u64(), Some(expected_line as u64));
     assert_eq!(f["column"].as_u64(), Some(15));
     let (text, _, _) = podplace_with_stdin(&["lint", "-"], &stream);
     assert!(
-        text.contains(&format!("--> -:{expected_line}:15")),
+        text.contains(&format!("--> <stdin>:{expected_line}:15")),
         "{text}"
     );
     assert!(text.contains("matchExpressions:"), "{text}");
@@ -218,7 +218,7 @@ fn bad_input_exits_2_with_a_location() {
         "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n",
     );
     assert_eq!(code, 2);
-    assert!(stderr.starts_with("error: -:"), "{stderr}");
+    assert!(stderr.starts_with("error: <stdin>:"), "{stderr}");
     let (_, stderr, code) = podplace(&["lint"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no manifests given"), "{stderr}");

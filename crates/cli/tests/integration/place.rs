@@ -14,8 +14,10 @@ fn place_json(files: &[&str]) -> Vec<Value> {
         args.push(f);
     }
     let (stdout, stderr, code) = podplace(&args);
-    assert_eq!(code, 0, "stderr: {stderr}");
     let v: Value = serde_json::from_str(&stdout).expect("valid JSON");
+    // Exit 1 exactly when a pod stays Pending.
+    let pending = v["pending"].as_u64().expect("pending count");
+    assert_eq!(code, i32::from(pending > 0), "stderr: {stderr}");
     v["placements"].as_array().expect("placements").clone()
 }
 
@@ -94,14 +96,14 @@ fn rollout_first_rollout_fits_and_the_surge_pod_stalls() {
 #[test]
 fn text_output_of_the_vault_story() {
     let (stdout, _, code) = podplace(&["place", "-f", "vault"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "vault-2 stays Pending");
     insta::assert_snapshot!(stdout);
 }
 
 #[test]
 fn a_world_without_nodes_leaves_every_pod_pending_and_warns() {
     let (stdout, stderr, code) = podplace(&["place", "-f", "vault/vault.yaml"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1);
     assert!(stderr.contains("no nodes were loaded"), "{stderr}");
     assert!(stdout.contains("0 placed, 3 pending"), "{stdout}");
     assert!(

@@ -244,13 +244,15 @@ fn place(live: &Live, dir: &Path, files: &[&str]) -> Result<Vec<JsonPlacement>> 
     }
     args.extend(["-o", "json"]);
     let (out, err, code) = live.podplace(dir, &args);
+    let parsed: JsonOutput = serde_json::from_str(&out)
+        .with_context(|| format!("podplace place -o json printed: {out}{err} (exit {code})"))?;
+    // Exit 1 exactly when a pod stays Pending.
+    let pending = parsed.placements.iter().any(|p| p.node.is_none());
     ensure!(
-        code == 0,
+        code == i32::from(pending),
         "podplace {} exit {code}: {out}{err}",
         args.join(" ")
     );
-    let parsed: JsonOutput = serde_json::from_str(&out)
-        .with_context(|| format!("podplace place -o json printed: {out}"))?;
     Ok(parsed.placements)
 }
 

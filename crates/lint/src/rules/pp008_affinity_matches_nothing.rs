@@ -7,7 +7,7 @@
 
 use crate::finding::{RuleInfo, Severity};
 use crate::rules::{finding, selector_text};
-use crate::world::{TermKind, World};
+use crate::world::{Controller, TermKind, World};
 use crate::{LintError, LintOptions, Sink};
 
 /// PP008.
@@ -44,11 +44,18 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 &s.id,
                 world.locate(&s.origin, &t.path.child("labelSelector")),
                 "matches no pod",
-                format!(
-                    "required pod affinity `{}` matches no pod in {scope} and not {}'s own pods: they can never be scheduled",
-                    selector_text(t.api.label_selector.as_ref()),
-                    s.workload
-                ),
+                if matches!(s.controller, Controller::Pod) {
+                    format!(
+                        "required pod affinity `{}` matches no pod in {scope} and not the pod itself: it can never be scheduled",
+                        selector_text(t.api.label_selector.as_ref()),
+                    )
+                } else {
+                    format!(
+                        "required pod affinity `{}` matches no pod in {scope} and not {}'s own pods: they can never be scheduled",
+                        selector_text(t.api.label_selector.as_ref()),
+                        s.workload
+                    )
+                },
             );
             if world.snapshot.is_none() {
                 f = f.with_severity(Severity::Warning);

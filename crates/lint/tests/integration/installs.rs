@@ -280,3 +280,26 @@ fn a_spread_selector_that_misses_its_own_pods_is_caught() {
         "{fix:#?}"
     );
 }
+
+#[test]
+fn pp008_on_a_bare_pod_speaks_of_the_pod_itself() {
+    let report = crate::support::yaml(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: cache-client, namespace: shop}\nspec:\n  affinity:\n    podAffinity:\n      \
+         requiredDuringSchedulingIgnoredDuringExecution:\n      - labelSelector: {matchLabels: {app: cache}}\n        \
+         topologyKey: kubernetes.io/hostname\n  containers: [{name: c, image: busybox}]\n",
+    )
+    .lint();
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP008")
+        .unwrap_or_else(|| panic!("{:#?}", report.findings));
+    assert!(
+        f.message
+            .contains("and not the pod itself: it can never be scheduled"),
+        "{}",
+        f.message
+    );
+    assert!(!f.message.contains("own pods"), "{}", f.message);
+}
