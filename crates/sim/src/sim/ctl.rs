@@ -909,7 +909,6 @@ impl Simulation {
                 max_ordinal = max_ordinal.max(o);
             }
         }
-        let min_ready = self.min_ready_seconds(w);
         let slots = (start..=max_ordinal)
             .map(|o| match by_ordinal.get(&o) {
                 None => stsc::Slot::default(),
@@ -918,7 +917,8 @@ impl Simulation {
                     stsc::Slot {
                         exists: true,
                         terminating: info.deleting_since.is_some(),
-                        healthy: self.is_available(p, min_ready),
+                        // Running and Ready (`isRunningAndReady`).
+                        healthy: info.ready_since.is_some() && info.deleting_since.is_none(),
                         updated: info.revision == s.update_revision,
                     }
                 }
