@@ -119,22 +119,22 @@ fn a_pdb_without_disruptions_keeps_its_pods() {
     assert!(p.plan.evictions.iter().all(|e| !e.pod.starts_with("data/")));
 }
 
-/// The README's example policies (`## Rebalance`, and the policy file its
-/// example runs) load and plan.
+/// The rebalance reference's example policies (`docs/rebalance.md`, and the
+/// policy file its example runs) load and plan.
 #[test]
 fn the_readme_example_policies_run() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let section = &readme[readme
-        .find("\n## Rebalance\n")
-        .expect("README has a Rebalance section")..];
+    let section = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/rebalance.md"
+    ))
+    .expect("docs/rebalance.md is the rebalance reference");
     let mut found = 0;
     for block in section.split("```yaml\n").skip(1) {
         let body = block.split("```").next().unwrap();
         if !body.contains("DeschedulerPolicy") {
             continue;
         }
-        let p = Policy::parse(body, "README.md").unwrap_or_else(|e| panic!("{e}\n{body}"));
+        let p = Policy::parse(body, "docs/rebalance.md").unwrap_or_else(|e| panic!("{e}\n{body}"));
         plan(&world("drift-collapsed.yaml"), &p, &opts()).unwrap();
         found += 1;
     }
