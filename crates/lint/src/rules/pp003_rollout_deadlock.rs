@@ -2,7 +2,8 @@
 //! progress (story 4, "rollout"). With Kubernetes' rounding maxUnavailable
 //! resolves to 0, so the controller must first bring up a surge pod, and
 //! required anti-affinity or a DoNotSchedule spread constraint on its own
-//! pods leaves no node for it.
+//! pods, or a host port its old pods hold on every node, leaves no node
+//! for it.
 //!
 //! The rule looks only at Deployments where this can happen (maxUnavailable
 //! resolving to 0 and a hard rule on their own pods, nodes known) and
@@ -15,9 +16,9 @@
 //!
 //! The verdict is about this Deployment's own rollout only: the replay's
 //! stall is its own pods' (other workloads of the world may be stuck for
-//! reasons of their own), and a Deployment that cannot be placed at all
-//! (no eligible node, or none of its pods placed and its first rollout
-//! stalled before any update) gets no rollout verdict.
+//! reasons of their own), and a Deployment that cannot come up as it is
+//! (no eligible node, or its first rollout stalls before any update) gets
+//! no rollout verdict: the rules about why its pods stay Pending speak.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use podplace_model::intern::Sym;
@@ -117,17 +118,15 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 continue;
             }
         };
-        // A Deployment none of whose pods can be placed (its first rollout
-        // stalls before any update, with no pod placed) has no rolling
-        // update to judge either: the Pending pods' own reasons tell why.
-        let never_up = || {
-            result
-                .stall
-                .as_ref()
-                .is_some_and(|st| st.stalled_at.starts_with(BEFORE_THE_UPDATE))
-                && world.placement_of(&s.workload).0 == 0
-        };
-        if result.completes || never_up() {
+        // A Deployment that cannot come up as it is (its first rollout
+        // stalls before any update) has no rolling update to judge: its
+        // Pending pods are PP006's, PP011's or the spread's (PP006) to
+        // explain, not a rollout's.
+        let never_up = result
+            .stall
+            .as_ref()
+            .is_some_and(|st| st.stalled_at.starts_with(BEFORE_THE_UPDATE));
+        if result.completes || never_up {
             continue;
         }
         let rolling = strategy.and_then(|st| st.rolling_update.as_ref());
@@ -293,6 +292,19 @@ fn hard_rules(world: &World<'_>, s: &Subject<'_>) -> Vec<HardRule> {
             path: t.path,
         })
         .collect();
+    // A host port allows one pod per node: the surge pod needs a node
+    // none of the old pods holds the port on.
+    if let (Some(first), Some(key)) = (
+        s.pod.host_ports.first(),
+        world.state.interner().lookup("kubernetes.io/hostname"),
+    ) {
+        let path = host_port_path(s, first.port);
+        out.push(HardRule {
+            what: format!("hostPort {}: one pod per node", first.port),
+            key,
+            path,
+        });
+    }
     out.extend(
         s.spread()
             .into_iter()
@@ -311,4 +323,22 @@ fn hard_rules(world: &World<'_>, s: &Subject<'_>) -> Vec<HardRule> {
             }),
     );
     out
+}
+
+/// Where a container port with `hostPort: port` is written.
+pub(crate) fn host_port_path(s: &Subject<'_>, port: i32) -> FieldPath {
+    for (i, c) in s.spec.containers.iter().enumerate() {
+        for (j, p) in c.ports.iter().flatten().enumerate() {
+            if p.host_port == Some(port) {
+                return s
+                    .spec_path
+                    .child("containers")
+                    .index(i)
+                    .child("ports")
+                    .index(j)
+                    .child("hostPort");
+            }
+        }
+    }
+    s.spec_path.child("containers")
 }

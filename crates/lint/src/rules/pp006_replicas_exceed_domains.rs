@@ -9,6 +9,15 @@
 //! scaling to the domains it can use, and, as notes, adding nodes like an
 //! eligible one in domains of their own (the workload unchanged) and
 //! making the term preferred (what it costs: replicas sharing a domain).
+//!
+//! A DoNotSchedule topology spread constraint over the workload's own pods
+//! that leaves replicas Pending when they are placed again is reported
+//! too: a domain whose only nodes have taints the pods do not tolerate
+//! still counts, empty, under the default `nodeTaintsPolicy: Ignore` (a
+//! kubeadm control-plane node alone in its zone), and `minDomains` beyond
+//! the domains that exist makes the global minimum 0. Each gets the fix
+//! that places every replica again (`nodeTaintsPolicy: Honor`, a
+//! `minDomains` the domains can meet), verified the same way.
 
 use std::collections::BTreeMap;
 
@@ -46,6 +55,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if eligible.is_empty() {
             continue;
         }
+        spread_keeps_pending(world, s, replicas, &eligible, sink);
         for t in s
             .terms()
             .iter()
@@ -237,5 +247,117 @@ fn verify(
     Verified {
         scale,
         alternatives,
+    }
+}
+
+/// Spread constraints that keep replicas Pending: placed again, some stay
+/// Pending; the change that places them all is the fix.
+fn spread_keeps_pending(
+    world: &World<'_>,
+    s: &Subject<'_>,
+    replicas: i32,
+    eligible: &[NodeId],
+    sink: &mut Sink,
+) {
+    let total = usize::try_from(replicas).unwrap_or(0);
+    let api_list = s.spec.topology_spread_constraints.as_deref().unwrap_or(&[]);
+    for (i, c, path) in s.spread() {
+        if c.when_unsatisfiable != podplace_model::objects::WhenUnsatisfiable::DoNotSchedule
+            || !c.selector.matches(&s.pod.labels, world.state.interner())
+        {
+            continue;
+        }
+        let key = c.topology_key;
+        let key_text = world.text(key).to_string();
+        let placed = world.place_replicas(&s.workload, &s.pod, total, &[], key);
+        let pending = placed.iter().filter(|p| p.is_none()).count();
+        if pending == 0 {
+            continue;
+        }
+        let domains = world.domains(eligible, key);
+        // Which change places them all.
+        let mut honor = s.pod.clone();
+        honor.spread[i].honor_node_taints = true;
+        let honored = !c.honor_node_taints
+            && world
+                .place_replicas(&s.workload, &honor, total, &[], key)
+                .iter()
+                .all(Option::is_some);
+        let min_domains = c.min_domains.filter(|&m| m > 1);
+        let mut fewer = s.pod.clone();
+        fewer.spread[i].min_domains = None;
+        let without_min = min_domains.is_some()
+            && world
+                .place_replicas(&s.workload, &fewer, total, &[], key)
+                .iter()
+                .all(Option::is_some);
+        let (label, message, field, value, description) = if honored {
+            // Domains counted although no node there takes the pods.
+            let all: std::collections::BTreeSet<String> = world
+                .state
+                .nodes()
+                .iter()
+                .filter(|n| {
+                    podplace_engine::plugins::node_affinity::matches(
+                        &s.pod,
+                        n,
+                        world.state.interner(),
+                    )
+                })
+                .filter_map(|n| n.labels.get(key))
+                .map(|v| world.text(v).to_string())
+                .collect();
+            let phantom: Vec<String> = all.difference(&domains).cloned().collect();
+            (
+                format!("counts {key_text} domain(s) no node there takes the pods in"),
+                format!(
+                    "{pending} of {replicas} replicas stay Pending: the spread over {key_text} counts {} (nodes whose taints the pods do not tolerate) as empty domain(s) under the default nodeTaintsPolicy: Ignore",
+                    phantom.join(", ")
+                ),
+                "nodeTaintsPolicy",
+                Value::from("Honor"),
+                format!("set nodeTaintsPolicy: Honor: domains whose nodes the pods cannot tolerate no longer count, and the {replicas} replicas are all placed"),
+            )
+        } else if without_min {
+            let m = min_domains.unwrap_or(0);
+            (
+                format!("minDomains {m} but {} {key_text} domain(s) exist", domains.len()),
+                format!(
+                    "{pending} of {replicas} replicas stay Pending: minDomains {m} exceeds the {} eligible {key_text} domain(s), so the global minimum counts as 0 and every domain that already has a pod is over maxSkew {}",
+                    domains.len(),
+                    c.max_skew
+                ),
+                "minDomains",
+                Value::Null,
+                format!("drop minDomains (or lower it to {} or fewer, the domains that exist): the {replicas} replicas are all placed", domains.len()),
+            )
+        } else {
+            continue;
+        };
+        let mut f = finding(&INFO, &s.id, world.locate(&s.origin, &path), label, message);
+        f.notes.push(format!(
+            "placing the {replicas} replicas again (the engine, on the nodes given) leaves {pending} Pending"
+        ));
+        let mut items: Vec<Value> = api_list
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
+            .collect();
+        if let Some(obj) = items.get_mut(i).and_then(Value::as_object_mut) {
+            if value.is_null() {
+                obj.remove(field);
+            } else {
+                obj.insert(field.to_string(), value);
+            }
+            f.fix = Some(Fix {
+                description,
+                patch: MergePatch::new()
+                    .set(&s.spec_path.child("topologySpreadConstraints"), Value::Array(items))
+                    .to_yaml(),
+                verified: Some(format!(
+                    "placing the {replicas} replicas again with the fix (the engine, on the nodes given) places every one"
+                )),
+            });
+        }
+        sink.push(&s.ignored, f);
     }
 }

@@ -38,15 +38,25 @@ fn stall_note(f: &Finding) -> &str {
 
 #[test]
 fn each_rollout_verdict_is_about_its_own_deployment() {
-    // Two nodes: haproxy (3 replicas), repo-server and server (2 each) all
-    // hold required hostname anti-affinity; each stall names its own pods.
+    // Two nodes: repo-server and server (2 replicas each) hold required
+    // hostname anti-affinity; each stall names its own pods. haproxy (3
+    // replicas) cannot come up on two nodes at all: PP006, no rollout verdict.
     let report = on("argocd-ha", "cluster-2-nodes.yaml").lint();
     let pp003: Vec<&Finding> = report
         .findings
         .iter()
         .filter(|f| f.rule.id == "PP003")
         .collect();
-    assert_eq!(pp003.len(), 3, "{:#?}", summary(&report.findings));
+    let objects: Vec<&str> = pp003.iter().map(|f| f.object.as_str()).collect();
+    assert_eq!(
+        objects,
+        [
+            "Deployment/argocd/argocd-repo-server",
+            "Deployment/argocd/argocd-server"
+        ],
+        "{:#?}",
+        summary(&report.findings)
+    );
     for f in pp003 {
         let name = f.object.rsplit('/').next().expect("name");
         let note = stall_note(f);
@@ -302,4 +312,65 @@ fn pp008_on_a_bare_pod_speaks_of_the_pod_itself() {
         f.message
     );
     assert!(!f.message.contains("own pods"), "{}", f.message);
+}
+
+#[test]
+fn a_tainted_control_plane_zone_and_min_domains_get_verified_spread_fixes() {
+    // ingress-nginx's cluster: the kubeadm control plane is alone in its
+    // zone; podinfo spreads over zones with the default nodeTaintsPolicy.
+    let report = on("ingress-nginx", "cluster.yaml").lint();
+    let podinfo: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.object == "Deployment/podinfo/podinfo")
+        .collect();
+    assert_eq!(podinfo.len(), 1, "{:#?}", summary(&report.findings));
+    let f = podinfo[0];
+    assert_eq!(f.rule.id, "PP006");
+    assert!(f.message.contains("counts dc1-rack-a"), "{}", f.message);
+    let fix = f.fix.as_ref().expect("fix");
+    assert!(
+        fix.patch.contains("nodeTaintsPolicy: Honor"),
+        "{}",
+        fix.patch
+    );
+    assert!(fix.verified.is_some());
+    // minDomains beyond the two zones there are.
+    let spread = "      topologySpreadConstraints:\n      - maxSkew: 1\n        \
+        topologyKey: topology.kubernetes.io/zone\n        whenUnsatisfiable: DoNotSchedule\n        \
+        minDomains: 3\n        labelSelector: {matchLabels: {app.kubernetes.io/name: web}}\n";
+    let three = web(spread).replace("replicas: 2", "replicas: 3");
+    let min = crate::support::yaml("web.yaml", &format!("{TWO_NODES}{three}")).lint();
+    let f = min
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP006")
+        .unwrap_or_else(|| panic!("{:#?}", summary(&min.findings)));
+    assert!(
+        f.message.contains("minDomains 3 exceeds the 2 eligible"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !min.findings.iter().any(|f| f.rule.id == "PP003"),
+        "{:#?}",
+        summary(&min.findings)
+    );
+}
+
+#[test]
+fn a_host_port_rollout_deadlock_is_pp003_with_a_verified_fix() {
+    let report = on("ingress-nginx", "cluster.yaml").lint();
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.object == "Deployment/ingress-nginx/ingress-nginx-controller")
+        .unwrap_or_else(|| panic!("{:#?}", summary(&report.findings)));
+    assert_eq!(f.rule.id, "PP003");
+    assert!(
+        f.message.contains("hostPort 80: one pod per node"),
+        "{}",
+        f.message
+    );
+    assert!(f.fix.as_ref().is_some_and(|x| x.verified.is_some()));
 }
