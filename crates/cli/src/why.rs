@@ -73,7 +73,7 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
             started.elapsed().as_secs_f64()
         );
     }
-    explain_in(inventory, args, &[])
+    explain_in(inventory, args, &[], Source::Files)
 }
 
 /// `why` against the live cluster: every namespace is read (other
@@ -135,7 +135,19 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     for u in &unreadable {
         eprintln!("warning: could not read {u}");
     }
-    explain_in(fetched.inventory, args, &unreadable)
+    explain_in(fetched.inventory, args, &unreadable, Source::Cluster)
+}
+
+/// Where the world `why` explains in came from, which says what its
+/// FailedScheduling message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `-f` files: the message is podplace's own, computed from them (files
+    /// hold no Event for the pod).
+    Files,
+    /// A live cluster: the message is the one kube-scheduler gives there
+    /// (checked word for word by the live suite).
+    Cluster,
 }
 
 /// Explains the pod in a loaded world and prints the answer; `unreadable`
@@ -144,6 +156,7 @@ pub fn explain_in(
     inventory: podplace_model::inventory::Inventory,
     args: &WhyArgs,
     unreadable: &[String],
+    source: Source,
 ) -> Result<Exit> {
     let started = Instant::now();
     let world = match World::new(inventory, args.seed.seed()) {
@@ -197,7 +210,7 @@ pub fn explain_in(
             serde_json::to_writer_pretty(&mut out, &json_view(&explanation, unreadable))?;
             writeln!(out)?;
         }
-        OutputFormat::Text => render_text(&mut out, &explanation, unreadable)?,
+        OutputFormat::Text => render_text(&mut out, &explanation, unreadable, source)?,
     }
     out.flush()?;
     if args.verbose.verbose {
@@ -656,7 +669,12 @@ impl Printed {
     }
 }
 
-fn render_text(out: &mut impl Write, e: &Explanation, unreadable: &[String]) -> Result<()> {
+fn render_text(
+    out: &mut impl Write,
+    e: &Explanation,
+    unreadable: &[String],
+    source: Source,
+) -> Result<()> {
     let head = format!("Pod {} ({})", e.pod, e.workload);
     match &e.phase {
         Phase::Pending => writeln!(out, "{} is {}.", paint!(head, bold), paint!("Pending", red))?,
@@ -707,10 +725,14 @@ fn render_text(out: &mut impl Write, e: &Explanation, unreadable: &[String]) -> 
         writeln!(out)?;
         // With parts of the cluster unread, the message is computed from
         // what was read: it must not pass for the real scheduler's Event.
-        let heading = if unreadable.is_empty() {
-            "kube-scheduler's FailedScheduling event:"
-        } else {
+        // From files, it is podplace's own: say so rather than pass it
+        // for an Event the files do not hold.
+        let heading = if !unreadable.is_empty() {
             "FailedScheduling message computed from what podplace could read (kube-scheduler's own may differ):"
+        } else if source == Source::Files {
+            "FailedScheduling message, as kube-scheduler words it (computed by podplace from the files; they hold no Event):"
+        } else {
+            "kube-scheduler's FailedScheduling event:"
         };
         writeln!(out, "{}", paint!(heading, bold))?;
         writeln!(out, "  {}", e.message)?;
