@@ -38,6 +38,13 @@ pub struct State {
     bound: SmallVec<[Claim; 1]>,
     /// Unbound claims that wait for their first consumer, smallest request first.
     delayed: SmallVec<[Claim; 1]>,
+    /// Volumes pre-bound to each of `delayed` (parallel to it).
+    prebound: SmallVec<[Vec<VolumeId>; 1]>,
+    /// The hostname and zone label keys (the volume index's).
+    keys: (
+        Option<podplace_model::intern::Sym>,
+        Option<podplace_model::intern::Sym>,
+    ),
 }
 
 /// The claim a pod's volume names, or why the pod cannot be scheduled
@@ -99,9 +106,15 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
     for c in &pod.volumes.claims {
         claims.push(lookup(storage, pod, ns, c).map_err(reject)?);
     }
+    let interner = cluster.interner();
     let mut state = State {
         bound: SmallVec::new(),
         delayed: SmallVec::new(),
+        prebound: SmallVec::new(),
+        keys: (
+            interner.lookup(crate::names::HOSTNAME),
+            interner.lookup(crate::names::ZONE),
+        ),
     };
     let mut immediate = false;
     for c in claims {
@@ -117,6 +130,11 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         return Err(reject(REASON_UNBOUND_IMMEDIATE.into()));
     }
     state.delayed.sort_by_key(|c| c.request.unwrap_or(0));
+    state.prebound = state
+        .delayed
+        .iter()
+        .map(|c| storage.prebound_to(c).to_vec())
+        .collect();
     Ok(Some(state))
 }
 
@@ -132,7 +150,9 @@ pub struct Decision<'a> {
 /// The smallest available volume that fits the claim on the node, not in `chosen`.
 fn find_volume(
     storage: &Storage,
+    state: &State,
     claim: &Claim,
+    prebound: &[VolumeId],
     node: &Node,
     interner: &podplace_model::intern::Interner,
     chosen: &[VolumeId],
@@ -147,7 +167,7 @@ fn find_volume(
             && v.reaches(&node.labels, node.name_sym, interner)
     };
     // A volume pre-bound to this claim is taken whatever its size rank.
-    for &id in storage.prebound_to(claim) {
+    for &id in prebound {
         let v = storage.volume(id);
         if chosen.contains(&id)
             || v.capacity < claim.request.unwrap_or(0)
@@ -160,7 +180,9 @@ fn find_volume(
         return fits(id).then_some(id);
     }
     let mut best: Option<VolumeId> = None;
-    for list in storage.candidates(&claim.class, node.name_sym) {
+    let label = |key: Option<podplace_model::intern::Sym>| key.and_then(|k| node.labels.get(k));
+    let (host, zone) = (label(state.keys.0), label(state.keys.1));
+    for list in storage.candidates(&claim.class, host, zone) {
         let start =
             list.partition_point(|&id| storage.volume(id).capacity < claim.request.unwrap_or(0));
         for &id in &list[start..] {
@@ -270,9 +292,9 @@ pub fn find_pod_volumes<'a>(
         if state.delayed.is_empty() {
             break 'unbound;
         }
-        let mut to_match: SmallVec<[&Claim; 1]> = SmallVec::new();
+        let mut to_match: SmallVec<[(&Claim, &[VolumeId]); 1]> = SmallVec::new();
         let mut to_provision: SmallVec<[&Claim; 1]> = SmallVec::new();
-        for c in &state.delayed {
+        for (c, prebound) in state.delayed.iter().zip(&state.prebound) {
             if !c.selected_node.is_empty() {
                 if *c.selected_node != *n.name {
                     unbound_ok = false;
@@ -280,12 +302,12 @@ pub fn find_pod_volumes<'a>(
                 }
                 to_provision.push(c);
             } else {
-                to_match.push(c);
+                to_match.push((c, prebound.as_slice()));
             }
         }
-        let mut chosen: Vec<VolumeId> = Vec::new();
-        for c in to_match {
-            match find_volume(storage, c, n, interner, &chosen) {
+        let mut chosen: SmallVec<[VolumeId; 2]> = SmallVec::new();
+        for (c, prebound) in to_match {
+            match find_volume(storage, state, c, prebound, n, interner, &chosen) {
                 Some(v) => {
                     chosen.push(v);
                     decision.bindings.push((c, v));

@@ -487,3 +487,72 @@ fn preemption_evicts_the_claims_holder_only_where_the_volume_reaches() {
         vec![("a1".to_string(), vec!["holder".to_string()])]
     );
 }
+
+/// Placement time with and without volumes: 1,000 nodes in 10 zones,
+/// 20,000 local PersistentVolumes (20 per node) plus 2,000 zonal ones, and
+/// 2,000 pending StatefulSet-like pods each with a WaitForFirstConsumer
+/// claim, against the same pods without claims. Run in release:
+/// `cargo test --release -p podplace-engine --lib placement_time_with_volumes -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run in release"]
+fn placement_time_with_volumes() {
+    let nodes: Vec<Value> = (0..1000)
+        .map(|i| node(&format!("n{i}"), &format!("z{}", i % 10)))
+        .collect();
+    let mut objects = vec![wffc_default()];
+    for i in 0..1000 {
+        for j in 0..20 {
+            objects.push(pv(
+                &format!("local-{i}-{j}"),
+                "local",
+                &format!("{}Gi", 10 + j),
+                Some(("kubernetes.io/hostname", &format!("n{i}"))),
+            ));
+        }
+    }
+    for i in 0..2000 {
+        objects.push(pv(
+            &format!("zonal-{i}"),
+            "local",
+            "50Gi",
+            Some(("topology.kubernetes.io/zone", &format!("z{}", i % 10))),
+        ));
+    }
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    for i in 0..2000 {
+        objects.push(pvc(&format!("data-{i}"), "local", "15Gi", None));
+        let mut p = pod(&format!("db-{i}"), claim_volume(&format!("data-{i}")));
+        p["spec"]["containers"][0]["resources"] =
+            json!({"requests": {"cpu": "100m", "memory": "128Mi"}});
+        with.push(p.clone());
+        p["spec"].as_object_mut().map(|s| s.remove("volumes"));
+        without.push(p);
+    }
+    for (label, pods, objects) in [
+        ("without volumes", &without, &Vec::new()),
+        ("with volumes", &with, &objects),
+    ] {
+        let inv = world(&nodes, pods, objects);
+        let started = std::time::Instant::now();
+        let (mut state, pending) = build_state(&inv).expect("world builds");
+        let built = started.elapsed();
+        let mut cache = SchedulerCache::new();
+        let started = std::time::Instant::now();
+        let placed = place_all(&mut state, &mut cache, &pending, PlaceOptions::default());
+        let placing = started.elapsed();
+        let bound = placed.iter().filter(|p| p.node.is_some()).count();
+        eprintln!(
+            "{label}: build {:.3}s, place {} pods in {:.3}s ({bound} placed)",
+            built.as_secs_f64(),
+            pending.len(),
+            placing.as_secs_f64()
+        );
+    }
+}
+
+fn wffc_default() -> Value {
+    let mut c = class("local", "WaitForFirstConsumer", NO_PROV);
+    c["metadata"]["annotations"] = json!({"storageclass.kubernetes.io/is-default-class": "true"});
+    c
+}

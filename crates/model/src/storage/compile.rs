@@ -85,13 +85,12 @@ fn owner(meta: &ObjectMeta) -> Option<(Box<str>, Box<str>, Box<str>)> {
         })
 }
 
-/// The hostnames a local volume's node affinity pins it to: every term
-/// must require `kubernetes.io/hostname In [...]`.
-fn local_nodes(pv: &core::PersistentVolumeSpec, interner: &mut Interner) -> SmallVec<[Sym; 1]> {
+/// The values of `key` a volume's node affinity pins it to: every term
+/// must require `key In [...]` (empty otherwise), whether the volume is
+/// `local` or not. Used only to index volumes; matching still evaluates the
+/// whole node affinity.
+fn pins(pv: &core::PersistentVolumeSpec, key: &str, interner: &mut Interner) -> SmallVec<[Sym; 1]> {
     let mut out = SmallVec::new();
-    if pv.local.is_none() {
-        return out;
-    }
     let terms = pv
         .node_affinity
         .as_ref()
@@ -100,7 +99,7 @@ fn local_nodes(pv: &core::PersistentVolumeSpec, interner: &mut Interner) -> Smal
     for term in terms {
         let mut found = false;
         for e in term.match_expressions.iter().flatten() {
-            if e.key == "kubernetes.io/hostname" && e.operator == "In" {
+            if e.key == key && e.operator == "In" {
                 for v in e.values.iter().flatten() {
                     let s = interner.intern(v);
                     if !out.contains(&s) {
@@ -173,7 +172,8 @@ fn compile_volume(
             .is_none_or(|p| p == "Available"),
         deleting: meta.deletion_timestamp.is_some(),
         labels: Labels::from_map(interner, meta.labels.iter().flatten()),
-        local_nodes: local_nodes(spec, interner),
+        pinned_hosts: pins(spec, "kubernetes.io/hostname", interner),
+        pinned_zones: pins(spec, "topology.kubernetes.io/zone", interner),
         csi: spec
             .csi
             .as_ref()

@@ -9,6 +9,7 @@
 //! node looks only at the volumes that node could use, smallest first.
 
 mod compile;
+mod resym;
 mod volumes;
 
 use rustc_hash::FxHashMap;
@@ -118,8 +119,12 @@ pub struct Volume {
     pub deleting: bool,
     /// `metadata.labels` (claim selectors and VolumeZone read them).
     pub labels: Labels,
-    /// For a `spec.local` volume: the hostnames its node affinity pins it to.
-    pub local_nodes: SmallVec<[Sym; 1]>,
+    /// The `kubernetes.io/hostname` values every node affinity term
+    /// requires (index only).
+    pub pinned_hosts: SmallVec<[Sym; 1]>,
+    /// The `topology.kubernetes.io/zone` values every node affinity term
+    /// requires (index only).
+    pub pinned_zones: SmallVec<[Sym; 1]>,
     /// `spec.csi`: driver and volume handle.
     pub csi: Option<(Box<str>, Box<str>)>,
     /// An in-tree source that migrates to CSI, with its volume id.
@@ -270,10 +275,33 @@ pub type ClaimTemplates = Vec<(Box<str>, Claim)>;
 /// first consumer.
 #[derive(Debug, Clone, Default)]
 pub struct ClassVolumes {
-    /// Local volumes by the hostname they are pinned to, by capacity.
-    pub by_node: FxHashMap<Sym, Vec<VolumeId>>,
+    /// Volumes pinned to hostnames, by hostname label value, by capacity.
+    pub by_host: FxHashMap<Sym, Vec<VolumeId>>,
+    /// Volumes pinned to zones, by zone label value, by capacity.
+    pub by_zone: FxHashMap<Sym, Vec<VolumeId>>,
     /// Every other available volume, by capacity.
     pub anywhere: Vec<VolumeId>,
+}
+
+impl ClassVolumes {
+    /// The lists a volume is in.
+    fn lists_of(&mut self, v: &Volume) -> Vec<&mut Vec<VolumeId>> {
+        if !v.pinned_hosts.is_empty() {
+            self.by_host
+                .iter_mut()
+                .filter(|(k, _)| v.pinned_hosts.contains(k))
+                .map(|(_, l)| l)
+                .collect()
+        } else if !v.pinned_zones.is_empty() {
+            self.by_zone
+                .iter_mut()
+                .filter(|(k, _)| v.pinned_zones.contains(k))
+                .map(|(_, l)| l)
+                .collect()
+        } else {
+            vec![&mut self.anywhere]
+        }
+    }
 }
 
 /// The storage and claim objects of one world.
@@ -416,13 +444,23 @@ impl Storage {
                 .is_some_and(|c| c.wait_for_first_consumer)
     }
 
-    /// The available volumes of a class a node may use: its local ones and
-    /// the rest, each sorted by capacity.
-    pub fn candidates(&self, class: &str, node: Sym) -> [&[VolumeId]; 2] {
+    /// The available volumes of a class a node may use, given its hostname
+    /// and zone label values: those pinned to its hostname, to its zone, and
+    /// the rest, each sorted by capacity (each still to be checked against
+    /// the node).
+    pub fn candidates(
+        &self,
+        class: &str,
+        host: Option<Sym>,
+        zone: Option<Sym>,
+    ) -> [&[VolumeId]; 3] {
         match self.available.get(class) {
-            None => [&[], &[]],
+            None => [&[], &[], &[]],
             Some(c) => [
-                c.by_node.get(&node).map_or(&[][..], Vec::as_slice),
+                host.and_then(|k| c.by_host.get(&k))
+                    .map_or(&[][..], Vec::as_slice),
+                zone.and_then(|k| c.by_zone.get(&k))
+                    .map_or(&[][..], Vec::as_slice),
                 c.anywhere.as_slice(),
             ],
         }
@@ -455,8 +493,7 @@ impl Storage {
         });
         v.available = false;
         if let Some(class) = self.available.get_mut(&v.class) {
-            class.anywhere.retain(|&x| x != volume);
-            for list in class.by_node.values_mut() {
+            for list in class.lists_of(v) {
                 list.retain(|&x| x != volume);
             }
         }
@@ -498,9 +535,16 @@ impl Storage {
                 }
                 None if v.available && !v.deleting => {
                     let class = self.available.entry(v.class.clone()).or_default();
-                    match v.local_nodes.as_slice() {
-                        [one] => class.by_node.entry(*one).or_default().push(id),
-                        _ => class.anywhere.push(id),
+                    if !v.pinned_hosts.is_empty() {
+                        for h in &v.pinned_hosts {
+                            class.by_host.entry(*h).or_default().push(id);
+                        }
+                    } else if !v.pinned_zones.is_empty() {
+                        for z in &v.pinned_zones {
+                            class.by_zone.entry(*z).or_default().push(id);
+                        }
+                    } else {
+                        class.anywhere.push(id);
                     }
                 }
                 None => {}
@@ -515,7 +559,7 @@ impl Storage {
         };
         for class in self.available.values_mut() {
             class.anywhere.sort_by(by_size);
-            for list in class.by_node.values_mut() {
+            for list in class.by_host.values_mut().chain(class.by_zone.values_mut()) {
                 list.sort_by(by_size);
             }
         }
@@ -600,12 +644,12 @@ spec: {devices: {}}
                 .map(|&v| storage.volume(v).name.to_string())
                 .collect()
         };
-        let [local, anywhere] = storage.candidates("local", n1);
+        let [local, _, anywhere] = storage.candidates("local", Some(n1), None);
         assert_eq!(
             (names(local), names(anywhere)),
             (vec!["big".to_string()], vec!["small".to_string()])
         );
-        let [local, _] = storage.candidates("local", n2);
+        let [local, _, _] = storage.candidates("local", Some(n2), None);
         assert!(
             local.is_empty(),
             "a local volume is offered only on its node"
