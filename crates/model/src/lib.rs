@@ -12,6 +12,7 @@ pub mod naming;
 pub mod objects;
 pub mod pdb;
 pub mod quantity;
+pub mod resym;
 pub mod selector;
 pub mod spread_selectors;
 pub mod storage;

@@ -17,17 +17,21 @@
 //! the last compaction; scheduler caches rebuild themselves (the node epoch
 //! changes).
 //!
-//! Every field of [`Pod`] and [`Node`] is named below (no `..`): a field
-//! added to either does not compile here until it says whether it holds
+//! Storage and claim objects (PersistentVolumes, claims, classes, CSI and
+//! DRA objects) and pods' volumes, claims and gates are rewritten too; their
+//! symbol-keyed indexes are built again.
+//!
+//! What holds symbols is said by [`Resym`], whose implementations name every
+//! field of every object (no `..`): a field added to a pod, node, storage
+//! object or selector does not compile until it says whether it holds
 //! symbols.
 
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
-use podplace_model::objects::{
-    AffinityTerm, HostPort, Node, Pod, PodAffinityRules, Resources, SpreadConstraint, Taint,
-    Toleration, WeightedTerm,
-};
-use podplace_model::selector::{LabelSelector, NodeSelector, NodeSelectorTerm, Requirement};
+use podplace_model::objects::Node;
+use podplace_model::resym::Resym;
+use podplace_model::selector::LabelSelector;
+use podplace_model::storage::Storage;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use thiserror::Error;
@@ -57,258 +61,6 @@ pub enum CompactError {
     /// term ids of the state.
     #[error("topology groups are pinned or prepared; compact once they are released")]
     Held,
-    /// Storage and claim objects are not covered by compaction yet.
-    #[error("the state holds storage or claim objects, which compaction does not cover")]
-    Storage,
-}
-
-/// Something holding symbols of a state.
-trait Resym {
-    /// Replaces every symbol `s` it holds with `f(s)`.
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym);
-}
-
-impl Resym for Sym {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        *self = f(*self);
-    }
-}
-
-impl<T: Resym> Resym for Option<T> {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        if let Some(t) = self {
-            t.resym(f);
-        }
-    }
-}
-
-impl<T: Resym> Resym for [T] {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        for t in self {
-            t.resym(f);
-        }
-    }
-}
-
-impl Resym for Labels {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let mut out = Labels::default();
-        for (k, v) in self.iter() {
-            out.insert(f(k), f(v));
-        }
-        *self = out;
-    }
-}
-
-impl Resym for Requirement {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        match self {
-            Requirement::In(k, vs) | Requirement::NotIn(k, vs) => {
-                k.resym(f);
-                vs.resym(f);
-            }
-            Requirement::Exists(k)
-            | Requirement::DoesNotExist(k)
-            | Requirement::Gt(k, _)
-            | Requirement::Lt(k, _) => k.resym(f),
-        }
-    }
-}
-
-impl Resym for LabelSelector {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        match self {
-            LabelSelector::Nothing => {}
-            LabelSelector::All(reqs) => reqs.resym(f),
-        }
-    }
-}
-
-impl Resym for NodeSelectorTerm {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let NodeSelectorTerm {
-            labels,
-            names,
-            never: _,
-        } = self;
-        labels.resym(f);
-        names.resym(f);
-    }
-}
-
-impl Resym for NodeSelector {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.terms.resym(f);
-    }
-}
-
-impl Resym for (i32, NodeSelectorTerm) {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.1.resym(f);
-    }
-}
-
-impl Resym for (Sym, i64) {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.0.resym(f);
-    }
-}
-
-impl Resym for Resources {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.scalar.resym(f);
-    }
-}
-
-impl Resym for Taint {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.key.resym(f);
-        self.value.resym(f);
-    }
-}
-
-impl Resym for Toleration {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.key.resym(f);
-        self.value.resym(f);
-    }
-}
-
-impl Resym for HostPort {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.ip.resym(f);
-        self.protocol.resym(f);
-    }
-}
-
-impl Resym for AffinityTerm {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let AffinityTerm {
-            selector,
-            namespaces,
-            namespace_selector,
-            topology_key,
-        } = self;
-        selector.resym(f);
-        namespaces.resym(f);
-        namespace_selector.resym(f);
-        topology_key.resym(f);
-    }
-}
-
-impl Resym for WeightedTerm {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.term.resym(f);
-    }
-}
-
-impl Resym for PodAffinityRules {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let PodAffinityRules {
-            required_affinity,
-            required_anti_affinity,
-            preferred_affinity,
-            preferred_anti_affinity,
-        } = self;
-        required_affinity.resym(f);
-        required_anti_affinity.resym(f);
-        preferred_affinity.resym(f);
-        preferred_anti_affinity.resym(f);
-    }
-}
-
-impl Resym for SpreadConstraint {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.topology_key.resym(f);
-        self.selector.resym(f);
-    }
-}
-
-impl Resym for Pod {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let Pod {
-            name: _,
-            namespace,
-            labels,
-            node_name: _,
-            priority: _,
-            never_preempts: _,
-            scheduler_name: _,
-            requests,
-            non_zero: _,
-            non_zero_ignoring_pod_level: _,
-            host_ports,
-            tolerations,
-            node_selector,
-            required_node_affinity,
-            preferred_node_affinity,
-            affinity,
-            spread,
-            images,
-            container_count: _,
-            terminating: _,
-            finished: _,
-            owner: _,
-            uid: _,
-            // Checked by `holds_storage`: a state where these hold symbols
-            // is not compacted.
-            volumes: _,
-            resource_claims: _,
-            scheduling_gates: _,
-        } = self;
-        namespace.resym(f);
-        labels.resym(f);
-        requests.resym(f);
-        host_ports.resym(f);
-        tolerations.resym(f);
-        node_selector.resym(f);
-        required_node_affinity.resym(f);
-        preferred_node_affinity.resym(f);
-        affinity.resym(f);
-        spread.resym(f);
-        images.resym(f);
-    }
-}
-
-impl Resym for Node {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        let Node {
-            name: _,
-            name_sym,
-            labels,
-            taints,
-            unschedulable: _,
-            allocatable,
-            images,
-        } = self;
-        name_sym.resym(f);
-        labels.resym(f);
-        taints.resym(f);
-        allocatable.resym(f);
-        images.resym(f);
-    }
-}
-
-impl Resym for (Sym, LabelSelector) {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.0.resym(f);
-        self.1.resym(f);
-    }
-}
-
-impl Resym for (Sym, Sym, LabelSelector) {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.0.resym(f);
-        self.1.resym(f);
-        self.2.resym(f);
-    }
-}
-
-impl Resym for (Sym, Labels) {
-    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
-        self.0.resym(f);
-        self.1.resym(f);
-    }
 }
 
 impl Resym for OwnerSelectors {
@@ -331,6 +83,7 @@ struct Sources {
     namespaces: Vec<(Sym, Labels)>,
     services: Vec<(Sym, LabelSelector)>,
     owners: OwnerSelectors,
+    storage: Storage,
     /// Strings the scheduler looks up by text on every cycle.
     fixed: Vec<Sym>,
 }
@@ -344,37 +97,20 @@ impl Sources {
         self.namespaces.resym(f);
         self.services.resym(f);
         self.owners.resym(f);
+        self.storage.resym(f);
         self.fixed.resym(f);
     }
 }
 
 impl ClusterState {
-    /// Whether storage or claim objects (the state's, or a pod's volumes,
-    /// claims and gates) hold symbols of this state: those are not covered
-    /// by compaction yet. Told by their debug form, so a symbol-holding field
-    /// added to them later is caught too.
-    fn holds_storage(&self) -> bool {
-        let holds = |debug: String| debug.contains("Sym(");
-        holds(format!("{:?}", self.storage))
-            || self.pods.iter().any(|e| {
-                let p = &e.pod;
-                holds(format!(
-                    "{:?}{:?}{:?}",
-                    p.volumes, p.resource_claims, p.scheduling_gates
-                ))
-            })
-    }
-
-    /// Releases every string no node, pod, namespace or selector of the
-    /// state holds any more (see the module doc): the interner ends as a
-    /// fresh build of the same objects would have it, ids unchanged.
+    /// Releases every string no node, pod, namespace, selector or storage
+    /// object of the state holds any more (see the module doc): the
+    /// interner ends as a fresh build of the same objects would have it,
+    /// ids unchanged.
     pub fn compact(&mut self) -> Result<SymRemap, CompactError> {
         self.settle();
         if !self.prepared.is_empty() || !self.pinned.is_empty() {
             return Err(CompactError::Held);
-        }
-        if self.holds_storage() {
-            return Err(CompactError::Storage);
         }
         let mut sources = Sources {
             nodes: self.nodes.to_vec(),
@@ -386,6 +122,7 @@ impl ClusterState {
                 .collect(),
             services: self.service_selectors.clone(),
             owners: self.owner_selectors.clone(),
+            storage: Storage::clone(&self.storage),
             fixed: crate::names::ALL
                 .iter()
                 .filter_map(|n| self.interner.lookup(n))
@@ -413,7 +150,7 @@ impl ClusterState {
         fresh.namespaces = sources.namespaces.into_iter().collect();
         fresh.service_selectors = sources.services;
         fresh.owner_selectors = sources.owners;
-        fresh.storage = self.storage.clone();
+        fresh.storage = std::sync::Arc::new(sources.storage);
         for node in sources.nodes {
             fresh.insert_node(node);
         }
