@@ -112,17 +112,45 @@ impl ClusterState {
         if !self.prepared.is_empty() || !self.pinned.is_empty() {
             return Err(CompactError::Held);
         }
+        // Every field of the state, said to be a source (its symbols are
+        // rewritten) or derived from the sources (built again): a field
+        // added to the state does not compile here until it says which.
+        let ClusterState {
+            // Built again from what the sources hold.
+            interner: _,
+            pods,
+            namespaces,
+            service_selectors,
+            owner_selectors,
+            nodes,
+            storage,
+            reuse_slots,
+            // Kept as they are (ids do not change): moved over below.
+            free_pods: _,
+            // Derived: the sources are added to a new state.
+            node_infos: _,
+            pods_with_affinity: _,
+            node_by_name: _,
+            pod_by_name: _,
+            live_pods: _,
+            pods_by_label: _,
+            terms: _,
+            groups: _,
+            node_versions: _,
+            node_epoch: _,
+            // Empty: settled, and checked above.
+            unsettled: _,
+            prepared: _,
+            pinned: _,
+        } = self;
+        let reuse_slots = *reuse_slots;
         let mut sources = Sources {
-            nodes: self.nodes.to_vec(),
-            pods: self.pods.clone(),
-            namespaces: self
-                .namespaces
-                .iter()
-                .map(|(k, v)| (*k, v.clone()))
-                .collect(),
-            services: self.service_selectors.clone(),
-            owners: self.owner_selectors.clone(),
-            storage: Storage::clone(&self.storage),
+            nodes: nodes.to_vec(),
+            pods: pods.clone(),
+            namespaces: namespaces.iter().map(|(k, v)| (*k, v.clone())).collect(),
+            services: service_selectors.clone(),
+            owners: owner_selectors.clone(),
+            storage: Storage::clone(storage),
             fixed: crate::names::ALL
                 .iter()
                 .filter_map(|n| self.interner.lookup(n))
@@ -146,7 +174,7 @@ impl ClusterState {
 
         let mut fresh = ClusterState::new();
         fresh.interner = interner;
-        fresh.reuse_slots = self.reuse_slots;
+        fresh.reuse_slots = reuse_slots;
         fresh.namespaces = sources.namespaces.into_iter().collect();
         fresh.service_selectors = sources.services;
         fresh.owner_selectors = sources.owners;
@@ -161,7 +189,7 @@ impl ClusterState {
                 if fresh.pod_node(id) != bound {
                     fresh.unbind(id);
                     if let Some(n) = bound {
-                        fresh.bind(id, n);
+                        fresh.place_on(id, n);
                     }
                 }
             } else {
@@ -183,6 +211,7 @@ impl ClusterState {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1 as core;
     use podplace_model::selector::LabelSelector;
     use podplace_testkit::{node, pod};
 
@@ -221,6 +250,108 @@ mod tests {
         s.add_api_pod(&pod("new").build()).unwrap();
         s.compact().unwrap();
         assert_eq!(s.interner().lookup("h1"), None);
+    }
+
+    fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+        serde_json::from_value(v).expect("test object")
+    }
+
+    /// A local volume pinned to `host`, labelled with a zone.
+    fn local_volume(name: &str, host: &str) -> serde_json::Value {
+        serde_json::json!({"metadata": {"name": name, "labels": {"zone": format!("zone-of-{host}"), "tier": "gold"}},
+            "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                "capacity": {"storage": "10Gi"}, "local": {"path": "/mnt"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}},
+            "status": {"phase": "Available"}})
+    }
+
+    fn storage_world(volumes: &[(&str, &str)]) -> podplace_model::inventory::Inventory {
+        use podplace_model::inventory::{Inventory, Sourced};
+        let mut inv = Inventory::default();
+        fn sourced<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Sourced<T> {
+            Sourced {
+                object: from(v),
+                origin: Default::default(),
+            }
+        }
+        inv.storage_classes.push(sourced(serde_json::json!({"metadata": {"name": "local"},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer"})));
+        for (name, host) in volumes {
+            inv.persistent_volumes.push(sourced(local_volume(name, host)));
+        }
+        inv.persistent_volume_claims.push(sourced(serde_json::json!({
+            "metadata": {"name": "data", "namespace": "claims"},
+            "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "selector": {"matchLabels": {"tier": "gold"}}}})));
+        inv
+    }
+
+    #[test]
+    fn storage_and_pod_volumes_keep_their_strings_and_answers() {
+        let mut s = ClusterState::new();
+        s.add_node(&node("a").build()).unwrap();
+        s.add_node(&node("b").build()).unwrap();
+        s.load_storage(&storage_world(&[("pv-a", "a"), ("pv-gone", "gone")]))
+            .unwrap();
+        // A pod with a claim, one with a generic ephemeral volume whose
+        // template selects by label, one gated.
+        let mut web: core::Pod = pod("web").ns("claims").build();
+        web.spec.as_mut().unwrap().volumes = Some(vec![from(serde_json::json!(
+            {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}))]);
+        let mut eph: core::Pod = pod("eph").build();
+        eph.spec.as_mut().unwrap().volumes = Some(vec![from(serde_json::json!(
+            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+                "storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "selector": {"matchLabels": {"ephemeral-tier": "silver"}}}}}}))]);
+        let mut gated: core::Pod = pod("gated").build();
+        gated.spec.as_mut().unwrap().scheduling_gates =
+            Some(vec![from(serde_json::json!({"name": "example.com/wait"}))]);
+        let mut ids = Vec::new();
+        for p in [&web, &eph, &gated] {
+            ids.push(s.add_api_pod(p).unwrap());
+        }
+        let answers = |s: &mut ClusterState| {
+            let mut cache = crate::cache::SchedulerCache::new();
+            ids.iter()
+                .map(|&id| {
+                    let o = crate::schedule(s, &mut cache, &s.pod(id).clone(), 0);
+                    (o.chosen, o.message)
+                })
+                .collect::<Vec<_>>()
+        };
+        let before = answers(&mut s);
+        assert_eq!(before[0].0, s.node_id("a"), "{before:?}");
+        let dump = s.canonical_dump();
+
+        s.compact().expect("storage no longer refuses compaction");
+        assert_eq!(answers(&mut s), before);
+        assert_eq!(s.canonical_dump(), dump);
+        for held in ["gone", "gold", "silver", "zone-of-a", "claims"] {
+            assert!(s.interner().lookup(held).is_some(), "{held} is held");
+        }
+        let claims = s.interner().lookup("claims").unwrap();
+        assert!(s.storage().claim(claims, "data").is_some());
+        let a = s.interner().lookup("a");
+        let [local, _, _] = s.storage().candidates("local", a, None);
+        assert_eq!(local.len(), 1, "the index is keyed by the new symbols");
+
+        // The volume pinned to a host that is gone is deleted: its strings go.
+        s.load_storage(&storage_world(&[("pv-a", "a")])).unwrap();
+        s.compact().unwrap();
+        assert_eq!(s.interner().lookup("gone"), None);
+        assert_eq!(s.interner().lookup("zone-of-gone"), None);
+        // The web pod binds to a's volume: the claim is assumed bound, and
+        // stays so through a compaction.
+        let a = s.node_id("a").unwrap();
+        s.bind(ids[0], a);
+        s.compact().unwrap();
+        let claims = s.interner().lookup("claims").unwrap();
+        let claim = s.storage().claim(claims, "data").unwrap();
+        assert_eq!((&*claim.volume_name, claim.fully_bound), ("pv-a", true));
     }
 
     #[test]

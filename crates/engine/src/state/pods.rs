@@ -99,18 +99,26 @@ impl ClusterState {
 
     /// Binds a pending pod to a node and updates every index.
     pub fn bind(&mut self, id: PodId, node: NodeId) {
+        if self.place_on(id, node) {
+            self.assume_volumes(id, node);
+        }
+    }
+
+    /// [`ClusterState::bind`] without the volume bindings it assumes (the
+    /// storage objects already say them); whether the pod was placed.
+    pub(super) fn place_on(&mut self, id: PodId, node: NodeId) -> bool {
         self.settle();
         let Some(entry) = self.pods.get_mut(id.index()) else {
-            return;
+            return false;
         };
         if entry.node.is_some() || !entry.alive || node.index() >= self.nodes.len() {
-            return;
+            return false;
         }
         entry.node = Some(node);
         entry.pod.node_name = Some(self.nodes[node.index()].name.clone());
         self.account(id, node, 1);
         self.refresh_needs(id);
-        self.assume_volumes(id, node);
+        true
     }
 
     /// Unbinds a pod (it is gone from its node, pending again) and updates every index.
