@@ -275,13 +275,16 @@ mod tests {
                 origin: Default::default(),
             }
         }
-        inv.storage_classes.push(sourced(serde_json::json!({"metadata": {"name": "local"},
+        inv.storage_classes
+            .push(sourced(serde_json::json!({"metadata": {"name": "local"},
             "provisioner": "kubernetes.io/no-provisioner",
             "volumeBindingMode": "WaitForFirstConsumer"})));
         for (name, host) in volumes {
-            inv.persistent_volumes.push(sourced(local_volume(name, host)));
+            inv.persistent_volumes
+                .push(sourced(local_volume(name, host)));
         }
-        inv.persistent_volume_claims.push(sourced(serde_json::json!({
+        inv.persistent_volume_claims
+            .push(sourced(serde_json::json!({
             "metadata": {"name": "data", "namespace": "claims"},
             "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
                 "resources": {"requests": {"storage": "1Gi"}},
