@@ -6,6 +6,10 @@
 //! can then take the whole workload down. The fix adds a DoNotSchedule
 //! topology spread constraint; `podplace rebalance` restores a spread that
 //! has already collapsed.
+//!
+//! A multi-replica Deployment or StatefulSet with no spread rule at all
+//! gets a note with the same fix (verified by placing its replicas again):
+//! it is less protected than the preferred rules warned about.
 
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 use podplace_model::objects::WhenUnsatisfiable;
@@ -80,6 +84,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             continue;
         }
         let Some((path, key, what)) = spread.soft.first() else {
+            no_spread_rule(world, s, replicas, sink);
             continue;
         };
         let mut f = finding(
@@ -101,6 +106,17 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
              (it plans the evictions and shows where each pod lands)"
                 .to_string(),
         );
+        f.fix = hard_spread_fix(s, key);
+        sink.push(&s.ignored, f);
+    }
+    Ok(())
+}
+
+/// The fix that adds a DoNotSchedule spread over `key` on the workload's
+/// own pods (its selector first).
+fn hard_spread_fix(s: &Subject<'_>, key: &str) -> Option<Fix> {
+    {
+        let key = key.to_string();
         if let Some((api, _)) = s.own_selectors.first() {
             let constraint = TopologySpreadConstraint {
                 max_skew: 1,
@@ -124,7 +140,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 &s.spec_path.child("topologySpreadConstraints"),
                 Value::Array(list),
             );
-            f.fix = Some(Fix {
+            return Some(Fix {
                 description: format!(
                     "keep the replicas at most 1 apart per {key} domain (DoNotSchedule): a replica that cannot keep the spread waits \
                      Pending instead of piling up"
@@ -133,7 +149,79 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 verified: None,
             });
         }
-        sink.push(&s.ignored, f);
     }
-    Ok(())
+    None
+}
+
+/// A multi-replica workload with no spread rule at all: only the
+/// scheduler's default soft spreading places its replicas, which is weaker
+/// than the preferred rule PP004 warns about. A note (many workloads are
+/// written so), with the same fix, verified by placing the replicas again
+/// when nodes are known.
+fn no_spread_rule(world: &World<'_>, s: &Subject<'_>, replicas: i32, sink: &mut Sink) {
+    if !matches!(
+        s.controller,
+        crate::world::Controller::Deployment(_) | crate::world::Controller::StatefulSet
+    ) {
+        return;
+    }
+    // A host port already keeps one pod per node; a rule that misses the
+    // workload's own pods is PP005's to report.
+    let has_rules = s.terms().iter().any(|t| t.kind.is_anti()) || !s.pod.spread.is_empty();
+    if !s.pod.host_ports.is_empty() || has_rules {
+        return;
+    }
+    let key = "kubernetes.io/hostname";
+    let path = world.first_written(
+        &s.origin,
+        &[
+            FieldPath::of(&["spec", "replicas"]),
+            FieldPath::of(&["metadata", "name"]),
+        ],
+    );
+    let mut f = finding(
+        &INFO,
+        &s.id,
+        world.locate(&s.origin, &path),
+        "no spread rule",
+        format!(
+            "the {replicas} replicas have no anti-affinity or spread rule: only the scheduler's default soft spreading places them, \
+             so they can share a node from the start and collapse onto one after node loss"
+        ),
+    )
+    .with_severity(Severity::Note);
+    let mut fix = hard_spread_fix(s, key);
+    if let (Some(fix), true, Some((_, compiled))) =
+        (fix.as_mut(), world.has_nodes(), s.own_selectors.first())
+    {
+        let mut pod = s.pod.clone();
+        if let Some(sym) = world.state.interner().lookup(key) {
+            pod.spread.push(podplace_model::objects::SpreadConstraint {
+                max_skew: 1,
+                topology_key: sym,
+                when_unsatisfiable: WhenUnsatisfiable::DoNotSchedule,
+                selector: compiled.clone(),
+                min_domains: None,
+                honor_node_affinity: true,
+                honor_node_taints: false,
+            });
+            let total = usize::try_from(replicas).unwrap_or(0);
+            let placed = world.place_replicas(&s.workload, &pod, total, &[], sym);
+            let domains: std::collections::BTreeSet<&str> =
+                placed.iter().flatten().map(|(_, d)| d.as_str()).collect();
+            let pending = placed.iter().filter(|p| p.is_none()).count();
+            fix.verified = Some(if pending == 0 {
+                format!(
+                    "placing the {replicas} replicas again with it (the engine, on the nodes given) puts them on {} node(s), none Pending",
+                    domains.len()
+                )
+            } else {
+                format!(
+                    "placing the {replicas} replicas again with it leaves {pending} Pending on these nodes: add nodes first"
+                )
+            });
+        }
+    }
+    f.fix = fix;
+    sink.push(&s.ignored, f);
 }

@@ -374,3 +374,31 @@ fn a_host_port_rollout_deadlock_is_pp003_with_a_verified_fix() {
     );
     assert!(f.fix.as_ref().is_some_and(|x| x.verified.is_some()));
 }
+
+#[test]
+fn a_multi_replica_workload_without_any_spread_rule_gets_a_verified_note() {
+    let report = crate::support::yaml("web.yaml", &format!("{TWO_NODES}{}", web(""))).lint();
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP004")
+        .unwrap_or_else(|| panic!("{:#?}", summary(&report.findings)));
+    assert_eq!(f.severity, Severity::Note);
+    assert!(
+        f.message.contains("no anti-affinity or spread rule"),
+        "{}",
+        f.message
+    );
+    let fix = f.fix.as_ref().expect("fix");
+    assert!(
+        fix.patch.contains("whenUnsatisfiable: DoNotSchedule"),
+        "{}",
+        fix.patch
+    );
+    assert!(
+        fix.verified
+            .as_deref()
+            .is_some_and(|v| v.contains("puts them on 2 node(s), none Pending")),
+        "{fix:#?}"
+    );
+}
