@@ -1003,6 +1003,22 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
         };
         let freed: Vec<String> = old.iter().map(|&p| world.base.pod_name(p)).collect();
         let node_name = cluster.node(*node).name.to_string();
+        // The controller deletes the newest old pod first; old pods created
+        // in the same second tie, and it may take any of them.
+        let created = |p: PodId| {
+            world
+                .base
+                .api_pod(p)
+                .and_then(|a| a.metadata.creation_timestamp.clone())
+        };
+        let tied: Vec<String> = match old.as_slice() {
+            [one] => stalled
+                .iter()
+                .filter(|(n, o)| n != node && o.len() == 1 && created(o[0]) == created(*one))
+                .map(|(n, o)| format!("{} on {}", world.base.pod_name(o[0]), cluster.node(*n).name))
+                .collect(),
+            _ => Vec::new(),
+        };
         let shown = match &value {
             IntOrString::Int(i) => i.to_string(),
             IntOrString::String(s) => s.clone(),
@@ -1024,10 +1040,19 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
                 ..Change::default()
             },
             describe: Box::new(move |cluster, outcome, landed| {
+                let deletes = if tied.is_empty() {
+                    format!("it deletes {} on {node_name}", freed.join(", "))
+                } else {
+                    format!(
+                        "it deletes one of the old pods created in the same second ({} on {node_name}, {}), \
+                         say {} on {node_name}",
+                        freed.join(", "),
+                        tied.join(", "),
+                        freed.join(", ")
+                    )
+                };
                 format!(
-                    "simulated the controller's first step (maxUnavailable {u_now}): it deletes \
-                     {} on {node_name}; then {}",
-                    freed.join(", "),
+                    "simulated the controller's first step (maxUnavailable {u_now}): {deletes}; then {}",
                     lands_sentence(cluster, outcome, landed)
                 )
             }),
