@@ -1448,6 +1448,28 @@ fn port_rules(spec: &PodSpec, path: &At<'_>, errs: &mut Vec<FieldError>) {
     }
 }
 
+/// A label selector's keys and values (matchLabels, matchExpressions).
+fn selector_rules(sel: Option<&LabelSelector>, path: &At<'_>, errs: &mut Vec<FieldError>) {
+    let Some(sel) = sel else { return };
+    labels_rules(sel.match_labels.as_ref(), &path.child("matchLabels"), errs);
+    let exprs = path.child("matchExpressions");
+    for (i, req) in sel.match_expressions.iter().flatten().enumerate() {
+        let p = exprs.index(i);
+        // An empty key is reported by the structural checks.
+        if !req.key.is_empty() {
+            for m in is_label_key(&req.key) {
+                errs.push(FieldError::invalid_str(p.child("key"), &req.key, &m));
+            }
+        }
+        let values = p.child("values");
+        for (j, v) in req.values.iter().flatten().enumerate() {
+            for m in is_label_value(v) {
+                errs.push(FieldError::invalid_str(values.index(j), v, &m));
+            }
+        }
+    }
+}
+
 fn template_rules(t: Option<&PodTemplateSpec>, spec_path: &At<'_>, errs: &mut Vec<FieldError>) {
     let Some(t) = t else { return };
     let tp = spec_path.child("template");
@@ -1491,7 +1513,6 @@ api_rules_meta_only!(
     Node => NameForm::Subdomain,
     k8s_openapi::api::core::v1::Namespace => NameForm::Label,
     k8s_openapi::api::core::v1::Service => NameForm::Dns1035,
-    PodDisruptionBudget => NameForm::Subdomain,
     k8s_openapi::api::scheduling::v1::PriorityClass => NameForm::Subdomain,
     RuntimeClass => NameForm::Subdomain,
     k8s_openapi::api::core::v1::PersistentVolume => NameForm::Subdomain,
@@ -1517,13 +1538,15 @@ impl ApiRules for Pod {
 }
 
 macro_rules! api_rules_with_template {
-    ($($t:ty => |$s:ident| $template:expr),* $(,)?) => {$(
+    ($($t:ty => |$s:ident| $template:expr, $selector:expr);* $(;)?) => {$(
         impl ApiRules for $t {
             fn api_rules(&self) -> Vec<FieldError> {
                 let mut errs = Vec::new();
                 meta_rules(&self.metadata, NameForm::Subdomain, &mut errs);
                 if let Some($s) = self.spec.as_ref() {
-                    template_rules($template, &At::of(&["spec"]), &mut errs);
+                    let spec = At::of(&["spec"]);
+                    selector_rules($selector, &spec.child("selector"), &mut errs);
+                    template_rules($template, &spec, &mut errs);
                 }
                 errs
             }
@@ -1532,13 +1555,28 @@ macro_rules! api_rules_with_template {
 }
 
 api_rules_with_template!(
-    Deployment => |s| Some(&s.template),
-    ReplicaSet => |s| s.template.as_ref(),
-    StatefulSet => |s| Some(&s.template),
-    DaemonSet => |s| Some(&s.template),
-    ReplicationController => |s| s.template.as_ref(),
-    Job => |s| Some(&s.template),
+    Deployment => |s| Some(&s.template), Some(&s.selector);
+    ReplicaSet => |s| s.template.as_ref(), Some(&s.selector);
+    StatefulSet => |s| Some(&s.template), Some(&s.selector);
+    DaemonSet => |s| Some(&s.template), Some(&s.selector);
+    ReplicationController => |s| s.template.as_ref(), None;
+    Job => |s| Some(&s.template), s.selector.as_ref();
 );
+
+impl ApiRules for PodDisruptionBudget {
+    fn api_rules(&self) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        meta_rules(&self.metadata, NameForm::Subdomain, &mut errs);
+        if let Some(s) = self.spec.as_ref() {
+            selector_rules(
+                s.selector.as_ref(),
+                &At::of(&["spec", "selector"]),
+                &mut errs,
+            );
+        }
+        errs
+    }
+}
 
 impl ApiRules for CronJob {
     fn api_rules(&self) -> Vec<FieldError> {

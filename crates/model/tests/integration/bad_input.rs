@@ -492,6 +492,20 @@ fn api_rule_cases() -> Vec<Case> {
             &["ReplicaSet/shop/web: spec.template.metadata.labels[tier]: Invalid value: \"a/b\": a valid label must be"],
         ),
         case(
+            "a PodDisruptionBudget selecting a bad label key",
+            "pdb.yaml",
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec:\n  minAvailable: 1\n  selector:\n    matchExpressions:\n    - {key: \"bad key\", operator: In, values: [\"a b\"]}\n",
+            Invalid,
+            &["pdb.yaml:8:13: PodDisruptionBudget/shop/web: spec.selector.matchExpressions[0].key: Invalid value: \"bad key\": name part must consist of", "spec.selector.matchExpressions[0].values[0]: Invalid value: \"a b\": a valid label must be"],
+        ),
+        case(
+            "a Deployment selector with a bad label value",
+            "selector.yaml",
+            &deployment("      maxSurge: 1\n").replace("matchLabels: {app: web}", "matchLabels: {app: \"w b\"}").replace("labels: {app: web}", "labels: {app: \"w b\"}"),
+            Invalid,
+            &["spec.selector.matchLabels[app]: Invalid value: \"w b\": a valid label must be", "spec.template.metadata.labels[app]: Invalid value: \"w b\""],
+        ),
+        case(
             "maxSurge abc",
             "surge.yaml",
             &deployment("      maxSurge: abc\n"),
