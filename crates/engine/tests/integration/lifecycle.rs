@@ -6,12 +6,24 @@
 //! accounting, every pod, every topology group's counts) and the same
 //! scheduling outcome for a sample of pods.
 //!
+//! Storage takes part: every node brings local PersistentVolumes pinned to
+//! its hostname (WaitForFirstConsumer), some apps' pods each claim one
+//! (the claim is created with the pod, bound when the scheduler places it,
+//! deleted with its volume when the pod goes, a fresh volume taking its
+//! place), others carry a generic ephemeral volume whose claim template
+//! selects by the churning pod-template-hash, others wait behind a
+//! scheduling gate. The state's storage objects are reloaded on every
+//! storage change, as a watch-fed owner would, and must end as a fresh
+//! load of the surviving objects.
+//!
 //! `cargo test` runs a shortened soak (debug builds are slow); the full
 //! million events run with `PODPLACE_SOAK_EVENTS=1000000` or
 //! `cargo test --release -p podplace-engine -- --ignored soak_million`.
 
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1 as storage;
 use podplace_engine::{schedule, ClusterState, NodeId, PodId, SchedulerCache, StateStats};
+use podplace_model::inventory::{Inventory, Sourced};
 use podplace_testkit::{namespace, node, pod, HOST, ZONE};
 use serde_json::{json, Value};
 
@@ -36,6 +48,12 @@ impl Rng {
 
 const APPS: usize = 40;
 const ZONES: [&str; 4] = ["z1", "z2", "z3", "z4"];
+/// Apps (by `app % 20`) whose pods claim a local volume, carry a generic
+/// ephemeral volume, or wait behind a scheduling gate: always created
+/// pending.
+const CLAIM_APP: usize = 3;
+const EPHEMERAL_APP: usize = 9;
+const GATED_APP: usize = 14;
 
 /// The API objects the state was fed, in the state's node order.
 struct Mirror {
@@ -46,6 +64,122 @@ struct Mirror {
     hashes: Vec<u64>,
     next_name: u64,
     next_node: u64,
+    /// PersistentVolumes and claims, as the API holds them.
+    volumes: Vec<core::PersistentVolume>,
+    claims: Vec<core::PersistentVolumeClaim>,
+    next_volume: u64,
+}
+
+/// A local volume pinned to `host`, labelled with its zone.
+fn local_volume(mirror: &mut Mirror, host: &str, zone: &str) -> core::PersistentVolume {
+    mirror.next_volume += 1;
+    api(
+        &json!({"metadata": {"name": format!("pv-{host}-{}", mirror.next_volume),
+            "labels": {ZONE: zone}},
+        "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "10Gi"}, "local": {"path": "/mnt/disk"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": HOST, "operator": "In", "values": [host]}]}]}}},
+        "status": {"phase": "Available"}}),
+    )
+}
+
+/// The host a local volume is pinned to.
+fn volume_host(v: &core::PersistentVolume) -> String {
+    v.spec
+        .as_ref()
+        .and_then(|s| s.node_affinity.as_ref())
+        .and_then(|a| a.required.as_ref())
+        .and_then(|r| r.node_selector_terms.first())
+        .and_then(|t| t.match_expressions.as_ref())
+        .and_then(|e| e.first())
+        .and_then(|e| e.values.as_ref())
+        .and_then(|v| v.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn claim_name(pod: &Value) -> Option<(String, String)> {
+    let volumes = pod["spec"]["volumes"].as_array()?;
+    let claim = volumes
+        .iter()
+        .find_map(|v| v["persistentVolumeClaim"]["claimName"].as_str())?;
+    let ns = pod["metadata"]["namespace"].as_str().unwrap_or("default");
+    Some((ns.to_string(), claim.to_string()))
+}
+
+/// The storage objects of the mirror, as an inventory to load.
+fn storage_inventory(mirror: &Mirror) -> Inventory {
+    fn sourced<T>(object: T) -> Sourced<T> {
+        Sourced {
+            object,
+            origin: Default::default(),
+        }
+    }
+    let mut inv = Inventory::default();
+    inv.storage_classes
+        .push(sourced(api::<storage::StorageClass>(&json!({
+        "metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer"}))));
+    inv.storage_classes
+        .push(sourced(api::<storage::StorageClass>(&json!({
+        "metadata": {"name": "zonal"}, "provisioner": "ebs.csi.aws.com",
+        "volumeBindingMode": "Immediate"}))));
+    inv.persistent_volumes = mirror.volumes.iter().cloned().map(sourced).collect();
+    inv.persistent_volume_claims = mirror.claims.iter().cloned().map(sourced).collect();
+    inv
+}
+
+/// Panics with the lines that differ.
+fn same_lines(a: &str, b: &str, what: &str) {
+    if a != b {
+        let (x, y): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+        let only_a: Vec<&&str> = x.iter().filter(|l| !y.contains(l)).collect();
+        let only_b: Vec<&&str> = y.iter().filter(|l| !x.contains(l)).collect();
+        panic!("{what}: only left: {only_a:#?}\nonly right: {only_b:#?}");
+    }
+}
+
+/// A canonical text of the state's storage objects (by name, strings
+/// resolved), to compare with a fresh load.
+fn storage_text(state: &ClusterState) -> String {
+    let st = state.storage();
+    let r = |s| state.interner().resolve(s).to_string();
+    let mut out: Vec<String> = st
+        .volumes
+        .iter()
+        .map(|v| {
+            let mut labels: Vec<String> = v
+                .labels
+                .iter()
+                .map(|(k, x)| format!("{}={}", r(k), r(x)))
+                .collect();
+            labels.sort();
+            format!(
+                "pv {} class={} avail={} claim={:?} hosts={:?} labels={:?}",
+                v.name,
+                v.class,
+                v.available,
+                v.claim_ref
+                    .as_ref()
+                    .map(|c| format!("{}/{}", r(c.namespace), c.name)),
+                v.pinned_hosts.iter().map(|&h| r(h)).collect::<Vec<_>>(),
+                labels
+            )
+        })
+        .collect();
+    out.extend(st.claims.values().map(|c| {
+        format!(
+            "pvc {}/{} volume={} bound={} class={}",
+            r(c.namespace),
+            c.name,
+            c.volume_name,
+            c.fully_bound,
+            c.class
+        )
+    }));
+    out.sort();
+    out.join("\n")
 }
 
 fn node_object(name: &str, zone: &str) -> Value {
@@ -61,8 +195,9 @@ fn pod_object(mirror: &mut Mirror, rng: &mut Rng, app: usize, on: Option<&str>) 
     let name = format!("app{app}-{hash}-{}", mirror.next_name);
     let label = format!("app{app}");
     let other = format!("app{}", (app + 1) % APPS);
+    let ns = if app % 5 == 4 { "other" } else { "default" };
     let mut p = pod(&name)
-        .ns(if app % 5 == 4 { "other" } else { "default" })
+        .ns(ns)
         .label("app", &label)
         .label("pod-template-hash", &hash)
         .requests("100m", "128Mi");
@@ -83,7 +218,30 @@ fn pod_object(mirror: &mut Mirror, rng: &mut Rng, app: usize, on: Option<&str>) 
         // Spread per revision: the selector carries the churning hash.
         v["spec"]["topologySpreadConstraints"][0]["matchLabelKeys"] = json!(["pod-template-hash"]);
     }
+    match app % 20 {
+        CLAIM_APP => {
+            v["spec"]["volumes"] = json!([{"name": "data",
+                "persistentVolumeClaim": {"claimName": format!("data-{name}")}}]);
+        }
+        EPHEMERAL_APP => {
+            v["spec"]["volumes"] = json!([{"name": "scratch", "ephemeral": {
+                "volumeClaimTemplate": {"spec": {"storageClassName": "zonal",
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                    "selector": {"matchLabels": {"revision": hash}}}}}}]);
+        }
+        GATED_APP if rng.chance(30) => {
+            v["spec"]["schedulingGates"] = json!([{"name": format!("example.com/{hash}")}]);
+        }
+        _ => {}
+    }
     v
+}
+
+/// Whether an app's pods are created pending (their claims bind when the
+/// scheduler places them).
+fn created_pending(app: usize) -> bool {
+    matches!(app % 20, CLAIM_APP | EPHEMERAL_APP | GATED_APP)
 }
 
 fn api<T: serde::de::DeserializeOwned>(v: &Value) -> T {
@@ -117,6 +275,7 @@ fn rebuild(mirror: &Mirror) -> ClusterState {
     for (p, _) in &mirror.pods {
         fresh.add_api_pod(&api::<core::Pod>(p)).unwrap();
     }
+    fresh.load_storage(&storage_inventory(mirror)).unwrap();
     fresh
 }
 
@@ -146,19 +305,30 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
         hashes: vec![0; APPS],
         next_name: 0,
         next_node: 0,
+        volumes: Vec::new(),
+        claims: Vec::new(),
+        next_volume: 0,
+    };
+    // Storage changes are loaded as they happen.
+    let reload = |state: &mut ClusterState, mirror: &Mirror| {
+        state.load_storage(&storage_inventory(mirror)).unwrap();
     };
     let add_node = |state: &mut ClusterState, mirror: &mut Mirror, rng: &mut Rng| {
         mirror.next_node += 1;
-        let v = node_object(
-            &format!("node-{}", mirror.next_node),
-            ZONES[rng.below(ZONES.len())],
-        );
+        let name = format!("node-{}", mirror.next_node);
+        let zone = ZONES[rng.below(ZONES.len())];
+        let v = node_object(&name, zone);
         state.add_node(&api::<core::Node>(&v)).unwrap();
         mirror.nodes.push(v);
+        for _ in 0..2 {
+            let pv = local_volume(mirror, &name, zone);
+            mirror.volumes.push(pv);
+        }
     };
     for _ in 0..nodes {
         add_node(&mut state, &mut mirror, &mut rng);
     }
+    reload(&mut state, &mirror);
     let target = nodes * 20;
     let mut cache = SchedulerCache::new();
     let mut max_live = 0;
@@ -170,14 +340,105 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     let mut max_interned = compacted_at;
     let create = |state: &mut ClusterState, mirror: &mut Mirror, rng: &mut Rng| {
         let app = rng.below(APPS);
-        let on = if rng.chance(90) {
+        let on = if rng.chance(90) && !created_pending(app) {
             Some(node_name(&mirror.nodes[rng.below(mirror.nodes.len())]))
         } else {
             None
         };
         let v = pod_object(mirror, rng, app, on.as_deref());
+        if let Some((ns, claim)) = claim_name(&v) {
+            mirror.claims.push(api(&json!({
+                "metadata": {"name": claim, "namespace": ns},
+                "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}}}})));
+            reload(state, mirror);
+        }
         let id = state.add_api_pod(&api::<core::Pod>(&v)).unwrap();
         mirror.pods.push((v, id));
+    };
+    // A deleted pod's claim goes, with its volume; a fresh volume takes
+    // the volume's place on its node, if the node is still there.
+    let delete_claim = |state: &mut ClusterState, mirror: &mut Mirror, pod: &Value| {
+        let Some((ns, claim)) = claim_name(pod) else {
+            return;
+        };
+        let Some(i) = mirror.claims.iter().position(|c| {
+            c.metadata.name.as_deref() == Some(&*claim)
+                && c.metadata.namespace.as_deref() == Some(&*ns)
+        }) else {
+            return;
+        };
+        let c = mirror.claims.swap_remove(i);
+        let volume = c.spec.and_then(|s| s.volume_name);
+        if let Some(j) = volume.and_then(|name| {
+            mirror
+                .volumes
+                .iter()
+                .position(|v| v.metadata.name.as_deref() == Some(&*name))
+        }) {
+            let pv = mirror.volumes.swap_remove(j);
+            let host = volume_host(&pv);
+            let zone = pv
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(ZONE))
+                .cloned();
+            if mirror.nodes.iter().any(|n| node_name(n) == host) {
+                let fresh = local_volume(mirror, &host, zone.as_deref().unwrap_or(""));
+                mirror.volumes.push(fresh);
+            }
+        }
+        reload(state, mirror);
+    };
+    // What the binder assumed when the scheduler placed a pod, as the API
+    // writes it back: the claim names its volume, the volume its claim.
+    let record_binding = |state: &ClusterState, mirror: &mut Mirror, pod: &Value| {
+        let Some((ns, claim)) = claim_name(pod) else {
+            return;
+        };
+        let Some(ns_sym) = state.interner().lookup(&ns) else {
+            return;
+        };
+        let Some(bound) = state.storage().claim(ns_sym, &claim) else {
+            return;
+        };
+        let volume = bound.volume_name.to_string();
+        if volume.is_empty() {
+            return;
+        }
+        for c in &mut mirror.claims {
+            if c.metadata.name.as_deref() == Some(&*claim)
+                && c.metadata.namespace.as_deref() == Some(&*ns)
+            {
+                c.spec.get_or_insert_with(Default::default).volume_name = Some(volume.clone());
+                c.metadata.annotations = Some(
+                    [(
+                        "pv.kubernetes.io/bind-completed".to_string(),
+                        "yes".to_string(),
+                    )]
+                    .into(),
+                );
+                c.status = Some(core::PersistentVolumeClaimStatus {
+                    phase: Some("Bound".into()),
+                    ..Default::default()
+                });
+            }
+        }
+        for v in &mut mirror.volumes {
+            if v.metadata.name.as_deref() == Some(&*volume) {
+                v.spec.get_or_insert_with(Default::default).claim_ref =
+                    Some(core::ObjectReference {
+                        namespace: Some(ns.clone()),
+                        name: Some(claim.clone()),
+                        ..Default::default()
+                    });
+                v.status = Some(core::PersistentVolumeStatus {
+                    phase: Some("Bound".into()),
+                    ..Default::default()
+                });
+            }
+        }
     };
     for _ in 0..target {
         create(&mut state, &mut mirror, &mut rng);
@@ -192,12 +453,18 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
             max_interned = max_interned.max(interned);
             if interned > 2 * compacted_at {
                 let before = state.canonical_dump();
+                let storage_before = storage_text(&state);
                 let slots = state.pod_slots();
-                state.compact().expect("nothing pinned, no storage");
+                state.compact().expect("nothing pinned");
                 assert_eq!(
                     state.canonical_dump(),
                     before,
                     "compaction changed the state"
+                );
+                same_lines(
+                    &storage_text(&state),
+                    &storage_before,
+                    "compaction changed the storage objects",
                 );
                 assert_eq!(state.pod_slots(), slots);
                 compacted_at = state.stats().interned;
@@ -212,8 +479,9 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                     create(&mut state, &mut mirror, &mut rng);
                 } else {
                     let i = rng.below(mirror.pods.len());
-                    let (_, id) = mirror.pods.swap_remove(i);
+                    let (v, id) = mirror.pods.swap_remove(i);
                     state.remove_pod(id);
+                    delete_claim(&mut state, &mut mirror, &v);
                 }
             }
             // A rollout: the app's pods get a new pod-template-hash.
@@ -288,7 +556,12 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                         v["spec"].as_object_mut().map(|s| s.remove("nodeName"));
                     }
                 }
+                // Its unclaimed volumes go with it; claimed ones stay.
+                mirror.volumes.retain(|v| {
+                    volume_host(v) != gone || v.spec.as_ref().is_some_and(|s| s.claim_ref.is_some())
+                });
                 add_node(&mut state, &mut mirror, &mut rng);
+                reload(&mut state, &mirror);
             }
             // The scheduler places a pending pod.
             _ => {
@@ -305,6 +578,8 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                     if let Some(n) = schedule(&state, &mut cache, &p, 0).chosen {
                         state.bind(id, n);
                         mirror.pods[i].0["spec"]["nodeName"] = json!(&*state.node(n).name);
+                        let placed = mirror.pods[i].0.clone();
+                        record_binding(&state, &mut mirror, &placed);
                     }
                 }
             }
@@ -312,10 +587,33 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     }
     let fresh = rebuild(&mirror);
     assert_eq!(state.canonical_dump(), fresh.canonical_dump());
+    same_lines(
+        &storage_text(&state),
+        &storage_text(&fresh),
+        "storage against a fresh load",
+    );
     // The same answers for a sample of pods: pending ones, and new pods of
     // every kind of rule.
     let mut fresh = fresh;
     let mut fresh_cache = SchedulerCache::new();
+    let mut pending = 0;
+    for (v, id) in &mirror.pods {
+        if pod_node(v).is_some() || pending >= 60 {
+            continue;
+        }
+        pending += 1;
+        let a = state.pod(*id).clone();
+        let ns = v["metadata"]["namespace"].as_str().unwrap_or("default");
+        let theirs = fresh
+            .pod_id(ns, &a.name)
+            .expect("the fresh build has the pod");
+        let b = fresh.pod(theirs).clone();
+        let x = schedule(&state, &mut cache, &a, 7);
+        let y = schedule(&fresh, &mut fresh_cache, &b, 7);
+        assert_eq!(x.statuses, y.statuses, "pending {}", a.name);
+        assert_eq!(x.chosen, y.chosen, "pending {}", a.name);
+        assert_eq!(x.message, y.message, "pending {}", a.name);
+    }
     for app in 0..APPS {
         let v = pod_object(&mut mirror, &mut rng, app, None);
         let a = state.compile_pod(&api::<core::Pod>(&v)).unwrap();
