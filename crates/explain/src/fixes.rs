@@ -13,7 +13,9 @@
 //! 5. when the pod's own workload holds it off every node: a node like an
 //!    existing one, the workload scaled to the domains it can use, the
 //!    rule made preferred ([`crate::self_block`]);
-//! 6. uncordoning a node, tolerating a taint, labelling a node.
+//! 6. uncordoning a node, tolerating a taint, labelling a node; tolerating
+//!    a control-plane taint comes last (it moves the workload onto
+//!    control-plane nodes).
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -29,6 +31,12 @@ use crate::model::{Detail, Fix, NodeVerdict, Note, NoteKind, RuleOwner, TermKind
 use crate::notes::only_negative;
 use crate::world::World;
 use crate::yaml::{selector_summary, to_yaml};
+
+/// Taints kubeadm and managed offerings put on control-plane nodes.
+const CONTROL_PLANE_TAINTS: [&str; 2] = [
+    "node-role.kubernetes.io/control-plane",
+    "node-role.kubernetes.io/master",
+];
 
 /// At most this many fixes are verified and offered.
 pub const MAX_FIXES: usize = 4;
@@ -120,8 +128,14 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> (Vec<Candidate>, Vec<Note>) {
         candidates.extend(rollout_strategy(ctx, &mut notes));
         candidates.extend(crate::self_block::candidates(ctx));
         candidates.extend(uncordon(ctx));
-        candidates.extend(tolerate(ctx));
+        // Tolerating a control-plane taint moves the workload onto
+        // control-plane nodes: every other fix comes first.
+        let (control_plane, other): (Vec<Candidate>, Vec<Candidate>) = tolerate(ctx)
+            .into_iter()
+            .partition(|c| CONTROL_PLANE_TAINTS.iter().any(|t| c.title.contains(t)));
+        candidates.extend(other);
         candidates.extend(label_node(ctx));
+        candidates.extend(control_plane);
     }
     (candidates, notes)
 }

@@ -116,6 +116,7 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> Vec<Candidate> {
     if keys.is_empty() {
         return out;
     }
+    out.extend(honor_taints(ctx));
     out.extend(add_node(ctx, template, &keys));
     out.extend(scale(ctx));
     out.extend(make_preferred(ctx));
@@ -447,4 +448,91 @@ fn replicas_patched(
             Some((id, patch(api)?))
         })
         .collect()
+}
+
+/// 0. A DoNotSchedule spread under the default `nodeTaintsPolicy: Ignore`
+///    counts domains whose nodes the pod does not tolerate (a control-plane
+///    node alone in its zone): Honor drops them from the count. Changes
+///    only how the workload's own rule counts, so it comes first.
+fn honor_taints(ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let tainted = ctx.verdicts.iter().any(|(_, v)| {
+        v.reasons
+            .iter()
+            .any(|r| matches!(r.detail, Detail::Taints { .. }))
+    });
+    if !tainted {
+        return out;
+    }
+    let Some(api) = ctx.api_pod else { return out };
+    let Some(at) = spec_of(ctx.world, &ctx.workload, Some(api)) else {
+        return out;
+    };
+    let interner = ctx.state.interner();
+    let own_ids: Vec<PodId> = ctx
+        .state
+        .bound_pods()
+        .map(|(id, _)| id)
+        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
+        .collect();
+    let template_spread = at
+        .spec
+        .topology_spread_constraints
+        .clone()
+        .unwrap_or_default();
+    for (i, c) in ctx.pod.spread.iter().enumerate() {
+        if c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule
+            || c.honor_node_taints
+            || !c.selector.matches(&ctx.pod.labels, interner)
+        {
+            continue;
+        }
+        let key = interner.resolve(c.topology_key).to_string();
+        let honor =
+            move |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
+                let mut l = list.to_vec();
+                if let Some(c) = l.get_mut(i) {
+                    c.node_taints_policy = Some("Honor".to_string());
+                }
+                l
+            };
+        let patch = nest(
+            at.path,
+            json!({"topologySpreadConstraints": serde_json::to_value(honor(&template_spread)).unwrap_or(Value::Null)}),
+        );
+        let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
+            let mut patched = api.clone();
+            let spec = patched.spec.as_mut()?;
+            let list = spec.topology_spread_constraints.clone().unwrap_or_default();
+            spec.topology_spread_constraints = Some(honor(&list));
+            Some(patched)
+        };
+        let Some(patched) = patch_pod(api) else {
+            continue;
+        };
+        let replace = replicas_patched(ctx, &own_ids, patch_pod);
+        out.push(Candidate {
+            title: format!("Set nodeTaintsPolicy: Honor on the spread over {key}"),
+            target: ctx.workload.to_string(),
+            command: command(&ctx.workload, &patch),
+            patch,
+            rationale: format!(
+                "under the default nodeTaintsPolicy: Ignore, a {key} domain whose nodes have taints the pods do not \
+                 tolerate (a control-plane node alone in its zone) still counts, empty, so the skew can never be met; \
+                 with Honor it no longer counts. The spread itself is kept."
+            ),
+            change: Change {
+                incoming: Some(patched),
+                replace,
+                ..Change::default()
+            },
+            describe: Box::new(move |cluster, outcome, node| {
+                format!(
+                    "re-ran the scheduler with nodeTaintsPolicy: Honor in every replica: {}",
+                    lands_sentence(cluster, outcome, node)
+                )
+            }),
+        });
+    }
+    out
 }

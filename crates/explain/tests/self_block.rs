@@ -114,3 +114,33 @@ fn a_zone_rule_gets_a_node_in_a_zone_of_its_own() {
         .iter()
         .any(|f| f.title == "Scale StatefulSet/data/db to 2 replica(s), the domains it can use"));
 }
+
+#[test]
+fn a_tainted_control_plane_zone_gets_node_taints_policy_honor_first_and_no_control_plane_toleration_before_it(
+) {
+    let dir = install("ingress-nginx");
+    let world = world(&[dir.join("manifests.yaml"), dir.join("cluster.yaml")], "");
+    let pending = world
+        .base
+        .placements()
+        .iter()
+        .find(|p| p.node.is_none())
+        .map(|p| p.pod)
+        .expect("a Pending podinfo replica");
+    let e = explain(&world, pending);
+    let titles: Vec<&str> = e.fixes.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(
+        titles.first().copied(),
+        Some("Set nodeTaintsPolicy: Honor on the spread over topology.kubernetes.io/zone"),
+        "{titles:#?}"
+    );
+    assert!(e.fixes[0].patch.contains("nodeTaintsPolicy: Honor"));
+    assert_ne!(e.fixes[0].lands_on, "k8s-cp-01");
+    let tolerate = titles
+        .iter()
+        .position(|t| t.starts_with("Tolerate node-role.kubernetes.io/control-plane"));
+    assert!(
+        tolerate.is_none_or(|i| i == titles.len() - 1),
+        "{titles:#?}"
+    );
+}
