@@ -25,6 +25,19 @@ impl PodId {
     }
 }
 
+/// A pod's id together with the generation of its slot, for holders that
+/// keep an id across events (a watch's uid map, a what-if's victims): once
+/// the pod is removed and its slot reused, [`crate::ClusterState::resolve`]
+/// says the handle is stale instead of naming the new pod.
+///
+/// [`PodId`] itself stays the bare slot index (every per-pod table, the
+/// world's columns included, is indexed by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PodHandle {
+    pub(crate) id: PodId,
+    pub(crate) generation: u32,
+}
+
 /// Index of a distinct affinity term (identical terms of many pods share one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TermId(pub u32);

@@ -185,7 +185,10 @@ impl ClusterState {
         for entry in sources.pods {
             if entry.alive {
                 let bound = entry.node;
+                let generation = entry.generation;
                 let id = fresh.add_pod(entry.pod);
+                // Handles taken before stay valid.
+                fresh.pods[id.index()].generation = generation;
                 if fresh.pod_node(id) != bound {
                     fresh.unbind(id);
                     if let Some(n) = bound {
@@ -200,6 +203,7 @@ impl ClusterState {
                     terms: PodTerms::default(),
                     alive: false,
                     needs: SmallVec::new(),
+                    generation: entry.generation,
                 });
             }
         }
@@ -355,6 +359,34 @@ mod tests {
         let claims = s.interner().lookup("claims").unwrap();
         let claim = s.storage().claim(claims, "data").unwrap();
         assert_eq!((&*claim.volume_name, claim.fully_bound), ("pv-a", true));
+    }
+
+    #[test]
+    fn a_stale_handle_is_told_after_its_slot_is_reused() {
+        let mut s = ClusterState::new();
+        s.add_node(&node("a").build()).unwrap();
+        let old = s.add_api_pod(&pod("old").on("a").build()).unwrap();
+        let web = s.add_api_pod(&pod("web").build()).unwrap();
+        let (h_old, h_web) = (s.pod_handle(old).unwrap(), s.pod_handle(web).unwrap());
+        s.remove_pod(old);
+        assert_eq!((s.resolve(h_old), s.pod_handle(old)), (None, None));
+        let new = s.add_api_pod(&pod("new").build()).unwrap();
+        assert_eq!(new, old, "the slot is reused");
+        let h_new = s.pod_handle(new).unwrap();
+        assert_ne!(h_new, h_old);
+        assert_eq!(s.resolve(h_old), None, "the old pod's handle is stale");
+        assert_eq!(s.resolve(h_new), Some(new));
+        // Updates keep the pod; compaction keeps handles.
+        s.update_api_pod(web, &pod("web").label("v", "2").build())
+            .unwrap();
+        s.compact().unwrap();
+        assert_eq!((s.resolve(h_web), s.resolve(h_new)), (Some(web), Some(new)));
+        assert_eq!(s.resolve(h_old), None);
+        s.remove_pod(new);
+        s.compact().unwrap();
+        let again = s.add_api_pod(&pod("again").build()).unwrap();
+        assert_eq!(again, old);
+        assert_eq!((s.resolve(h_old), s.resolve(h_new)), (None, None));
     }
 
     #[test]

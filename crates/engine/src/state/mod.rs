@@ -35,7 +35,7 @@ use crate::groups::{
     empty_counts, Counts, DomainCounts, GroupKey, Groups, HeldGroup, NodeCounts, TermSet,
     TopologyGroup,
 };
-use crate::ids::{GroupId, NodeId, PodId, TermId};
+use crate::ids::{GroupId, NodeId, PodHandle, PodId, TermId};
 pub use compact::{CompactError, SymRemap};
 pub use selectors::OwnerSelectors;
 use terms::{PodTerms, TermRegistry};
@@ -99,6 +99,8 @@ pub struct PodEntry {
     pub alive: bool,
     /// The matching and spread groups this pending pod needs.
     pub(crate) needs: SmallVec<[GroupId; 2]>,
+    /// How many pods the slot held before this one ([`PodHandle`]).
+    pub(crate) generation: u32,
 }
 
 /// Sizes of the state's tables, to show memory stays flat.
@@ -317,6 +319,23 @@ impl ClusterState {
     /// The entry of a live pod; `None` for a removed pod or an unknown id.
     pub fn pod_entry(&self, id: PodId) -> Option<&PodEntry> {
         self.pods.get(id.index()).filter(|e| e.alive)
+    }
+
+    /// A handle on a live pod that goes stale once the pod is removed
+    /// (see [`PodHandle`]); `None` for a removed pod or an unknown id.
+    pub fn pod_handle(&self, id: PodId) -> Option<PodHandle> {
+        self.pod_entry(id).map(|e| PodHandle {
+            id,
+            generation: e.generation,
+        })
+    }
+
+    /// The id of the pod a handle was taken on, while that pod lives;
+    /// `None` once it was removed (its slot free, or holding another pod).
+    pub fn resolve(&self, handle: PodHandle) -> Option<PodId> {
+        self.pod_entry(handle.id)
+            .filter(|e| e.generation == handle.generation)
+            .map(|_| handle.id)
     }
 
     /// The node a live pod is bound to.

@@ -31,15 +31,18 @@ impl ClusterState {
         self.settle();
         let terms = Arc::make_mut(&mut self.terms).acquire_pod(&pod);
         let node = pod.node_name.as_deref().and_then(|n| self.node_id(n));
-        let entry = PodEntry {
+        let mut entry = PodEntry {
             pod,
             node: None,
             terms,
             alive: true,
             needs: SmallVec::new(),
+            generation: 0,
         };
         let id = match self.free_pods.pop_front() {
             Some(i) => {
+                // Handles on the slot's previous pod go stale.
+                entry.generation = self.pods[i as usize].generation.wrapping_add(1);
                 self.pods[i as usize] = entry;
                 PodId(i)
             }

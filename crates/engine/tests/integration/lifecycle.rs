@@ -22,7 +22,9 @@
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
-use podplace_engine::{schedule, ClusterState, NodeId, PodId, SchedulerCache, StateStats};
+use podplace_engine::{
+    schedule, ClusterState, NodeId, PodHandle, PodId, SchedulerCache, StateStats,
+};
 use podplace_model::inventory::{Inventory, Sourced};
 use podplace_testkit::{namespace, node, pod, HOST, ZONE};
 use serde_json::{json, Value};
@@ -338,6 +340,9 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     let mut compacted_at = state.stats().interned;
     let mut compactions = 0;
     let mut max_interned = compacted_at;
+    // Handles on removed pods (the latest few): stale from then on, even
+    // once their slots hold other pods and through compactions.
+    let mut stale: Vec<PodHandle> = Vec::new();
     let create = |state: &mut ClusterState, mirror: &mut Mirror, rng: &mut Rng| {
         let app = rng.below(APPS);
         let on = if rng.chance(90) && !created_pending(app) {
@@ -449,6 +454,7 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
         }
         max_live = max_live.max(mirror.pods.len());
         if event % INTERN_CHECK == 0 {
+            assert!(stale.iter().all(|&h| state.resolve(h).is_none()));
             let interned = state.stats().interned;
             max_interned = max_interned.max(interned);
             if interned > 2 * compacted_at {
@@ -480,6 +486,10 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                 } else {
                     let i = rng.below(mirror.pods.len());
                     let (v, id) = mirror.pods.swap_remove(i);
+                    if stale.len() == 256 {
+                        stale.swap_remove(event % 256);
+                    }
+                    stale.extend(state.pod_handle(id));
                     state.remove_pod(id);
                     delete_claim(&mut state, &mut mirror, &v);
                 }
