@@ -17,9 +17,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::{FileArgs, KubeArgs, OutputArgs, PageArgs, SeedArgs, VerboseArgs};
-use crate::snapshot::{fetch_live, ClusterArgs};
+use crate::snapshot::{ClusterArgs, LiveError};
 use crate::world::load_world;
 use crate::{Exit, OutputFormat};
+use podplace_kube::FetchOptions;
 
 /// Arguments of `podplace why`.
 #[derive(Debug, Clone, clap::Args)]
@@ -31,8 +32,9 @@ pub struct WhyArgs {
     /// none means the live cluster.
     #[command(flatten)]
     pub files: FileArgs,
-    /// The pod's namespace (default: `default`, or the only namespace
-    /// holding a pod of that name).
+    /// The pod's namespace. Default on a live cluster: the kubeconfig
+    /// context's namespace, else `default` (as kubectl); with -f: `default`,
+    /// or the only namespace holding a pod of that name.
     #[arg(short = 'n', long = "namespace")]
     pub namespace: Option<String>,
     /// `-o`.
@@ -79,7 +81,9 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
 /// `why` against the live cluster: every namespace is read (other
 /// namespaces' pods count for resources and anti-affinity); when the user
 /// may not list pods cluster-wide, the pod's namespace alone is read and
-/// the answer says so.
+/// the answer says so. Without `-n` or a `namespace/name` pod, the pod is
+/// looked for in the kubeconfig context's namespace (`default` when the
+/// context names none, the service account's in a pod), as kubectl does.
 fn live(args: &WhyArgs) -> Result<Exit> {
     let mut cluster = ClusterArgs {
         kube: args.kube.clone(),
@@ -87,11 +91,48 @@ fn live(args: &WhyArgs) -> Result<Exit> {
         all_namespaces: true,
         page: args.page,
     };
-    let fetch = |cluster: &ClusterArgs| match fetch_live(cluster) {
-        Ok(f) => Ok(f),
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
         Err(e) => {
+            eprintln!("error: cannot start the I/O runtime: {e}");
+            return Ok(Exit::ClusterError);
+        }
+    };
+    let client = match runtime.block_on(podplace_kube::connect_with(
+        &args.kube.connect_options(),
+        &args.kube.limits(),
+    )) {
+        Ok(c) => c,
+        Err(e) => {
+            let e = LiveError(e);
             eprintln!("error: {e}");
-            Err(e.exit())
+            return Ok(e.exit());
+        }
+    };
+    let mut args = args.clone();
+    if args.namespace.is_none() && !args.pod.contains('/') {
+        args.namespace = Some(client.default_namespace().to_string());
+    }
+    let fetch = |cluster: &ClusterArgs| {
+        let opts = FetchOptions {
+            namespaces: if cluster.all_namespaces {
+                Vec::new()
+            } else {
+                cluster.namespaces.clone()
+            },
+            page_size: cluster.page.page_size,
+            ..FetchOptions::default()
+        };
+        match runtime.block_on(podplace_kube::fetch_inventory(&client, &opts)) {
+            Ok(f) => Ok(f),
+            Err(e) => {
+                let e = LiveError(e);
+                eprintln!("error: {e}");
+                Err(e.exit())
+            }
         }
     };
     let mut fetched = match fetch(&cluster) {
@@ -135,7 +176,7 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     for u in &unreadable {
         eprintln!("warning: could not read {u}");
     }
-    explain_in(fetched.inventory, args, &unreadable, Source::Cluster)
+    explain_in(fetched.inventory, &args, &unreadable, Source::Cluster)
 }
 
 /// Where the world `why` explains in came from, which says what its
@@ -421,6 +462,7 @@ fn detail_value(detail: &Detail) -> Value {
             matching,
             self_match,
             min,
+            min_domains,
             skew,
             max_skew,
             domains,
@@ -433,6 +475,7 @@ fn detail_value(detail: &Detail) -> Value {
             "matching": matching,
             "self_match": self_match,
             "min": min,
+            "min_domains": min_domains,
             "skew": skew,
             "max_skew": max_skew,
             "domains": domains.iter().map(|d| json!({"domain": d.domain, "pods": d.pods})).collect::<Vec<_>>(),
@@ -936,11 +979,31 @@ fn render_reason(
             }
         }
         Detail::Ports { ports } => {
+            // Each node of the group has its own holder: name them per node.
             for p in ports {
+                let mut holders: Vec<String> = Vec::new();
+                for (v, r) in &across {
+                    let Detail::Ports { ports: theirs } = &r.detail else {
+                        continue;
+                    };
+                    for q in theirs
+                        .iter()
+                        .filter(|q| (q.port, &q.protocol, &q.ip) == (p.port, &p.protocol, &p.ip))
+                    {
+                        holders.push(if across.len() > 1 {
+                            format!("{} on {}", q.used_by, v.node)
+                        } else {
+                            q.used_by.clone()
+                        });
+                    }
+                }
                 writeln!(
                     out,
                     "      host port {}/{} on {} is held by {}",
-                    p.port, p.protocol, p.ip, p.used_by
+                    p.port,
+                    p.protocol,
+                    p.ip,
+                    few(&holders)
                 )?;
             }
         }
@@ -995,24 +1058,82 @@ fn render_reason(
             "      the node has no {topology_key} label, which a DoNotSchedule spread constraint needs"
         )?,
         Detail::SpreadSkew {
+            constraint,
             topology_key,
-            domain,
-            matching,
-            self_match,
             min,
-            skew,
+            min_domains,
             max_skew,
             domains,
             domain_total,
             ..
         } => {
-            writeln!(
-                out,
-                "      {topology_key}={domain} has {matching} matching pod(s){}, the emptiest domain {min}: skew {skew} > maxSkew {max_skew}",
-                if *self_match { " (+1 with this pod)" } else { "" }
-            )?;
-            if g.members.len() > 1 {
-                writeln!(out, "      (first node shown; the others are alike)")?;
+            // The node's domain, its count and the skew are per node: one
+            // line per domain among the group's nodes.
+            let mut per_domain: BTreeMap<(&str, i64, bool, i64), Vec<&str>> = BTreeMap::new();
+            for (v, r) in &across {
+                if let Detail::SpreadSkew {
+                    constraint: c,
+                    domain,
+                    matching,
+                    self_match,
+                    skew,
+                    ..
+                } = &r.detail
+                {
+                    if c == constraint {
+                        per_domain
+                            .entry((domain.as_str(), *matching, *self_match, *skew))
+                            .or_default()
+                            .push(&v.node);
+                    }
+                }
+            }
+            let below_min_domains =
+                *min == 0 && (*domain_total as i64) < i64::from(*min_domains);
+            const DOMAIN_LINES: usize = 3;
+            for ((domain, matching, self_match, skew), nodes) in
+                per_domain.iter().take(DOMAIN_LINES)
+            {
+                let on = if g.members.len() > 1 {
+                    format!(" ({})", few(&nodes.iter().map(|n| n.to_string()).collect::<Vec<_>>()))
+                } else {
+                    String::new()
+                };
+                let least = if below_min_domains {
+                    "the global minimum 0 (minDomains)".to_string()
+                } else {
+                    format!("the emptiest domain {min}")
+                };
+                writeln!(
+                    out,
+                    "      {topology_key}={domain}{on} has {matching} matching pod(s){}, {least}: skew {skew} > maxSkew {max_skew}",
+                    if *self_match { " (+1 with this pod)" } else { "" }
+                )?;
+            }
+            if per_domain.len() > DOMAIN_LINES {
+                let rest: Vec<i64> = per_domain
+                    .keys()
+                    .skip(DOMAIN_LINES)
+                    .map(|&(_, _, _, skew)| skew)
+                    .collect();
+                let (lo, hi) = (
+                    rest.iter().min().copied().unwrap_or(0),
+                    rest.iter().max().copied().unwrap_or(0),
+                );
+                let nodes: usize = per_domain.values().skip(DOMAIN_LINES).map(Vec::len).sum();
+                writeln!(
+                    out,
+                    "      and {} more {topology_key} domains ({} nodes): skew {} > maxSkew {max_skew}",
+                    thousands(per_domain.len() - DOMAIN_LINES),
+                    thousands(nodes),
+                    if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") }
+                )?;
+            }
+            if below_min_domains {
+                writeln!(
+                    out,
+                    "      minDomains is {min_domains} but only {domain_total} {topology_key} domain(s) exist, so kube-scheduler takes the global minimum as 0: every domain may hold at most maxSkew {max_skew} matching pod(s) until {min_domains} domains exist"
+                )?;
             }
             let list: Vec<String> = domains
                 .iter()
@@ -1032,12 +1153,34 @@ fn render_reason(
         Detail::PodAffinity { misses } => {
             for m in misses {
                 let t = &e.terms[m.term];
-                let where_ = match &m.domain {
-                    None => format!("the node has no {} label", t.topology_key),
-                    Some(d) => format!(
+                // The nodes' own domains (a group may span several).
+                let mut in_domains: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+                for (v, r) in &across {
+                    if let Detail::PodAffinity { misses: theirs } = &r.detail {
+                        if let Some(d) = theirs
+                            .iter()
+                            .find(|x| x.term == m.term)
+                            .and_then(|x| x.domain.as_deref())
+                        {
+                            in_domains.entry(d).or_default().push(v.node.clone());
+                        }
+                    }
+                }
+                let where_ = match (&m.domain, in_domains.len()) {
+                    (None, _) => format!("the node has no {} label", t.topology_key),
+                    (Some(d), 0 | 1) => format!(
                         "no pod matching it runs in {}={d}",
                         t.topology_key
                     ),
+                    (Some(_), _) => {
+                        let list: Vec<String> = in_domains
+                            .iter()
+                            .map(|(d, nodes)| {
+                                format!("{}={d} ({})", t.topology_key, few(nodes))
+                            })
+                            .collect();
+                        format!("no pod matching it runs in any of {}", list.join(", "))
+                    }
                 };
                 writeln!(
                     out,
@@ -1059,6 +1202,20 @@ fn render_reason(
         )?,
     }
     Ok(())
+}
+
+/// `a`, `a, b`, `a, b, c`, `a, b and 5 more`: names, the first few of many.
+fn few(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            names[..SHOWN - 1].join(", "),
+            thousands(names.len() - (SHOWN - 1))
+        )
+    }
 }
 
 /// `hermes has no stokesnet/vault label` / `zone=b on 2,100 nodes, zone=c on 3 nodes`.

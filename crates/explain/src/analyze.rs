@@ -570,6 +570,7 @@ impl<'a> Analyzer<'a> {
                         matching,
                         self_match: c.self_match,
                         min,
+                        min_domains: c.spec.min_domains.unwrap_or(1),
                         skew: matching + i64::from(c.self_match) - min,
                         max_skew: c.spec.max_skew,
                         domains: all.iter().take(12).cloned().collect(),

@@ -11,10 +11,10 @@
 
 mod analyze;
 mod fixes;
-mod self_block;
 pub mod group;
 pub mod model;
 mod notes;
+mod self_block;
 pub mod world;
 pub mod yaml;
 

@@ -220,6 +220,9 @@ pub enum Detail {
         self_match: bool,
         /// The global minimum (0 below minDomains).
         min: i64,
+        /// The constraint's minDomains (1 when unset): with fewer eligible
+        /// domains than this, the global minimum is 0.
+        min_domains: i32,
         /// The skew the pod would cause.
         skew: i64,
         /// Allowed skew.

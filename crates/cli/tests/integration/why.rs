@@ -489,3 +489,137 @@ fn live_cluster_unauthorized_exits_3() {
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("401 Unauthorized"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------
+// Grouped nodes: what differs per node is said per node.
+
+/// A node `name` in zone `zone`, with room for anything.
+fn zone_node(name: &str, zone: &str, extra: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    \
+         kubernetes.io/hostname: {name}\n    kubernetes.io/os: linux\n    \
+         topology.kubernetes.io/zone: {zone}\nspec: {{{extra}}}\nstatus:\n  \
+         allocatable: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n  \
+         capacity: {{cpu: \"4\", memory: 16Gi, pods: \"110\"}}\n"
+    )
+}
+
+/// A pod `name` labelled `app: APP`, on `node` (or Pending when empty),
+/// with `spec` lines added.
+fn bare_pod(name: &str, app: &str, node: &str, spec: &str) -> String {
+    let node = if node.is_empty() {
+        String::new()
+    } else {
+        format!("  nodeName: {node}\n")
+    };
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  \
+         labels: {{app: {app}}}\nspec:\n{node}{spec}  containers: [{{name: c, image: x}}]\n"
+    )
+}
+
+#[test]
+fn grouped_nodes_state_per_node_facts_per_node() {
+    struct Case {
+        name: &'static str,
+        world: String,
+        pod: &'static str,
+        says: &'static [&'static str],
+        never: &'static [&'static str],
+    }
+    let spread = |min_domains: &str| {
+        format!(
+            "  topologySpreadConstraints:\n  - {{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, \
+             whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: w}}}}{min_domains}}}\n"
+        )
+    };
+    let cases = [
+        Case {
+            name: "host port held by a different pod on each node",
+            world: [
+                zone_node("a", "z1", ""),
+                zone_node("b", "z1", ""),
+                bare_pod("edge-a", "edge", "a", "  hostNetwork: false\n"),
+                bare_pod("edge-b", "edge", "b", ""),
+                bare_pod("web", "web", "", ""),
+            ]
+            .concat()
+            .replace(
+                "containers: [{name: c, image: x}]",
+                "containers: [{name: c, image: x, ports: [{containerPort: 80, hostPort: 80}]}]",
+            ),
+            pod: "web",
+            says: &[
+                "a, b (2 nodes)",
+                "host port 80/TCP on 0.0.0.0 is held by default/edge-a on a, default/edge-b on b",
+            ],
+            never: &["is held by default/edge-a\n"],
+        },
+        Case {
+            name: "pod affinity over zones for a group spanning two zones",
+            world: [
+                zone_node("a", "z1", ""),
+                zone_node("b", "z2", ""),
+                bare_pod(
+                    "web",
+                    "web",
+                    "",
+                    "  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      \
+                     - labelSelector: {matchLabels: {app: db}}\n        topologyKey: topology.kubernetes.io/zone\n",
+                ),
+            ]
+            .concat(),
+            pod: "web",
+            says: &["no pod matching it runs in any of topology.kubernetes.io/zone=z1 (a), topology.kubernetes.io/zone=z2 (b)"],
+            never: &["no pod matching it runs in topology.kubernetes.io/zone=z1 "],
+        },
+        Case {
+            name: "spread skew for a group spanning two zones",
+            world: [
+                zone_node("a", "z1", ""),
+                zone_node("b", "z2", ""),
+                zone_node("c", "z3", "unschedulable: true"),
+                bare_pod("w-1", "w", "a", ""),
+                bare_pod("w-2", "w", "a", ""),
+                bare_pod("w-3", "w", "b", ""),
+                bare_pod("w-4", "w", "", &spread("")),
+            ]
+            .concat(),
+            pod: "w-4",
+            says: &[
+                "topology.kubernetes.io/zone=z1 (a) has 2 matching pod(s) (+1 with this pod), the emptiest domain 0: skew 3 > maxSkew 1",
+                "topology.kubernetes.io/zone=z2 (b) has 1 matching pod(s) (+1 with this pod), the emptiest domain 0: skew 2 > maxSkew 1",
+            ],
+            never: &["first node shown"],
+        },
+        Case {
+            name: "minDomains beyond the zones that exist",
+            world: [
+                zone_node("a", "z1", ""),
+                zone_node("b", "z2", ""),
+                bare_pod("w-1", "w", "a", ""),
+                bare_pod("w-2", "w", "b", ""),
+                bare_pod("w-3", "w", "", &spread(", minDomains: 3")),
+            ]
+            .concat(),
+            pod: "w-3",
+            says: &[
+                "has 1 matching pod(s) (+1 with this pod), the global minimum 0 (minDomains): skew 2 > maxSkew 1",
+                "minDomains is 3 but only 2 topology.kubernetes.io/zone domain(s) exist, so kube-scheduler takes the global minimum as 0",
+            ],
+            never: &["the emptiest domain 0"],
+        },
+    ];
+    for case in cases {
+        let dir = Scratch::new("why-grouped");
+        std::fs::write(dir.join("world.yaml"), &case.world).unwrap();
+        let (out, err, code) = podplace_in(&dir.0, &["why", case.pod, "-f", "world.yaml"]);
+        assert_eq!(code, 1, "{}: {err}\n{out}", case.name);
+        for want in case.says {
+            assert!(out.contains(want), "{}: no {want:?} in\n{out}", case.name);
+        }
+        for not in case.never {
+            assert!(!out.contains(not), "{}: {not:?} in\n{out}", case.name);
+        }
+    }
+}
