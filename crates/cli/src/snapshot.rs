@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use podplace_kube::snapshot::{render, Format};
+use podplace_kube::snapshot::{render_partial, Format};
 use podplace_kube::{FetchOptions, Fetched};
 
 use crate::args::{KubeArgs, PageArgs};
@@ -37,7 +37,12 @@ pub struct ClusterArgs {
 }
 
 /// `podplace snapshot` arguments.
+///
+/// The help ends with what a partial snapshot looks like: the file is the
+/// only thing that travels to whoever loads it later, so the mark must be
+/// in the file, and people reading the file need to know what it means.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = PARTIAL_HELP)]
 pub struct SnapshotArgs {
     /// Where to write: YAML when the name ends in .yaml/.yml, else JSON;
     /// `-` (the default) writes YAML to standard output.
@@ -47,6 +52,25 @@ pub struct SnapshotArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
+
+/// `snapshot --help`'s account of partial snapshots.
+const PARTIAL_HELP: &str = "\
+Partial snapshots:
+  Without nodes or pods there is nothing to place: when either cannot be
+  listed, snapshot exits 3 and writes nothing. When other lists cannot be
+  read (403 Forbidden, 404 not served: PodDisruptionBudgets, workloads,
+  storage kinds, ...) the snapshot is still written, and its first item is
+  podplace's own
+
+    - apiVersion: podplace.io/v1alpha1
+      kind: SnapshotStatus
+      metadata: {name: partial}
+      unreadable: [{resource: poddisruptionbudgets, code: 403, reason: ...}]
+
+  naming each list that is missing. Every command that loads the file
+  (place, why, lint --cluster, simulate, rebalance -f) warns once that it is
+  a partial snapshot and which lists it lacks. A complete snapshot has no
+  such item.";
 
 /// Why a live read failed, with the exit code it deserves.
 #[derive(Debug)]
@@ -141,7 +165,7 @@ pub fn run(args: SnapshotArgs) -> Result<Exit> {
     } else {
         Format::for_path(Path::new(&args.output))
     };
-    let text = match render(inv, format) {
+    let text = match render_partial(inv, &fetched.unreadable, format) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: cannot render the snapshot: {e}");

@@ -62,6 +62,9 @@ pub struct Unreadable {
     pub namespace: Option<String>,
     /// The server's message (`nodes is forbidden: User ... cannot list ...`).
     pub reason: String,
+    /// The HTTP status it answered (403, 404): what a partial snapshot
+    /// records ([`crate::snapshot::render`]).
+    pub code: u16,
 }
 
 impl std::fmt::Display for Unreadable {
@@ -356,6 +359,7 @@ impl Fetcher<'_> {
                         resource: resource.to_string(),
                         namespace,
                         reason,
+                        code,
                     });
                     continue;
                 }

@@ -3,8 +3,11 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use podplace_model::inventory::{Inventory, Sourced};
+use podplace_model::load::partial::{SnapshotStatus, UnreadableList};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::Unreadable;
 
 /// The file format a snapshot is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +41,35 @@ impl Format {
 /// PodDisruptionBudgets, workloads (Deployments, ReplicaSets, StatefulSets,
 /// DaemonSets, Jobs, CronJobs, ReplicationControllers), then pods.
 /// `metadata.managedFields` is dropped, as `kubectl get` drops it.
+///
 pub fn to_list(inv: &Inventory) -> Value {
+    to_list_partial(inv, &[])
+}
+
+/// [`to_list`] of a snapshot that could not read the lists `unreadable`.
+/// When there are any, the first item is podplace's own
+/// `podplace.io/v1alpha1 SnapshotStatus` naming each of them, and every
+/// command that loads the file warns about it (see
+/// [`podplace_model::load::partial`] for why it is an item). With none it
+/// is [`to_list`]: a complete snapshot has no such item.
+pub fn to_list_partial(inv: &Inventory, unreadable: &[Unreadable]) -> Value {
     let mut items: Vec<Value> = Vec::new();
+    if !unreadable.is_empty() {
+        let status = SnapshotStatus::partial(
+            unreadable
+                .iter()
+                .map(|u| UnreadableList {
+                    resource: u.resource.clone(),
+                    namespace: u.namespace.clone(),
+                    code: Some(u.code),
+                    reason: u.reason.clone(),
+                })
+                .collect(),
+        );
+        if let Ok(v) = serde_json::to_value(&status) {
+            items.push(v);
+        }
+    }
     push(&mut items, &inv.namespaces);
     push(&mut items, &inv.priority_classes);
     push(&mut items, &inv.runtime_classes);
@@ -73,7 +103,17 @@ pub fn to_list(inv: &Inventory) -> Value {
 
 /// [`to_list`] rendered in `format`, ending with a newline.
 pub fn render(inv: &Inventory, format: Format) -> Result<String, String> {
-    let list = to_list(inv);
+    render_partial(inv, &[], format)
+}
+
+/// [`to_list_partial`] rendered in `format`, ending with a newline: the
+/// snapshot `podplace snapshot` writes.
+pub fn render_partial(
+    inv: &Inventory,
+    unreadable: &[Unreadable],
+    format: Format,
+) -> Result<String, String> {
+    let list = to_list_partial(inv, unreadable);
     let mut text = match format {
         Format::Json => serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?,
         Format::Yaml => serde_saphyr::to_string(&list).map_err(|e| e.to_string())?,

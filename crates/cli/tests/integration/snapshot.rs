@@ -262,3 +262,110 @@ fn cluster_errors_exit_3_and_kubeconfig_errors_exit_2() {
     assert_eq!(code, 3, "stderr: {stderr}");
     assert!(stderr.starts_with("error: list nodes: "), "{stderr}");
 }
+
+/// What each command prints on stderr when it loads `file` (the
+/// scenario-relative name for simulate), with its exit code.
+fn load_with_every_command(dir: &Path, file: &str) -> Vec<(&'static str, String, i32)> {
+    std::fs::write(
+        dir.join("scenario.yaml"),
+        format!("cluster: [{file}]\nsteps:\n  - wait: 1m\n"),
+    )
+    .expect("scenario written");
+    let runs: [(&str, Vec<&str>); 5] = [
+        ("place", vec!["place", "-f", file]),
+        (
+            "why",
+            vec!["why", "web-7c67b8584c-k4mnm", "-n", "shop", "-f", file],
+        ),
+        ("lint --cluster", vec!["lint", "--cluster", file]),
+        ("simulate", vec!["simulate", "scenario.yaml"]),
+        ("rebalance -f", vec!["rebalance", "-f", file]),
+    ];
+    runs.into_iter()
+        .map(|(name, args)| {
+            let (_, stderr, code) = podplace_in(dir, &args);
+            (name, stderr, code)
+        })
+        .collect()
+}
+
+/// PodDisruptionBudgets forbidden: the snapshot is written, marked partial
+/// by its first item (podplace's own SnapshotStatus), and every command that
+/// loads it warns once, naming the list and the server's answer; a
+/// complete snapshot carries no mark and no command warns.
+#[test]
+fn partial_snapshot_is_marked_and_every_command_warns_once() {
+    let (server, dir) = live_cluster("partial");
+    let (_, stderr, code) = podplace_in(
+        &dir.0,
+        &["snapshot", "-o", "full.yaml", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let full = std::fs::read_to_string(dir.join("full.yaml")).expect("written");
+    assert!(
+        !full.contains("SnapshotStatus"),
+        "a complete snapshot is not marked"
+    );
+
+    server.answer(
+        "GET",
+        "/apis/policy/v1/poddisruptionbudgets",
+        &[],
+        403,
+        serde_json::json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "poddisruptionbudgets.policy is forbidden: User \"admin\" cannot list resource \"poddisruptionbudgets\" in API group \"policy\" at the cluster scope",
+            "reason": "Forbidden",
+            "details": {"group": "policy", "kind": "poddisruptionbudgets"},
+            "code": 403
+        }),
+        None,
+    );
+    for file in ["partial.yaml", "partial.json"] {
+        let (_, stderr, code) = podplace_in(
+            &dir.0,
+            &["snapshot", "-o", file, "--kubeconfig", "kubeconfig"],
+        );
+        assert_eq!(code, 0, "stderr: {stderr}");
+        assert!(
+            stderr.contains("(partial: 1 list(s) could not be read"),
+            "{stderr}"
+        );
+    }
+    let text = std::fs::read_to_string(dir.join("partial.yaml")).expect("written");
+    // The mark is the List's first item, where a person reading the file sees it.
+    assert!(
+        text.starts_with(
+            "apiVersion: v1\nitems:\n- apiVersion: podplace.io/v1alpha1\n  kind: SnapshotStatus\n  metadata:\n    name: partial\n  unreadable:\n  - code: 403\n"
+        ),
+        "{}",
+        &text[..300.min(text.len())]
+    );
+    let snap = load(&[Source::Path(dir.join("partial.json"))]).expect("partial snapshot loads");
+    assert!(snap.pod_disruption_budgets.is_empty());
+    assert!(snap.skipped_kinds.is_empty(), "{:?}", snap.skipped_kinds);
+
+    let warning = |file: &str| {
+        format!(
+            "warning: {file} is a partial snapshot: poddisruptionbudgets (403 Forbidden) could not \
+             be read when it was taken; answers that depend on them may be wrong"
+        )
+    };
+    for file in ["partial.yaml", "partial.json"] {
+        for (command, stderr, code) in load_with_every_command(&dir.0, file) {
+            assert!(
+                code == 0 || code == 1,
+                "{command} {file}: exit {code}: {stderr}"
+            );
+            let count = stderr.lines().filter(|l| *l == warning(file)).count();
+            assert_eq!(count, 1, "{command} {file} warns once:\n{stderr}");
+        }
+    }
+    for (command, stderr, code) in load_with_every_command(&dir.0, "full.yaml") {
+        assert!(code == 0 || code == 1, "{command}: exit {code}: {stderr}");
+        assert!(!stderr.contains("partial snapshot"), "{command}: {stderr}");
+    }
+}

@@ -13,6 +13,7 @@
 mod error;
 mod json;
 pub mod limits;
+pub mod partial;
 mod yaml;
 
 use std::collections::{HashMap, HashSet};
@@ -707,7 +708,7 @@ fn unread(docs: Vec<json::JsonDoc>) -> Vec<(json::JsonDoc, Option<json::JsonHead
 }
 
 /// Kinds podplace reads, with the apiVersion it reads them in.
-const KNOWN: [(&str, &str); 23] = [
+const KNOWN: [(&str, &str); 24] = [
     ("v1", "Node"),
     ("v1", "Pod"),
     ("v1", "Namespace"),
@@ -731,6 +732,7 @@ const KNOWN: [(&str, &str); 23] = [
     ("resource.k8s.io/v1", "ResourceClaim"),
     ("resource.k8s.io/v1", "DeviceClass"),
     ("resource.k8s.io/v1", "ResourceSlice"),
+    (partial::API_VERSION, partial::KIND),
 ];
 
 /// What the loader needs to know about each kind it reads.
@@ -899,6 +901,31 @@ fn type_name(v: &Value) -> &'static str {
 /// A short deterministic suffix for names made from `generateName`.
 fn name_suffix(seed: &str) -> String {
     crate::expand::name_suffix(seed)
+}
+
+/// Where decoding failed (a missing field named as part of the path) and
+/// what went wrong, in the API server's words where it has them.
+fn decode_error(e: &serde_path_to_error::Error<serde_json::Error>) -> (FieldPath, String) {
+    let mut path = FieldPath::root();
+    for seg in e.path() {
+        match seg {
+            serde_path_to_error::Segment::Seq { index } => path.push(PathSegment::Index(*index)),
+            serde_path_to_error::Segment::Map { key } => path.push(PathSegment::Field(key.clone())),
+            _ => {}
+        }
+    }
+    let msg = json::bare_message(e.inner());
+    let message = match msg
+        .strip_prefix("missing field `")
+        .and_then(|r| r.strip_suffix('`'))
+    {
+        Some(field) => {
+            path.push(PathSegment::Field(field.to_string()));
+            "Required value".to_string()
+        }
+        None => msg,
+    };
+    (path, message)
 }
 
 /// An object to decode: a generic value (YAML, unusual JSON) or JSON text.
@@ -1258,6 +1285,7 @@ impl State<'_> {
             ("resource.k8s.io/v1", "ResourceSlice") => {
                 self.add::<ResourceSlice>(files, input, anchor, ctx)
             }
+            (partial::API_VERSION, partial::KIND) => self.snapshot_status(files, input, &anchor),
             _ => {
                 self.skip(
                     files,
@@ -1323,6 +1351,40 @@ impl State<'_> {
             ("resource.k8s.io/v1", "ResourceSlice") => plain!(ResourceSlice),
             _ => None,
         }
+    }
+
+    /// Reads the mark of a partial snapshot ([`partial`]) and warns, once
+    /// per file, that the file is missing the lists it names.
+    fn snapshot_status(
+        &mut self,
+        files: &[FileData],
+        doc: Doc<'_>,
+        anchor: &Anchor,
+    ) -> Result<(), LoadError> {
+        let decoded: Result<partial::SnapshotStatus, _> = match doc {
+            Doc::Value(value) => serde_path_to_error::deserialize(value),
+            Doc::Text(text) => {
+                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text))
+            }
+        };
+        let status = decoded.map_err(|e| {
+            let (path, message) = decode_error(&e);
+            Self::error_at(
+                files,
+                anchor,
+                LoadErrorKind::Decode,
+                Some(partial::KIND.to_string()),
+                &path,
+                message,
+            )
+        })?;
+        let file = files.get(anchor.file).map_or("", |f| f.name.as_str());
+        if let Some(warning) = status.warning(file) {
+            if !self.inv.warnings.contains(&warning) {
+                self.inv.warnings.push(warning);
+            }
+        }
+        Ok(())
     }
 
     /// Counts an object of a kind podplace does not read.
@@ -1488,6 +1550,7 @@ impl State<'_> {
             ("resource.k8s.io/v1", "ResourceSlice") => {
                 self.add::<ResourceSlice>(files, value, anchor, ctx)
             }
+            (partial::API_VERSION, partial::KIND) => self.snapshot_status(files, value, &anchor),
             _ => {
                 self.skip(
                     files,
@@ -1646,29 +1709,7 @@ impl State<'_> {
             }
             Ok(o) => o,
             Err(e) => {
-                let mut path = FieldPath::root();
-                for seg in e.path() {
-                    match seg {
-                        serde_path_to_error::Segment::Seq { index } => {
-                            path.push(PathSegment::Index(*index))
-                        }
-                        serde_path_to_error::Segment::Map { key } => {
-                            path.push(PathSegment::Field(key.clone()))
-                        }
-                        _ => {}
-                    }
-                }
-                let msg = json::bare_message(e.inner());
-                let message = match msg
-                    .strip_prefix("missing field `")
-                    .and_then(|r| r.strip_suffix('`'))
-                {
-                    Some(field) => {
-                        path.push(PathSegment::Field(field.to_string()));
-                        "Required value".to_string()
-                    }
-                    None => msg,
-                };
+                let (path, message) = decode_error(&e);
                 return Err(Self::error_at(
                     files,
                     &anchor,
