@@ -3,6 +3,8 @@
 //! work are offered, with the node the pod then lands on.
 //!
 //! Candidates, in order of preference:
+//! 0. a topologyKey no node carries replaced by the close key the nodes
+//!    carry (a typo, as lint PP007 finds: [`crate::topology_typo`]);
 //! 1. a required podAffinity with a negative selector rewritten as the
 //!    podAntiAffinity its author meant (story 3);
 //! 2. another workload's over-broad anti-affinity selector narrowed to its
@@ -123,6 +125,7 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> (Vec<Candidate>, Vec<Note>) {
     let mut notes = Vec::new();
     candidates.extend(rewrite_negative_affinity(ctx));
     if ctx.pending {
+        candidates.extend(crate::topology_typo::candidates(ctx));
         candidates.extend(narrow_existing(ctx));
         candidates.extend(narrow_own(ctx));
         candidates.extend(rollout_strategy(ctx, &mut notes));

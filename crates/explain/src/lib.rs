@@ -15,6 +15,7 @@ pub mod group;
 pub mod model;
 mod notes;
 mod self_block;
+pub mod topology_typo;
 pub mod world;
 pub mod yaml;
 

@@ -623,3 +623,62 @@ fn grouped_nodes_state_per_node_facts_per_node() {
         }
     }
 }
+
+/// A misspelt topologyKey: why's first fix uses the key lint PP007 names,
+/// and placing the pod with it works.
+#[test]
+fn a_misspelt_topology_key_gets_the_key_lint_names() {
+    let nodes = [zone_node("a", "z1", ""), zone_node("b", "z2", "")].concat();
+    let cases = [
+        (
+            "spread",
+            "  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zon, \
+             whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: w}}}\n",
+            "topology.kubernetes.io/zone",
+        ),
+        (
+            "required pod affinity",
+            "  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      \
+             - labelSelector: {matchLabels: {app: db}}\n        topologyKey: kubernetes.io/hostnme\n",
+            "kubernetes.io/hostname",
+        ),
+    ];
+    for (name, spec, want) in cases {
+        let dir = Scratch::new("why-typo");
+        let world = [
+            nodes.clone(),
+            bare_pod("db-0", "db", "a", ""),
+            bare_pod("w-0", "w", "", spec),
+        ]
+        .concat();
+        std::fs::write(dir.join("world.yaml"), &world).unwrap();
+        let (out, err, code) =
+            podplace_in(&dir.0, &["why", "w-0", "-f", "world.yaml", "-o", "json"]);
+        assert_eq!(code, 1, "{name}: {err}\n{out}");
+        let v: Value = serde_json::from_str(&out).expect("JSON");
+        let fix = &v["fixes"][0];
+        assert!(
+            fix["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(&format!("Use topologyKey {want} "))),
+            "{name}: first fix {fix:#}"
+        );
+        assert!(
+            fix["patch"]
+                .as_str()
+                .is_some_and(|p| p.contains(&format!("topologyKey: {want}"))),
+            "{name}: {fix:#}"
+        );
+        assert!(
+            fix["lands_on"]
+                .as_str()
+                .is_some_and(|n| n == "a" || n == "b"),
+            "{name}: {fix:#}"
+        );
+        let (lint, err, _) = podplace_in(&dir.0, &["lint", "world.yaml"]);
+        assert!(
+            lint.contains("PP007") && lint.contains(&format!("use `{want}`")),
+            "{name}: lint does not name {want}: {err}\n{lint}"
+        );
+    }
+}

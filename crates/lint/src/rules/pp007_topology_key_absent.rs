@@ -27,22 +27,6 @@ pub static INFO: RuleInfo = RuleInfo {
     default_severity: Severity::Warning,
 };
 
-/// Levenshtein distance, for "did you mean".
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Label keys of the nodes, and the closest to `key` if it is a likely typo.
 fn keys_and_suggestion(
     world: &World<'_>,
@@ -57,12 +41,9 @@ fn keys_and_suggestion(
         .map(|k| world.text(k).to_string())
         .collect();
     keys.sort();
-    let best = keys
-        .iter()
-        .map(|k| (distance(k, key), k))
-        .min()
-        .filter(|(d, _)| *d <= 3.max(key.len() / 8))
-        .map(|(_, k)| k.clone());
+    // The same rule as why's fix, so both name the same key.
+    let best = podplace_explain::topology_typo::closest_key(keys.iter().map(String::as_str), key)
+        .map(str::to_string);
     (keys, best)
 }
 
