@@ -18,6 +18,7 @@ mod health;
 mod kubeconfigs;
 mod lint;
 mod lint_cluster;
+mod partial_snapshot;
 mod predictions;
 mod rbac;
 mod rebalance;
@@ -40,6 +41,7 @@ fn all_tests() -> Vec<LiveTest> {
         why::tests(),
         lint::tests(),
         lint_cluster::tests(),
+        partial_snapshot::tests(),
         exit_codes::tests(),
         health::tests(),
         rbac::tests(),
