@@ -24,7 +24,10 @@ use crate::support::*;
 
 /// This module's tests.
 pub fn tests() -> Vec<LiveTest> {
-    live_tests![why_vault_matches_the_real_event_and_its_fix_binds]
+    live_tests![
+        why_vault_matches_the_real_event_and_its_fix_binds,
+        why_without_n_uses_the_context_namespace
+    ]
 }
 
 /// The story's namespace, fixed by its manifests.
@@ -347,5 +350,97 @@ async fn vault(live: &Live) -> Result<()> {
         ));
     }
     live.wait_pod_ready(NS, "vault-2").await?;
+    Ok(())
+}
+
+/// `why POD` without `-n` looks in the kubeconfig context's namespace, as
+/// kubectl does: a pod of the same name in two namespaces is found in the
+/// context's one (files would call the name ambiguous), `-n` and
+/// `namespace/name` still win, and a context without a namespace means
+/// `default`.
+async fn why_without_n_uses_the_context_namespace(live: &Live) -> Result<()> {
+    let first = live.namespace("why-ctx").await?;
+    let second = live.namespace("why-ctx").await?;
+    // Pending everywhere: no node has the label it selects.
+    let pod = |ns: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: ctx-probe, namespace: {ns}}}\n\
+             spec:\n  nodeSelector: {{podplace-live/none: \"true\"}}\n  \
+             containers: [{{name: c, image: registry.k8s.io/pause:3.10}}]\n"
+        )
+    };
+    for ns in [&first, &second] {
+        live.apply_yaml(ns, &pod(ns)).await?;
+    }
+    let scratch = Scratch::new("why-ctx")?;
+    // The admin kubeconfig with its context's namespace set (the context
+    // each test's kubeconfig names is its current one).
+    let text = std::fs::read_to_string(live.kubeconfig())?;
+    let mut kubeconfig: Value = serde_saphyr::from_str(&text).context("parsing the kubeconfig")?;
+    let current = kubeconfig["current-context"].clone();
+    let contexts = kubeconfig["contexts"]
+        .as_array_mut()
+        .context("the kubeconfig has no contexts")?;
+    let context = contexts
+        .iter_mut()
+        .find(|c| c["name"] == current)
+        .context("the kubeconfig's current context is not among its contexts")?;
+    context["context"]["namespace"] = second.clone().into();
+    let with_ns = scratch.join("with-namespace.kubeconfig");
+    std::fs::write(&with_ns, kubeconfig.to_string())?;
+    let with_ns = with_ns.display().to_string();
+    let admin = live.kubeconfig().display().to_string();
+    let first_pod = format!("{first}/ctx-probe");
+    let second_pod = format!("{second}/ctx-probe");
+
+    struct Case<'a> {
+        what: &'a str,
+        args: Vec<&'a str>,
+        pod: &'a str,
+    }
+    let cases = [
+        Case {
+            what: "the context's namespace",
+            args: vec!["why", "ctx-probe", "--kubeconfig", &with_ns],
+            pod: &second_pod,
+        },
+        Case {
+            what: "-n over the context's namespace",
+            args: vec!["why", "ctx-probe", "-n", &first, "--kubeconfig", &with_ns],
+            pod: &first_pod,
+        },
+        Case {
+            what: "namespace/name over the context's namespace",
+            args: vec!["why", &first_pod, "--kubeconfig", &with_ns],
+            pod: &first_pod,
+        },
+    ];
+    for case in &cases {
+        let mut args = case.args.clone();
+        args.extend(["-o", "json"]);
+        let (out, err, code) = live.podplace(&scratch.0, &args);
+        ensure!(
+            code == 1,
+            "{}: why exit {code} (want 1, Pending): {out}{err}",
+            case.what
+        );
+        let why: Value = serde_json::from_str(&out)
+            .with_context(|| format!("{}: why -o json is not JSON: {out}{err}", case.what))?;
+        ensure!(
+            why["pod"] == case.pod,
+            "{}: why explained {} (want {})",
+            case.what,
+            why["pod"],
+            case.pod
+        );
+    }
+    // The admin context names no namespace: `default`, where no ctx-probe
+    // is (kubectl's answer too), not the files' "the only namespace
+    // holding it".
+    let (out, err, code) = live.podplace(&scratch.0, &["why", "ctx-probe", "--kubeconfig", &admin]);
+    ensure!(
+        code == 2 && err.contains("default/ctx-probe"),
+        "without a context namespace: why exit {code}, want 2 naming default/ctx-probe: {out}{err}"
+    );
     Ok(())
 }
