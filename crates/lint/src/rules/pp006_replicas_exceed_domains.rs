@@ -18,6 +18,11 @@
 //! the domains that exist makes the global minimum 0. Each gets the fix
 //! that places every replica again (`nodeTaintsPolicy: Honor`, a
 //! `minDomains` the domains can meet), verified the same way.
+//!
+//! A host port allows one pod per node: a workload with more replicas
+//! than the nodes that can run them (placed again, some stay Pending, and
+//! without the host port all are placed) gets the fix of scaling to the
+//! nodes that take a replica, and as a note the nodes to add.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +61,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             continue;
         }
         spread_keeps_pending(world, s, replicas, &eligible, sink);
+        host_ports_exceed_nodes(world, s, replicas, &eligible, sink);
         for t in s
             .terms()
             .iter()
@@ -360,4 +366,111 @@ fn spread_keeps_pending(
         }
         sink.push(&s.ignored, f);
     }
+}
+
+/// Host ports: one replica per node. Placed again, replicas beyond the
+/// nodes that take one stay Pending; reported only when the host port is
+/// the cause (without it every replica is placed).
+fn host_ports_exceed_nodes(
+    world: &World<'_>,
+    s: &Subject<'_>,
+    replicas: i32,
+    eligible: &[NodeId],
+    sink: &mut Sink,
+) {
+    let Some(first) = s.pod.host_ports.first() else {
+        return;
+    };
+    let Some(hostname) = world.state.interner().lookup("kubernetes.io/hostname") else {
+        return;
+    };
+    let total = usize::try_from(replicas).unwrap_or(0);
+    let placed = world.place_replicas(&s.workload, &s.pod, total, &[], hostname);
+    let pending = placed.iter().filter(|p| p.is_none()).count();
+    if pending == 0 {
+        return;
+    }
+    let mut portless = s.pod.clone();
+    portless.host_ports.clear();
+    if !world
+        .place_replicas(&s.workload, &portless, total, &[], hostname)
+        .iter()
+        .all(Option::is_some)
+    {
+        // Something else keeps them Pending too (resources, affinity).
+        return;
+    }
+    let running = total - pending;
+    let ports: Vec<String> = s
+        .pod
+        .host_ports
+        .iter()
+        .map(|p| p.port.to_string())
+        .collect();
+    let path = crate::rules::pp003_rollout_deadlock::host_port_path(s, first.port);
+    let mut f = finding(
+        &INFO,
+        &s.id,
+        world.locate(&s.origin, &path),
+        format!("hostPort {}: one pod per node", first.port),
+        format!(
+            "{replicas} replicas but only {running} node(s) can run one (hostPort {} is taken once per node): {pending} pod(s) will stay Pending",
+            ports.join(", ")
+        ),
+    );
+    f.notes.push(format!(
+        "placing the {replicas} replicas again (the engine, on the nodes given) leaves {pending} Pending; without the host port every one is placed"
+    ));
+    let replicas_path = FieldPath::of(&["spec", "replicas"]);
+    if world.is_written(&s.origin, &replicas_path) {
+        f.related.push(Related {
+            message: format!("{replicas} replicas"),
+            object: s.id.clone(),
+            location: Some(world.locate(&s.origin, &replicas_path)),
+        });
+    }
+    // Nodes like the first one that takes a replica, with fresh hostnames.
+    let like = placed
+        .iter()
+        .flatten()
+        .find_map(|(node, _)| world.state.node_id(node))
+        .or_else(|| eligible.first().copied());
+    if let Some(like) = like {
+        let template = world.node_name(like).to_string();
+        let mut new_nodes: Vec<NewNode> = Vec::new();
+        for _ in 0..pending {
+            let taken = |name: &str| {
+                world.state.node_id(name).is_some() || new_nodes.iter().any(|x| x.name == name)
+            };
+            let name = fresh(&taken, &template);
+            new_nodes.push(NewNode {
+                like,
+                labels: vec![("kubernetes.io/hostname".to_string(), name.clone())],
+                name,
+            });
+        }
+        let grown = world.place_replicas(&s.workload, &s.pod, total, &new_nodes, hostname);
+        if grown.iter().all(Option::is_some) {
+            let names: Vec<&str> = new_nodes.iter().map(|x| x.name.as_str()).collect();
+            f.notes.push(format!(
+                "other verified way out: add {pending} node(s) like {template} (its pool, size and taints), e.g. {}: placing the {replicas} replicas again places every one",
+                names.join(", ")
+            ));
+        }
+    }
+    let scaled = world.place_replicas(&s.workload, &s.pod, running, &[], hostname);
+    let n = i32::try_from(running).unwrap_or(i32::MAX);
+    f.fix = Some(Fix {
+        description: format!("run {running} replicas, one per node that can run one"),
+        patch: MergePatch::new()
+            .set(&replicas_path, Value::from(n))
+            .to_yaml(),
+        verified: (running > 0 && scaled.iter().all(Option::is_some)).then(|| {
+            format!(
+                "placing {running} replicas again (the engine, on the nodes given) puts one on each of {} node(s), none Pending",
+                by_domain(&scaled).len()
+            )
+        }),
+    });
+    sink.push(&s.ignored, f);
 }

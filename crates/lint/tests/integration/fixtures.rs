@@ -170,3 +170,42 @@ fn apply_fix(text: &str, object: &str, patch: &str) -> String {
 fn serde_saphyr_value(text: &str) -> serde_json::Value {
     serde_saphyr::from_str::<serde_json::Value>(text).unwrap_or(serde_json::Value::Null)
 }
+
+/// PP006 for host ports: replicas beyond the nodes that can run one, with
+/// the verified ways out (scale to the nodes, add nodes like one).
+#[test]
+fn pp006_host_port_replicas_beyond_nodes_get_verified_ways_out() {
+    let file =
+        crate::support::fixtures().join("PP006/positive/hostport-replicas-beyond-nodes.yaml");
+    let report = lint_fixture(&file);
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP006")
+        .expect("a PP006 finding");
+    assert_eq!(f.label, "hostPort 80: one pod per node");
+    assert_eq!(
+        f.message,
+        "3 replicas but only 2 node(s) can run one (hostPort 80 is taken once per node): 1 pod(s) will stay Pending"
+    );
+    let fix = f.fix.as_ref().expect("a fix");
+    assert_eq!(
+        fix.description,
+        "run 2 replicas, one per node that can run one"
+    );
+    assert!(fix.patch.contains("replicas: 2"), "{}", fix.patch);
+    assert!(
+        fix.verified
+            .as_deref()
+            .is_some_and(|v| v.contains("puts one on each of 2 node(s), none Pending")),
+        "{:?}",
+        fix.verified
+    );
+    assert!(
+        f.notes
+            .iter()
+            .any(|n| n.starts_with("other verified way out: add 1 node(s) like node-")),
+        "{:#?}",
+        f.notes
+    );
+}
