@@ -117,6 +117,7 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> Vec<Candidate> {
         return out;
     }
     out.extend(honor_taints(ctx));
+    out.extend(fewer_min_domains(ctx));
     out.extend(add_node(ctx, template, &keys));
     out.extend(scale(ctx));
     out.extend(make_preferred(ctx));
@@ -529,6 +530,102 @@ fn honor_taints(ctx: &Context<'_>) -> Vec<Candidate> {
             describe: Box::new(move |cluster, outcome, node| {
                 format!(
                     "re-ran the scheduler with nodeTaintsPolicy: Honor in every replica: {}",
+                    lands_sentence(cluster, outcome, node)
+                )
+            }),
+        });
+    }
+    out
+}
+
+/// 0. A DoNotSchedule spread whose minDomains exceeds the domains that
+///    exist: the global minimum is 0, so no domain that has a replica takes
+///    another. Lowering minDomains to the domains there are (lint PP006
+///    drops it) changes only how the rule counts, so it comes before adding
+///    nodes.
+fn fewer_min_domains(ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let Some(api) = ctx.api_pod else { return out };
+    let Some(at) = spec_of(ctx.world, &ctx.workload, Some(api)) else {
+        return out;
+    };
+    let own_ids: Vec<PodId> = ctx
+        .state
+        .bound_pods()
+        .map(|(id, _)| id)
+        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
+        .collect();
+    let template_spread = at
+        .spec
+        .topology_spread_constraints
+        .clone()
+        .unwrap_or_default();
+    for (i, c) in ctx.pod.spread.iter().enumerate() {
+        // The domains that exist, when fewer than minDomains asks for.
+        let below = ctx.verdicts.iter().find_map(|(_, v)| {
+            v.reasons.iter().find_map(|r| match &r.detail {
+                Detail::SpreadSkew {
+                    constraint,
+                    min: 0,
+                    min_domains,
+                    domain_total,
+                    ..
+                } if *constraint == i && (*domain_total as i64) < i64::from(*min_domains) => {
+                    i32::try_from(*domain_total).ok().filter(|&d| d > 0)
+                }
+                _ => None,
+            })
+        });
+        let Some(domains) = below else { continue };
+        if c.when_unsatisfiable != WhenUnsatisfiable::DoNotSchedule {
+            continue;
+        }
+        let key = ctx.state.interner().resolve(c.topology_key).to_string();
+        let drop =
+            move |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
+                let mut l = list.to_vec();
+                if let Some(c) = l.get_mut(i) {
+                    // A strategic merge patch keeps a field the patch leaves
+                    // out: lower it to the domains there are instead.
+                    c.min_domains = Some(domains);
+                }
+                l
+            };
+        let patch = nest(
+            at.path,
+            json!({"topologySpreadConstraints": serde_json::to_value(drop(&template_spread)).unwrap_or(Value::Null)}),
+        );
+        let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
+            let mut patched = api.clone();
+            let spec = patched.spec.as_mut()?;
+            let list = spec.topology_spread_constraints.clone().unwrap_or_default();
+            spec.topology_spread_constraints = Some(drop(&list));
+            Some(patched)
+        };
+        let Some(patched) = patch_pod(api) else {
+            continue;
+        };
+        let replace = replicas_patched(ctx, &own_ids, patch_pod);
+        out.push(Candidate {
+            title: format!(
+                "Lower minDomains to {domains}, the {key} domains that exist"
+            ),
+            target: ctx.workload.to_string(),
+            command: command(&ctx.workload, &patch),
+            patch,
+            rationale: format!(
+                "minDomains asks for more {key} domains than exist, so kube-scheduler takes the global minimum as 0 \
+                 and no domain that already has a replica may take another; with minDomains at most the domains \
+                 there are, the emptiest domain counts (as lint PP006 says). The spread itself is kept."
+            ),
+            change: Change {
+                incoming: Some(patched),
+                replace,
+                ..Change::default()
+            },
+            describe: Box::new(move |cluster, outcome, node| {
+                format!(
+                    "re-ran the scheduler with minDomains {domains} in every replica: {}",
                     lands_sentence(cluster, outcome, node)
                 )
             }),

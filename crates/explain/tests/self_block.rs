@@ -144,3 +144,50 @@ fn a_tainted_control_plane_zone_gets_node_taints_policy_honor_first_and_no_contr
         "{titles:#?}"
     );
 }
+
+/// A spread whose minDomains exceeds the zones that exist: why explains
+/// the global minimum 0 and its first fix lowers minDomains to the zones
+/// there are (lint PP006's way out), verified by placing the pod again.
+#[test]
+fn min_domains_beyond_the_zones_gets_lowered_first() {
+    let node = |name: &str, zone: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    \
+             kubernetes.io/hostname: {name}\n    kubernetes.io/os: linux\n    \
+             topology.kubernetes.io/zone: {zone}\nstatus:\n  \
+             allocatable: {{cpu: \"8\", memory: 32Gi, pods: \"110\"}}\n"
+        )
+    };
+    let deployment =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\n\
+        spec:\n  replicas: 4\n  selector: {matchLabels: {app: web}}\n  template:\n    \
+        metadata: {labels: {app: web}}\n    spec:\n      topologySpreadConstraints:\n      \
+        - {maxSkew: 1, minDomains: 3, topologyKey: topology.kubernetes.io/zone, \
+        whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}\n      \
+        containers: [{name: web, image: web:1.0}]\n";
+    let world = world(
+        &[],
+        &[deployment.to_string(), node("n1", "z1"), node("n2", "z2")].concat(),
+    );
+    let pending = world
+        .base
+        .placements()
+        .iter()
+        .find(|p| p.node.is_none())
+        .map(|p| p.pod)
+        .expect("a Pending web replica");
+    let e = explain(&world, pending);
+    let fix = e.fixes.first().expect("a fix");
+    assert_eq!(
+        fix.title,
+        "Lower minDomains to 2, the topology.kubernetes.io/zone domains that exist"
+    );
+    assert!(fix.patch.contains("minDomains: 2"), "{}", fix.patch);
+    assert!(
+        fix.verification.starts_with(
+            "re-ran the scheduler with minDomains 2 in every replica: the pod lands on"
+        ),
+        "{}",
+        fix.verification
+    );
+}
