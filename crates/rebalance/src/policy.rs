@@ -602,24 +602,11 @@ impl Policy {
         })?;
         let file = path.display().to_string();
         let text = String::from_utf8(bytes).map_err(|e| {
-            let off = e.utf8_error().valid_up_to();
-            let bytes = e.as_bytes();
-            let line = bytes[..off].iter().filter(|&&c| c == b'\n').count() + 1;
-            let line_start = bytes[..off]
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |p| p + 1);
-            let column = String::from_utf8_lossy(&bytes[line_start..off])
-                .chars()
-                .count()
-                + 1;
+            let bad = podplace_model::load::InvalidUtf8::of(&e);
             Error::Policy {
                 file: file.clone(),
-                location: Some((line as u64, column as u64)),
-                message: format!(
-                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
-                    bytes[off]
-                ),
+                location: Some((bad.line as u64, bad.column as u64)),
+                message: bad.to_string(),
             }
         })?;
         Policy::parse(&text, &file)

@@ -651,23 +651,10 @@ impl Scenario {
             })
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {
-            let off = e.utf8_error().valid_up_to();
-            let bytes = e.as_bytes();
-            let line = bytes[..off].iter().filter(|&&c| c == b'\n').count() + 1;
-            let line_start = bytes[..off]
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |p| p + 1);
-            let column = String::from_utf8_lossy(&bytes[line_start..off])
-                .chars()
-                .count()
-                + 1;
+            let bad = podplace_model::load::InvalidUtf8::of(&e);
             ScenarioError::Parse {
-                file: format!("{file}:{line}:{column}"),
-                message: format!(
-                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
-                    bytes[off]
-                ),
+                file: format!("{file}:{}:{}", bad.line, bad.column),
+                message: bad.to_string(),
             }
         })?;
         let base = path

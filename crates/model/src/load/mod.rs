@@ -606,23 +606,50 @@ fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String, LoadError> {
         Some(rest) => rest.to_vec(),
         None => bytes,
     };
-    match String::from_utf8(bytes) {
-        Ok(s) => Ok(s),
-        Err(e) => {
-            let off = e.utf8_error().valid_up_to();
-            let bytes = e.into_bytes();
-            let prefix = String::from_utf8_lossy(&bytes[..off]);
-            let (line, column) = json::line_col(&prefix, off);
-            Err(LoadError::new(
-                LoadErrorKind::Encoding,
-                name,
-                format!(
-                    "invalid UTF-8 at byte offset {off} (byte 0x{:02x}): podplace reads UTF-8 text",
-                    bytes[off]
-                ),
-            )
-            .at(line, column))
+    String::from_utf8(bytes).map_err(|e| {
+        let bad = InvalidUtf8::of(&e);
+        LoadError::new(LoadErrorKind::Encoding, name, bad.to_string()).at(bad.line, bad.column)
+    })
+}
+
+/// The first byte of a file that is not UTF-8, and where it stands: every
+/// reader of text (manifests, rebalance policies, simulate scenarios) names
+/// it the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidUtf8 {
+    /// Byte offset of the first invalid byte.
+    pub offset: usize,
+    /// That byte.
+    pub byte: u8,
+    /// 1-based line of the byte.
+    pub line: usize,
+    /// 1-based column of the byte, in characters.
+    pub column: usize,
+}
+
+impl InvalidUtf8 {
+    /// Locates the first invalid byte of the input `e` failed on.
+    pub fn of(e: &std::string::FromUtf8Error) -> Self {
+        let offset = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let prefix = String::from_utf8_lossy(&bytes[..offset]);
+        let (line, column) = json::line_col(&prefix, offset);
+        InvalidUtf8 {
+            offset,
+            byte: bytes[offset],
+            line,
+            column,
         }
+    }
+}
+
+impl std::fmt::Display for InvalidUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invalid UTF-8 at byte offset {} (byte 0x{:02x}): podplace reads UTF-8 text",
+            self.offset, self.byte
+        )
     }
 }
 
