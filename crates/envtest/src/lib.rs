@@ -28,4 +28,4 @@ pub use plane::{
 pub use process::stop_all_on_signal;
 pub use sim::{node, node_ready, nodes_from_world, NodeSimulator, SimConfig};
 pub use tools::{descheduler, helm, kubectl};
-pub use wait::{wait_until, Timeline};
+pub use wait::{wait_default_service_account, wait_until, Timeline};

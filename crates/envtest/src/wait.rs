@@ -6,7 +6,27 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::{Api, Client};
+
 use crate::error::{Error, Result};
+
+/// Waits (30 s at most, polling every `poll`) until namespace `ns` has its
+/// `default` ServiceAccount: the API server refuses pods in a namespace
+/// before kube-controller-manager has made it.
+pub async fn wait_default_service_account(client: &Client, ns: &str, poll: Duration) -> Result<()> {
+    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+    wait_until(
+        format_args!("namespace {ns}'s default ServiceAccount"),
+        Duration::from_secs(30),
+        poll,
+        || {
+            let sa = sa.clone();
+            async move { sa.get_opt("default").await.map(|o| o.map(|_| ())) }
+        },
+    )
+    .await
+}
 
 /// Polls `check` every `poll` until it returns `Ok(Some(value))`, and returns
 /// that value; fails naming `what` when `deadline` passes first. `Ok(None)`

@@ -20,7 +20,10 @@ use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod, ServiceAccount};
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::discovery::pinned_kind;
 use kube::{Api, Client, ResourceExt};
-use podplace_envtest::{wait_until, ControlPlane, NodeSimulator, Options, SimConfig, Timeline};
+use podplace_envtest::{
+    wait_default_service_account, wait_until, ControlPlane, NodeSimulator, Options, SimConfig,
+    Timeline,
+};
 
 pub use podplace_envtest::node;
 
@@ -163,17 +166,7 @@ impl Live {
             .await
             .with_context(|| format!("creating namespace {name}"))?;
         self.scope().namespaces.push(name.clone());
-        let sa: Api<ServiceAccount> = Api::namespaced(self.client.clone(), &name);
-        wait_until(
-            format_args!("namespace {name}'s default ServiceAccount"),
-            Duration::from_secs(30),
-            POLL,
-            || {
-                let sa = sa.clone();
-                async move { sa.get_opt("default").await.map(|o| o.map(|_| ())) }
-            },
-        )
-        .await?;
+        wait_default_service_account(&self.client, &name, POLL).await?;
         self.note(format!("namespace {name} created"));
         Ok(name)
     }

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context as _, Result};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::Api;
-use podplace_envtest::wait_until;
+use podplace_envtest::{wait_default_service_account, wait_until};
 use serde_json::Value;
 
 use crate::support::*;
@@ -60,17 +60,7 @@ pub async fn create_fixed_namespace(live: &Live, name: &str) -> Result<()> {
     api.create(&PostParams::default(), &ns)
         .await
         .with_context(|| format!("creating namespace {name}"))?;
-    let sa: Api<ServiceAccount> = Api::namespaced(live.client.clone(), name);
-    wait_until(
-        format_args!("namespace {name}'s default ServiceAccount"),
-        Duration::from_secs(30),
-        POLL,
-        || {
-            let sa = sa.clone();
-            async move { sa.get_opt("default").await.map(|o| o.map(|_| ())) }
-        },
-    )
-    .await?;
+    wait_default_service_account(&live.client, name, POLL).await?;
     live.note(format!("namespace {name} created"));
     Ok(())
 }

@@ -16,7 +16,7 @@ pub mod families;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod};
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
     PostParams,
@@ -170,17 +170,7 @@ pub async fn prepare(client: &Client, sim: &NodeSimulator, spec: &Spec) -> Resul
     nss.create(&PostParams::default(), &body)
         .await
         .with_context(|| format!("creating namespace {ns}"))?;
-    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
-    wait_until(
-        format_args!("namespace {ns}'s default ServiceAccount"),
-        Duration::from_secs(30),
-        POLL,
-        || {
-            let sa = sa.clone();
-            async move { sa.get_opt("default").await.map(|o| o.map(|_| ())) }
-        },
-    )
-    .await?;
+    crate::wait::wait_default_service_account(client, ns, POLL).await?;
 
     let nodes: Vec<Node> = spec
         .nodes
