@@ -158,6 +158,15 @@ fn fresh(taken: &dyn Fn(&str) -> bool, base: &str) -> String {
         .unwrap_or_else(|| format!("{base}-new"))
 }
 
+/// A name for one more node like `template` that neither a node of the
+/// cluster nor one of `new_nodes` has.
+fn fresh_node_name(world: &World<'_>, new_nodes: &[NewNode], template: &str) -> String {
+    let taken = |name: &str| {
+        world.state.node_id(name).is_some() || new_nodes.iter().any(|x| x.name == name)
+    };
+    fresh(&taken, template)
+}
+
 fn verify(
     world: &World<'_>,
     s: &Subject<'_>,
@@ -176,10 +185,7 @@ fn verify(
         let template = world.node_name(like).to_string();
         let mut new_nodes: Vec<NewNode> = Vec::new();
         for _ in 0..missing {
-            let taken = |name: &str| {
-                world.state.node_id(name).is_some() || new_nodes.iter().any(|x| x.name == name)
-            };
-            let name = fresh(&taken, &template);
+            let name = fresh_node_name(world, &new_nodes, &template);
             let mut labels = vec![("kubernetes.io/hostname".to_string(), name.clone())];
             if key_text != "kubernetes.io/hostname" {
                 if let Some(v) = world.state.node(like).labels.get(key) {
@@ -439,10 +445,7 @@ fn host_ports_exceed_nodes(
         let template = world.node_name(like).to_string();
         let mut new_nodes: Vec<NewNode> = Vec::new();
         for _ in 0..pending {
-            let taken = |name: &str| {
-                world.state.node_id(name).is_some() || new_nodes.iter().any(|x| x.name == name)
-            };
-            let name = fresh(&taken, &template);
+            let name = fresh_node_name(world, &new_nodes, &template);
             new_nodes.push(NewNode {
                 like,
                 labels: vec![("kubernetes.io/hostname".to_string(), name.clone())],
