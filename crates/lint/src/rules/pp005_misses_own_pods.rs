@@ -110,6 +110,34 @@ fn placed_again(
     Some(text)
 }
 
+/// The fix that gives a term or constraint the workload's own selector
+/// `api` by `patch`: `matched` says how the selector was checked, and
+/// placing `fixed` (the pod with the fix) again over its key, when nodes are
+/// known, shows what it does.
+fn select_own_pods(
+    world: &World<'_>,
+    s: &Subject<'_>,
+    api: &ApiSelector,
+    patch: MergePatch,
+    fixed: &Pod,
+    key: podplace_model::intern::Sym,
+    matched: &str,
+) -> Fix {
+    let mut verified = matched.to_string();
+    if let Some(placed) = placed_again(world, s, fixed, key) {
+        verified.push_str(&format!("; {placed}"));
+    }
+    Fix {
+        description: format!(
+            "select {}'s own pods: {}",
+            s.workload,
+            selector_text(Some(api))
+        ),
+        patch: patch.to_yaml(),
+        verified: Some(verified),
+    }
+}
+
 /// The first of the workload's own selectors that matches its pods and no
 /// other workload's, checked with `matches_own` and `others`.
 fn own_fix<'s>(
@@ -205,23 +233,15 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                     if let Some(term) = term {
                         term.selector = compiled.clone();
                     }
-                    let mut verified =
-                        "the new selector matches the workload's pods and no other workload's (engine term matching)"
-                            .to_string();
-                    if let Some(placed) = placed_again(world, s, &pod, t.compiled.topology_key) {
-                        verified.push_str(&format!("; {placed}"));
-                    }
-                    f.fix = Some(Fix {
-                        description: format!(
-                            "select {}'s own pods: {}",
-                            s.workload,
-                            selector_text(Some(api))
-                        ),
-                        patch: MergePatch::new()
-                            .set(&t.list_path, Value::Array(items))
-                            .to_yaml(),
-                        verified: Some(verified),
-                    });
+                    f.fix = Some(select_own_pods(
+                        world,
+                        s,
+                        api,
+                        MergePatch::new().set(&t.list_path, Value::Array(items)),
+                        &pod,
+                        t.compiled.topology_key,
+                        "the new selector matches the workload's pods and no other workload's (engine term matching)",
+                    ));
                 }
             }
             sink.push(&s.ignored, f);
@@ -293,24 +313,16 @@ fn spread_constraints(world: &World<'_>, s: &Subject<'_>, sink: &mut Sink) {
                 if let Some(sc) = pod.spread.get_mut(i) {
                     sc.selector = compiled.clone();
                 }
-                let mut verified =
-                    "the new selector matches the workload's pods and no other workload's in its namespace (engine selector matching)"
-                        .to_string();
-                if let Some(placed) = placed_again(world, s, &pod, c.topology_key) {
-                    verified.push_str(&format!("; {placed}"));
-                }
                 let list_path: FieldPath = s.spec_path.child("topologySpreadConstraints");
-                f.fix = Some(Fix {
-                    description: format!(
-                        "select {}'s own pods: {}",
-                        s.workload,
-                        selector_text(Some(api))
-                    ),
-                    patch: MergePatch::new()
-                        .set(&list_path, Value::Array(items))
-                        .to_yaml(),
-                    verified: Some(verified),
-                });
+                f.fix = Some(select_own_pods(
+                    world,
+                    s,
+                    api,
+                    MergePatch::new().set(&list_path, Value::Array(items)),
+                    &pod,
+                    c.topology_key,
+                    "the new selector matches the workload's pods and no other workload's in its namespace (engine selector matching)",
+                ));
             }
         }
         sink.push(&s.ignored, f);
