@@ -140,7 +140,8 @@ pub(crate) fn requirement_text(r: &Requirement, interner: &Interner) -> String {
     }
 }
 
-fn requirement_key(r: &Requirement) -> Sym {
+/// The label key a requirement is about.
+pub(crate) fn requirement_key(r: &Requirement) -> Sym {
     match r {
         Requirement::In(k, _)
         | Requirement::NotIn(k, _)

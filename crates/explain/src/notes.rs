@@ -6,7 +6,7 @@
 use podplace_engine::Outcome;
 use podplace_model::selector::Requirement;
 
-use crate::analyze::{Analyzer, Prepared};
+use crate::analyze::{requirement_key, Analyzer, Prepared};
 use crate::model::{Detail, NodeVerdict, Note, NoteKind, TermKind};
 
 /// Whether a selector only says which labels pods must *not* have.
@@ -196,16 +196,3 @@ const KUBELET_PLATFORM_LABELS: [&str; 4] = [
     "beta.kubernetes.io/os",
     "beta.kubernetes.io/arch",
 ];
-
-/// The label key a requirement is about.
-fn requirement_key(r: &podplace_model::selector::Requirement) -> podplace_model::intern::Sym {
-    use podplace_model::selector::Requirement as R;
-    match r {
-        R::In(k, _)
-        | R::NotIn(k, _)
-        | R::Exists(k)
-        | R::DoesNotExist(k)
-        | R::Gt(k, _)
-        | R::Lt(k, _) => *k,
-    }
-}

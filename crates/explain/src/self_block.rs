@@ -22,6 +22,7 @@ use podplace_model::objects::{Pod, WhenUnsatisfiable};
 use podplace_model::workloads::WorkloadKind;
 use serde_json::{json, Value};
 
+use crate::analyze::requirement_key;
 use crate::fixes::{
     affinity_value, command, lands_sentence, list_at, nest, pod_id_by_name, spec_of, with_list,
     Candidate, Change, Context, NewNode,
@@ -122,19 +123,6 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> Vec<Candidate> {
     out.extend(scale(ctx));
     out.extend(make_preferred(ctx));
     out
-}
-
-/// The label key a requirement is about.
-fn requirement_key(r: &podplace_model::selector::Requirement) -> Sym {
-    use podplace_model::selector::Requirement as R;
-    match r {
-        R::In(k, _)
-        | R::NotIn(k, _)
-        | R::Exists(k)
-        | R::DoesNotExist(k)
-        | R::Gt(k, _)
-        | R::Lt(k, _) => *k,
-    }
 }
 
 /// A name no node has: `base` with a numbered suffix.
