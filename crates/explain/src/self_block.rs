@@ -222,12 +222,7 @@ fn add_node(ctx: &Context<'_>, template: NodeId, keys: &[Sym]) -> Option<Candida
 
 /// 2. Scale the workload to the replicas that run.
 fn scale(ctx: &Context<'_>) -> Option<Candidate> {
-    let running: Vec<PodId> = ctx
-        .state
-        .bound_pods()
-        .map(|(id, _)| id)
-        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
-        .collect();
+    let running = own_replicas(ctx);
     let n = running.len();
     if n == 0 {
         return None;
@@ -260,12 +255,7 @@ fn make_preferred(ctx: &Context<'_>) -> Vec<Candidate> {
         return out;
     };
     let interner = ctx.state.interner();
-    let own_ids: Vec<PodId> = ctx
-        .state
-        .bound_pods()
-        .map(|(id, _)| id)
-        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
-        .collect();
+    let own_ids = own_replicas(ctx);
     let w = ctx.workload.clone();
     // By name: a verification puts patched copies (`name~patched`) in
     // place of the replicas.
@@ -373,29 +363,13 @@ fn make_preferred(ctx: &Context<'_>) -> Vec<Candidate> {
         .collect();
     for i in hard {
         let key = interner.resolve(ctx.pod.spread[i].topology_key).to_string();
-        let soften =
-            |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
-                let mut l = list.to_vec();
-                if let Some(c) = l.get_mut(i) {
-                    c.when_unsatisfiable = "ScheduleAnyway".to_string();
-                }
-                l
-            };
-        let patch = nest(
-            at.path,
-            json!({"topologySpreadConstraints": serde_json::to_value(soften(&template_spread)).unwrap_or(Value::Null)}),
-        );
-        let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
-            let mut patched = api.clone();
-            let spec = patched.spec.as_mut()?;
-            let list = spec.topology_spread_constraints.clone().unwrap_or_default();
-            spec.topology_spread_constraints = Some(soften(&list));
-            Some(patched)
-        };
-        let Some(patched) = patch_pod(api) else {
+        let Some((patch, patched, replace)) =
+            change_spread(ctx, at.path, &template_spread, &own_ids, api, i, move |c| {
+                c.when_unsatisfiable = "ScheduleAnyway".to_string();
+            })
+        else {
             continue;
         };
-        let replace = replicas_patched(ctx, &own_ids, patch_pod);
         let cost = cost.clone();
         out.push(Candidate {
             title: format!("Make the spread over {key} ScheduleAnyway"),
@@ -421,6 +395,54 @@ fn make_preferred(ctx: &Context<'_>) -> Vec<Candidate> {
         });
     }
     out
+}
+
+/// Replicas with a change, each to be put back on its node.
+type Replicas = Vec<(PodId, core::Pod)>;
+
+/// The running replicas of the pod's own workload, but for the pod.
+fn own_replicas(ctx: &Context<'_>) -> Vec<PodId> {
+    ctx.state
+        .bound_pods()
+        .map(|(id, _)| id)
+        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
+        .collect()
+}
+
+/// The workload's `i`th spread constraint changed by `change`: the patch
+/// that sets the whole list at `path` (`template` with the change: a
+/// strategic merge patch replaces the list), the pod `api` with the change,
+/// and the replicas `own` with it. None when `api` has no spec.
+fn change_spread(
+    ctx: &Context<'_>,
+    path: &[&str],
+    template: &[core::TopologySpreadConstraint],
+    own: &[PodId],
+    api: &core::Pod,
+    i: usize,
+    change: impl Fn(&mut core::TopologySpreadConstraint),
+) -> Option<(Value, core::Pod, Replicas)> {
+    let changed = |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
+        let mut l = list.to_vec();
+        if let Some(c) = l.get_mut(i) {
+            change(c);
+        }
+        l
+    };
+    let patch = nest(
+        path,
+        json!({"topologySpreadConstraints": serde_json::to_value(changed(template)).unwrap_or(Value::Null)}),
+    );
+    let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
+        let mut patched = api.clone();
+        let spec = patched.spec.as_mut()?;
+        let list = spec.topology_spread_constraints.clone().unwrap_or_default();
+        spec.topology_spread_constraints = Some(changed(&list));
+        Some(patched)
+    };
+    let patched = patch_pod(api)?;
+    let replace = replicas_patched(ctx, own, patch_pod);
+    Some((patch, patched, replace))
 }
 
 /// The running replicas with the template change applied, each to be put
@@ -458,12 +480,7 @@ fn honor_taints(ctx: &Context<'_>) -> Vec<Candidate> {
         return out;
     };
     let interner = ctx.state.interner();
-    let own_ids: Vec<PodId> = ctx
-        .state
-        .bound_pods()
-        .map(|(id, _)| id)
-        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
-        .collect();
+    let own_ids = own_replicas(ctx);
     let template_spread = at
         .spec
         .topology_spread_constraints
@@ -477,29 +494,13 @@ fn honor_taints(ctx: &Context<'_>) -> Vec<Candidate> {
             continue;
         }
         let key = interner.resolve(c.topology_key).to_string();
-        let honor =
-            move |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
-                let mut l = list.to_vec();
-                if let Some(c) = l.get_mut(i) {
-                    c.node_taints_policy = Some("Honor".to_string());
-                }
-                l
-            };
-        let patch = nest(
-            at.path,
-            json!({"topologySpreadConstraints": serde_json::to_value(honor(&template_spread)).unwrap_or(Value::Null)}),
-        );
-        let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
-            let mut patched = api.clone();
-            let spec = patched.spec.as_mut()?;
-            let list = spec.topology_spread_constraints.clone().unwrap_or_default();
-            spec.topology_spread_constraints = Some(honor(&list));
-            Some(patched)
-        };
-        let Some(patched) = patch_pod(api) else {
+        let Some((patch, patched, replace)) =
+            change_spread(ctx, at.path, &template_spread, &own_ids, api, i, move |c| {
+                c.node_taints_policy = Some("Honor".to_string());
+            })
+        else {
             continue;
         };
-        let replace = replicas_patched(ctx, &own_ids, patch_pod);
         out.push(Candidate {
             title: format!("Set nodeTaintsPolicy: Honor on the spread over {key}"),
             target: ctx.workload.to_string(),
@@ -537,12 +538,7 @@ fn fewer_min_domains(ctx: &Context<'_>) -> Vec<Candidate> {
     let Some(at) = spec_of(ctx.world, &ctx.workload, Some(api)) else {
         return out;
     };
-    let own_ids: Vec<PodId> = ctx
-        .state
-        .bound_pods()
-        .map(|(id, _)| id)
-        .filter(|&id| id != ctx.pod_id && same_controller(ctx, id))
-        .collect();
+    let own_ids = own_replicas(ctx);
     let template_spread = at
         .spec
         .topology_spread_constraints
@@ -569,31 +565,15 @@ fn fewer_min_domains(ctx: &Context<'_>) -> Vec<Candidate> {
             continue;
         }
         let key = ctx.state.interner().resolve(c.topology_key).to_string();
-        let drop =
-            move |list: &[core::TopologySpreadConstraint]| -> Vec<core::TopologySpreadConstraint> {
-                let mut l = list.to_vec();
-                if let Some(c) = l.get_mut(i) {
-                    // A strategic merge patch keeps a field the patch leaves
-                    // out: lower it to the domains there are instead.
-                    c.min_domains = Some(domains);
-                }
-                l
-            };
-        let patch = nest(
-            at.path,
-            json!({"topologySpreadConstraints": serde_json::to_value(drop(&template_spread)).unwrap_or(Value::Null)}),
-        );
-        let patch_pod = |api: &core::Pod| -> Option<core::Pod> {
-            let mut patched = api.clone();
-            let spec = patched.spec.as_mut()?;
-            let list = spec.topology_spread_constraints.clone().unwrap_or_default();
-            spec.topology_spread_constraints = Some(drop(&list));
-            Some(patched)
-        };
-        let Some(patched) = patch_pod(api) else {
+        let Some((patch, patched, replace)) =
+            change_spread(ctx, at.path, &template_spread, &own_ids, api, i, move |c| {
+                // A strategic merge patch keeps a field the patch leaves
+                // out: lower it to the domains there are instead.
+                c.min_domains = Some(domains);
+            })
+        else {
             continue;
         };
-        let replace = replicas_patched(ctx, &own_ids, patch_pod);
         out.push(Candidate {
             title: format!(
                 "Lower minDomains to {domains}, the {key} domains that exist"
