@@ -202,8 +202,14 @@ pub async fn wait_scheduler_sees_cordon(client: &Client, ns: &str, nodes: &[Stri
             ]})
         })
         .collect();
-    for attempt in 0..20 {
+    // Probes go on until the scheduler has caught up or SETTLE has passed
+    // (a count of attempts is no bound in time: on a loaded machine its
+    // informers relist slowly after the restart).
+    let deadline = std::time::Instant::now() + SETTLE;
+    let mut attempt = 0u32;
+    while std::time::Instant::now() < deadline {
         let name = format!("cordon-probe-{attempt}");
+        attempt += 1;
         let probe: Pod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": name, "labels": {"podplace-live": "cordon-probe"}},
             "spec": {
@@ -260,7 +266,9 @@ pub async fn wait_scheduler_sees_cordon(client: &Client, ns: &str, nodes: &[Stri
             return Ok(());
         }
     }
-    anyhow::bail!("kube-scheduler kept binding probes to the cordoned nodes {nodes:?}")
+    anyhow::bail!(
+        "kube-scheduler kept binding probes to the cordoned nodes {nodes:?} for {SETTLE:?} ({attempt} probes)"
+    )
 }
 
 /// Waits until none of `nodes` is cordoned: `spec.unschedulable` unset and
