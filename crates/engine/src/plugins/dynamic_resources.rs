@@ -8,7 +8,6 @@
 
 use podplace_model::objects::Pod;
 use podplace_model::selector::NodeSelector;
-use podplace_model::storage::RESERVED_FOR_MAX;
 
 use crate::ids::NodeId;
 use crate::state::ClusterState;
@@ -97,16 +96,9 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         deallocatable: false,
     };
     for (name, claim) in claims {
-        let reserved_for_pod = claim.reserved_for.iter().any(|c| {
-            &*c.resource == "pods"
-                && if c.uid.is_empty() || pod.uid.is_empty() {
-                    *c.name == *pod.name
-                } else {
-                    c.uid == pod.uid
-                }
-        });
+        let reserved_for_pod = claim.is_reserved_for(&pod.name, &pod.uid);
         if claim.allocated {
-            if claim.reserved_for.len() >= RESERVED_FOR_MAX && !reserved_for_pod {
+            if !claim.can_be_reserved() && !reserved_for_pod {
                 return Err(reject(REASON_IN_USE.into()));
             }
             state.deallocatable |= claim.reserved_for.is_empty();

@@ -93,6 +93,7 @@ impl ClusterState {
         for g in groups {
             let _ = writeln!(out, "{g}");
         }
+        out.push_str(&self.storage_dump());
         out
     }
 
@@ -142,27 +143,32 @@ impl ClusterState {
 }
 
 impl ClusterState {
-    fn selector_text(&self, s: &LabelSelector) -> String {
-        use podplace_model::selector::Requirement;
-        let r = |s: Sym| self.interner.resolve(s).to_string();
-        let vs = |v: &[Sym]| v.iter().map(|&s| r(s)).collect::<Vec<_>>().join("|");
+    pub(super) fn selector_text(&self, s: &LabelSelector) -> String {
         if s.is_nothing() {
             return "nil".into();
         }
         let mut reqs: Vec<String> = s
             .requirements()
             .iter()
-            .map(|q| match q {
-                Requirement::In(k, v) => format!("{} in {}", r(*k), vs(v)),
-                Requirement::NotIn(k, v) => format!("{} notin {}", r(*k), vs(v)),
-                Requirement::Exists(k) => format!("{} exists", r(*k)),
-                Requirement::DoesNotExist(k) => format!("!{}", r(*k)),
-                Requirement::Gt(k, b) => format!("{} > {b}", r(*k)),
-                Requirement::Lt(k, b) => format!("{} < {b}", r(*k)),
-            })
+            .map(|q| self.requirement_text(q))
             .collect();
         reqs.sort();
         format!("{{{}}}", reqs.join(","))
+    }
+
+    /// One selector requirement, strings resolved.
+    pub(super) fn requirement_text(&self, q: &podplace_model::selector::Requirement) -> String {
+        use podplace_model::selector::Requirement;
+        let r = |s: Sym| self.interner.resolve(s).to_string();
+        let vs = |v: &[Sym]| v.iter().map(|&s| r(s)).collect::<Vec<_>>().join("|");
+        match q {
+            Requirement::In(k, v) => format!("{} in {}", r(*k), vs(v)),
+            Requirement::NotIn(k, v) => format!("{} notin {}", r(*k), vs(v)),
+            Requirement::Exists(k) => format!("{} exists", r(*k)),
+            Requirement::DoesNotExist(k) => format!("!{}", r(*k)),
+            Requirement::Gt(k, b) => format!("{} > {b}", r(*k)),
+            Requirement::Lt(k, b) => format!("{} < {b}", r(*k)),
+        }
     }
 
     fn resources_text(&self, r: &Resources) -> String {

@@ -13,6 +13,7 @@
 
 mod compact;
 mod dump;
+mod dump_storage;
 mod nodes;
 mod pods;
 pub mod selectors;

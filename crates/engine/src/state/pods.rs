@@ -54,7 +54,13 @@ impl ClusterState {
         self.live_pods += 1;
         self.index_pod(id);
         match node {
-            Some(node) => self.bind(id, node),
+            // Bound already: its claims' reservations are what the objects
+            // say (kube-scheduler made them when it bound the pod).
+            Some(node) => {
+                if self.place_on(id, node) {
+                    self.assume_volumes(id, node);
+                }
+            }
             None => self.refresh_needs(id),
         }
         id
@@ -100,10 +106,14 @@ impl ClusterState {
         Ok(())
     }
 
-    /// Binds a pending pod to a node and updates every index.
+    /// Binds a pending pod to a node and updates every index; what
+    /// kube-scheduler's Reserve and PreBind would write is assumed: its
+    /// waiting claims bound or provisioned, and the pod reserved on each
+    /// allocated ResourceClaim it uses.
     pub fn bind(&mut self, id: PodId, node: NodeId) {
         if self.place_on(id, node) {
             self.assume_volumes(id, node);
+            self.reserve_claims(id);
         }
     }
 
@@ -124,12 +134,15 @@ impl ClusterState {
         true
     }
 
-    /// Unbinds a pod (it is gone from its node, pending again) and updates every index.
+    /// Unbinds a pod (it is gone from its node, pending again) and updates
+    /// every index; it leaves the reservations of its ResourceClaims, as a
+    /// deleted pod does.
     pub fn unbind(&mut self, id: PodId) {
         self.settle();
         let Some(node) = self.pods.get(id.index()).and_then(|e| e.node) else {
             return;
         };
+        self.release_claims(id);
         self.account(id, node, -1);
         let entry = &mut self.pods[id.index()];
         entry.node = None;
@@ -138,11 +151,14 @@ impl ClusterState {
     }
 
     /// Removes a pod from the state; its slot is reused by a later pod.
+    /// The pod leaves `status.reservedFor` of its ResourceClaims (the
+    /// resourceclaim controller's cleanup), freeing its place there.
     pub fn remove_pod(&mut self, id: PodId) {
         self.settle();
         if !self.pods.get(id.index()).is_some_and(|e| e.alive) {
             return;
         }
+        self.release_claims(id);
         if let Some(node) = self.pods[id.index()].node {
             self.account(id, node, -1);
         }
@@ -192,6 +208,10 @@ impl ClusterState {
         let node = entry.node;
         if let (true, Some(n)) = (finished, node) {
             self.account(id, n, -1);
+        }
+        if finished {
+            // A pod that is done leaves its claims' reservations.
+            self.release_claims(id);
         }
         self.pods[id.index()].pod.finished = finished;
         if let (false, Some(n)) = (finished, node) {

@@ -116,7 +116,7 @@ fn pins(pv: &core::PersistentVolumeSpec, key: &str, interner: &mut Interner) -> 
     out
 }
 
-fn compile_volume(
+pub(super) fn compile_volume(
     pv: &core::PersistentVolume,
     interner: &mut Interner,
 ) -> Result<Volume, StorageError> {
@@ -182,7 +182,7 @@ fn compile_volume(
     })
 }
 
-fn compile_claim(
+pub(super) fn compile_claim(
     pvc: &core::PersistentVolumeClaim,
     default_class: Option<&str>,
     interner: &mut Interner,
@@ -315,41 +315,168 @@ fn allowed_topologies(
     Some(NodeSelector::compile(&api, interner))
 }
 
+/// A StorageClass, by name.
+pub(super) fn compile_class(
+    sc: &k8s_openapi::api::storage::v1::StorageClass,
+    interner: &mut Interner,
+) -> (Box<str>, StorageClass) {
+    (
+        sc.metadata.name.as_deref().unwrap_or("").into(),
+        StorageClass {
+            provisioner: sc.provisioner.as_str().into(),
+            wait_for_first_consumer: sc.volume_binding_mode.as_deref()
+                == Some("WaitForFirstConsumer"),
+            allowed_topologies: allowed_topologies(
+                sc.allowed_topologies.as_deref().unwrap_or(&[]),
+                interner,
+            ),
+            default: annotation(&sc.metadata, ANN_DEFAULT_CLASS) == Some("true"),
+            created: sc
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map_or(0, |t| t.0.as_second()),
+        },
+    )
+}
+
+/// A CSINode, by node name.
+pub(super) fn compile_csi_node(
+    n: &k8s_openapi::api::storage::v1::CSINode,
+    interner: &mut Interner,
+) -> (Box<str>, CsiNode) {
+    let node = CsiNode {
+        drivers: n
+            .spec
+            .drivers
+            .iter()
+            .map(|d| CsiNodeDriver {
+                name: d.name.as_str().into(),
+                count: d.allocatable.as_ref().and_then(|a| a.count).map(i64::from),
+                topology_keys: d
+                    .topology_keys
+                    .iter()
+                    .flatten()
+                    .map(|k| interner.intern(k))
+                    .collect(),
+            })
+            .collect(),
+        migrated: annotation(&n.metadata, ANN_MIGRATED_PLUGINS)
+            .into_iter()
+            .flat_map(|a| a.split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(Into::into)
+            .collect(),
+    };
+    (n.metadata.name.as_deref().unwrap_or("").into(), node)
+}
+
+/// A CSIStorageCapacity, by namespace and name.
+pub(super) fn compile_capacity(
+    c: &k8s_openapi::api::storage::v1::CSIStorageCapacity,
+    interner: &mut Interner,
+) -> Result<((Sym, Box<str>), Capacity), StorageError> {
+    let kind = "CSIStorageCapacity";
+    let limit = match quantity(
+        kind,
+        &c.metadata,
+        "maximumVolumeSize",
+        c.maximum_volume_size.as_ref(),
+    )? {
+        Some(v) => Some(v),
+        None => quantity(kind, &c.metadata, "capacity", c.capacity.as_ref())?,
+    };
+    let topology = match &c.node_topology {
+        None => None,
+        Some(s) => Some(LabelSelector::compile(Some(s), interner).map_err(|source| {
+            StorageError::Selector {
+                object: object(kind, &c.metadata),
+                field: "nodeTopology",
+                source,
+            }
+        })?),
+    };
+    let key = (
+        interner.intern(c.metadata.namespace.as_deref().unwrap_or("default")),
+        c.metadata.name.as_deref().unwrap_or("").into(),
+    );
+    Ok((
+        key,
+        Capacity {
+            class: c.storage_class_name.as_str().into(),
+            topology,
+            limit,
+        },
+    ))
+}
+
+/// A ResourceClaim, by namespace and name.
+pub(super) fn compile_resource_claim(
+    rc: &k8s_openapi::api::resource::v1::ResourceClaim,
+    interner: &mut Interner,
+) -> ((Sym, Box<str>), ResourceClaim) {
+    let status = rc.status.as_ref();
+    let allocation = status.and_then(|s| s.allocation.as_ref());
+    let claim = ResourceClaim {
+        uid: rc.metadata.uid.as_deref().unwrap_or("").into(),
+        allocated: allocation.is_some(),
+        allocation_nodes: allocation
+            .and_then(|a| a.node_selector.as_ref())
+            .map(|s| NodeSelector::compile(s, interner)),
+        reserved_for: status
+            .and_then(|s| s.reserved_for.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|r| Consumer {
+                resource: r.resource.as_str().into(),
+                name: r.name.as_str().into(),
+                uid: r.uid.as_str().into(),
+            })
+            .collect(),
+        deleting: rc.metadata.deletion_timestamp.is_some(),
+        owner: owner(&rc.metadata),
+    };
+    let ns = interner.intern(rc.metadata.namespace.as_deref().unwrap_or("default"));
+    (
+        (ns, rc.metadata.name.as_deref().unwrap_or("").into()),
+        claim,
+    )
+}
+
 impl Storage {
+    /// The default StorageClass as admission picks it: of the classes
+    /// marked default, the newest, then the first by name.
+    pub(super) fn pick_default_class(&self) -> Option<Box<str>> {
+        self.classes
+            .iter()
+            .filter(|(_, c)| c.default)
+            .min_by(|(an, a), (bn, b)| b.created.cmp(&a.created).then(an.cmp(bn)))
+            .map(|(name, _)| name.clone())
+    }
+
     /// Compiles the storage and claim objects of a world.
     pub fn compile(inv: &Inventory, interner: &mut Interner) -> Result<Storage, StorageError> {
         let mut out = Storage::default();
         for sc in &inv.storage_classes {
-            let sc = &sc.object;
-            out.classes.insert(
-                sc.metadata.name.as_deref().unwrap_or("").into(),
-                StorageClass {
-                    provisioner: sc.provisioner.as_str().into(),
-                    wait_for_first_consumer: sc.volume_binding_mode.as_deref()
-                        == Some("WaitForFirstConsumer"),
-                    allowed_topologies: allowed_topologies(
-                        sc.allowed_topologies.as_deref().unwrap_or(&[]),
-                        interner,
-                    ),
-                    default: annotation(&sc.metadata, ANN_DEFAULT_CLASS) == Some("true"),
-                },
-            );
+            let (name, class) = compile_class(&sc.object, interner);
+            out.classes.insert(name, class);
         }
-        // Admission gives a claim without a class the default one (the
-        // newest when several are marked; here the last in load order).
-        let default_class = inv
-            .storage_classes
-            .iter()
-            .rev()
-            .find(|sc| annotation(&sc.object.metadata, ANN_DEFAULT_CLASS) == Some("true"))
-            .and_then(|sc| sc.object.metadata.name.clone());
+        let default_class = out.pick_default_class();
         for pv in &inv.persistent_volumes {
             let v = compile_volume(&pv.object, interner)?;
-            let id = VolumeId(out.volumes.len() as u32);
-            out.volume_by_name.insert(v.name.clone(), id);
-            out.volumes.push(v);
+            match out.volume_by_name.get(&v.name) {
+                // A name loaded twice: the later object wins, as a watch's
+                // update would.
+                Some(&id) => out.volumes[id.0 as usize] = v,
+                None => {
+                    let id = VolumeId(out.volumes.len() as u32);
+                    out.volume_by_name.insert(v.name.clone(), id);
+                    out.volumes.push(v);
+                }
+            }
         }
-        out.default_class = default_class.clone().map(Into::into);
+        out.default_class = default_class.clone();
         for sts in &inv.stateful_sets {
             let sts = &sts.object;
             let ns = sts.metadata.namespace.as_deref().unwrap_or("default");
@@ -377,97 +504,19 @@ impl Storage {
             out.claims.insert((c.namespace, c.name.clone()), c);
         }
         for n in &inv.csi_nodes {
-            let n = &n.object;
-            let node = CsiNode {
-                drivers: n
-                    .spec
-                    .drivers
-                    .iter()
-                    .map(|d| CsiNodeDriver {
-                        name: d.name.as_str().into(),
-                        count: d.allocatable.as_ref().and_then(|a| a.count).map(i64::from),
-                        topology_keys: d
-                            .topology_keys
-                            .iter()
-                            .flatten()
-                            .map(|k| interner.intern(k))
-                            .collect(),
-                    })
-                    .collect(),
-                migrated: annotation(&n.metadata, ANN_MIGRATED_PLUGINS)
-                    .into_iter()
-                    .flat_map(|a| a.split(','))
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(Into::into)
-                    .collect(),
-            };
-            out.csi_nodes
-                .insert(n.metadata.name.as_deref().unwrap_or("").into(), node);
+            let (name, node) = compile_csi_node(&n.object, interner);
+            out.csi_nodes.insert(name, node);
         }
         for d in &inv.csi_drivers {
-            let name: Box<str> = d.object.metadata.name.as_deref().unwrap_or("").into();
-            if d.object.spec.storage_capacity == Some(true) {
-                out.capacity_drivers.insert(name.clone());
-            }
-            out.csi_drivers.insert(name);
+            out.put_csi_driver(&d.object);
         }
         for c in &inv.csi_storage_capacities {
-            let c = &c.object;
-            let kind = "CSIStorageCapacity";
-            let limit = match quantity(
-                kind,
-                &c.metadata,
-                "maximumVolumeSize",
-                c.maximum_volume_size.as_ref(),
-            )? {
-                Some(v) => Some(v),
-                None => quantity(kind, &c.metadata, "capacity", c.capacity.as_ref())?,
-            };
-            let topology = match &c.node_topology {
-                None => None,
-                Some(s) => Some(LabelSelector::compile(Some(s), interner).map_err(|source| {
-                    StorageError::Selector {
-                        object: object(kind, &c.metadata),
-                        field: "nodeTopology",
-                        source,
-                    }
-                })?),
-            };
-            out.capacities.push(Capacity {
-                class: c.storage_class_name.as_str().into(),
-                topology,
-                limit,
-            });
+            let (key, capacity) = compile_capacity(&c.object, interner)?;
+            out.put_capacity(key, capacity);
         }
         for rc in &inv.resource_claims {
-            let rc = &rc.object;
-            let status = rc.status.as_ref();
-            let allocation = status.and_then(|s| s.allocation.as_ref());
-            let claim = ResourceClaim {
-                uid: rc.metadata.uid.as_deref().unwrap_or("").into(),
-                allocated: allocation.is_some(),
-                allocation_nodes: allocation
-                    .and_then(|a| a.node_selector.as_ref())
-                    .map(|s| NodeSelector::compile(s, interner)),
-                reserved_for: status
-                    .and_then(|s| s.reserved_for.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .map(|r| Consumer {
-                        resource: r.resource.as_str().into(),
-                        name: r.name.as_str().into(),
-                        uid: r.uid.as_str().into(),
-                    })
-                    .collect(),
-                deleting: rc.metadata.deletion_timestamp.is_some(),
-                owner: owner(&rc.metadata),
-            };
-            let ns = interner.intern(rc.metadata.namespace.as_deref().unwrap_or("default"));
-            out.resource_claims.insert(
-                (ns, rc.metadata.name.as_deref().unwrap_or("").into()),
-                claim,
-            );
+            let (key, claim) = compile_resource_claim(&rc.object, interner);
+            out.resource_claims.insert(key, claim);
         }
         for dc in &inv.device_classes {
             out.device_classes

@@ -7,9 +7,14 @@
 //! Available PersistentVolumes are indexed by class, then by the node a
 //! local volume is pinned to, sorted by capacity, so matching a claim on a
 //! node looks only at the volumes that node could use, smallest first.
+//! Every object can be added, replaced or deleted one at a time (a watch's
+//! events, [`Storage::upsert_volume`] and the rest): the index follows each
+//! change without being built again.
 
 mod compile;
+mod index;
 mod resym;
+mod update;
 mod volumes;
 
 use rustc_hash::FxHashMap;
@@ -206,6 +211,9 @@ pub struct StorageClass {
     pub allowed_topologies: Option<NodeSelector>,
     /// `storageclass.kubernetes.io/is-default-class: "true"`.
     pub default: bool,
+    /// `metadata.creationTimestamp` in seconds (0 when unset): the newest
+    /// default class is the default.
+    pub created: i64,
 }
 
 /// One CSI driver on a CSINode.
@@ -267,6 +275,56 @@ pub struct ResourceClaim {
     pub owner: Option<(Box<str>, Box<str>, Box<str>)>,
 }
 
+impl ResourceClaim {
+    /// Whether `status.reservedFor` names the pod (by uid; by name when
+    /// either uid is not written, as files often leave it out).
+    pub fn is_reserved_for(&self, name: &str, uid: &str) -> bool {
+        self.reserved_for.iter().any(|c| c.is_pod(name, uid))
+    }
+
+    /// Whether another consumer can still be added to `status.reservedFor`
+    /// (it holds at most [`RESERVED_FOR_MAX`]).
+    pub fn can_be_reserved(&self) -> bool {
+        self.reserved_for.len() < RESERVED_FOR_MAX
+    }
+
+    /// Adds the pod to `status.reservedFor` (what kube-scheduler's PreBind
+    /// writes for an allocated claim); whether it was added. A claim that
+    /// is not allocated, already names the pod, or is full is left alone.
+    pub fn reserve(&mut self, name: &str, uid: &str) -> bool {
+        if !self.allocated || self.is_reserved_for(name, uid) || !self.can_be_reserved() {
+            return false;
+        }
+        self.reserved_for.push(Consumer {
+            resource: "pods".into(),
+            name: name.into(),
+            uid: uid.into(),
+        });
+        true
+    }
+
+    /// Drops the pod from `status.reservedFor` (what the resourceclaim
+    /// controller does once the pod is deleted or done); whether it was there.
+    pub fn release(&mut self, name: &str, uid: &str) -> bool {
+        let before = self.reserved_for.len();
+        self.reserved_for.retain(|c| !c.is_pod(name, uid));
+        self.reserved_for.len() != before
+    }
+}
+
+impl Consumer {
+    /// Whether this consumer is the pod (by uid; by name when either uid
+    /// is not written).
+    pub fn is_pod(&self, name: &str, uid: &str) -> bool {
+        &*self.resource == "pods"
+            && if self.uid.is_empty() || uid.is_empty() {
+                *self.name == *name
+            } else {
+                *self.uid == *uid
+            }
+    }
+}
+
 /// A StatefulSet's claim templates: each template's name and the claim it
 /// makes (named when looked up for a pod).
 pub type ClaimTemplates = Vec<(Box<str>, Claim)>;
@@ -281,27 +339,6 @@ pub struct ClassVolumes {
     pub by_zone: FxHashMap<Sym, Vec<VolumeId>>,
     /// Every other available volume, by capacity.
     pub anywhere: Vec<VolumeId>,
-}
-
-impl ClassVolumes {
-    /// The lists a volume is in.
-    fn lists_of(&mut self, v: &Volume) -> Vec<&mut Vec<VolumeId>> {
-        if !v.pinned_hosts.is_empty() {
-            self.by_host
-                .iter_mut()
-                .filter(|(k, _)| v.pinned_hosts.contains(k))
-                .map(|(_, l)| l)
-                .collect()
-        } else if !v.pinned_zones.is_empty() {
-            self.by_zone
-                .iter_mut()
-                .filter(|(k, _)| v.pinned_zones.contains(k))
-                .map(|(_, l)| l)
-                .collect()
-        } else {
-            vec![&mut self.anywhere]
-        }
-    }
 }
 
 /// The storage and claim objects of one world.
@@ -322,6 +359,8 @@ pub struct Storage {
     pub csi_drivers: rustc_hash::FxHashSet<Box<str>>,
     /// CSIStorageCapacities.
     pub capacities: Vec<Capacity>,
+    /// Namespace and name of each of `capacities` (parallel to it).
+    capacity_keys: Vec<(Sym, Box<str>)>,
     /// ResourceClaims by namespace and name.
     pub resource_claims: FxHashMap<(Sym, Box<str>), ResourceClaim>,
     /// DeviceClass names.
@@ -334,8 +373,9 @@ pub struct Storage {
     pub claim_templates: FxHashMap<(Sym, Box<str>), ClaimTemplates>,
     /// Available, unclaimed volumes by class.
     available: FxHashMap<Box<str>, ClassVolumes>,
-    /// Volumes pre-bound to a claim that does not name them yet.
-    prebound: FxHashMap<(Sym, Box<str>), Vec<VolumeId>>,
+    /// Volumes whose `claimRef` names a claim, by that claim's namespace
+    /// and name, by volume name.
+    claim_refs: FxHashMap<(Sym, Box<str>), Vec<VolumeId>>,
 }
 
 impl Storage {
@@ -466,9 +506,10 @@ impl Storage {
         }
     }
 
-    /// Volumes pre-bound (`claimRef`) to a claim that does not name them.
+    /// Volumes pre-bound (`claimRef`) to a claim, by name (for a claim
+    /// that does not name its volume yet: the binder takes one of them).
     pub fn prebound_to(&self, claim: &Claim) -> &[VolumeId] {
-        self.prebound
+        self.claim_refs
             .get(&(claim.namespace, claim.name.clone()))
             .map_or(&[], Vec::as_slice)
     }
@@ -485,21 +526,15 @@ impl Storage {
         c.volume_name = self.volumes[volume.0 as usize].name.clone();
         c.fully_bound = true;
         let uid = c.uid.clone();
+        self.unindex_volume(volume);
         let v = &mut self.volumes[volume.0 as usize];
         v.claim_ref = Some(ClaimRef {
             namespace,
-            name: key.1.clone(),
+            name: key.1,
             uid,
         });
         v.available = false;
-        if let Some(class) = self.available.get_mut(&v.class) {
-            for list in class.lists_of(v) {
-                list.retain(|&x| x != volume);
-            }
-        }
-        if let Some(list) = self.prebound.get_mut(&key) {
-            list.retain(|&x| x != volume);
-        }
+        self.index_volume(volume);
     }
 
     /// Marks a claim as provisioned for a node (the scheduler's
@@ -513,56 +548,6 @@ impl Storage {
         c.selected_node = node.into();
         c.fully_bound = true;
         c.provisioned_reach = Some(reach);
-    }
-
-    fn index(&mut self) {
-        self.available.clear();
-        self.prebound.clear();
-        for (i, v) in self.volumes.iter().enumerate() {
-            let id = VolumeId(i as u32);
-            match &v.claim_ref {
-                Some(r) => {
-                    let bound_elsewhere = self
-                        .claims
-                        .get(&(r.namespace, r.name.clone()))
-                        .is_some_and(|c| !c.volume_name.is_empty());
-                    if !bound_elsewhere {
-                        self.prebound
-                            .entry((r.namespace, r.name.clone()))
-                            .or_default()
-                            .push(id);
-                    }
-                }
-                None if v.available && !v.deleting => {
-                    let class = self.available.entry(v.class.clone()).or_default();
-                    if !v.pinned_hosts.is_empty() {
-                        for h in &v.pinned_hosts {
-                            class.by_host.entry(*h).or_default().push(id);
-                        }
-                    } else if !v.pinned_zones.is_empty() {
-                        for z in &v.pinned_zones {
-                            class.by_zone.entry(*z).or_default().push(id);
-                        }
-                    } else {
-                        class.anywhere.push(id);
-                    }
-                }
-                None => {}
-            }
-        }
-        let volumes = &self.volumes;
-        let by_size = |a: &VolumeId, b: &VolumeId| {
-            volumes[a.0 as usize]
-                .capacity
-                .cmp(&volumes[b.0 as usize].capacity)
-                .then(a.cmp(b))
-        };
-        for class in self.available.values_mut() {
-            class.anywhere.sort_by(by_size);
-            for list in class.by_host.values_mut().chain(class.by_zone.values_mut()) {
-                list.sort_by(by_size);
-            }
-        }
     }
 }
 

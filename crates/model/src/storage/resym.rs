@@ -171,6 +171,7 @@ impl Resym for StorageClass {
             wait_for_first_consumer: _,
             allowed_topologies,
             default: _,
+            created: _,
         } = self;
         provisioner.resym(f);
         allowed_topologies.resym(f);
@@ -252,6 +253,7 @@ impl Resym for Storage {
             capacity_drivers,
             csi_drivers,
             capacities,
+            capacity_keys,
             resource_claims,
             device_classes,
             resource_slices,
@@ -259,7 +261,7 @@ impl Resym for Storage {
             claim_templates,
             // Derived from the volumes and claims: indexed again below.
             available: _,
-            prebound: _,
+            claim_refs: _,
         } = self;
         volumes.resym(f);
         volume_by_name.resym(f);
@@ -269,6 +271,7 @@ impl Resym for Storage {
         capacity_drivers.resym(f);
         csi_drivers.resym(f);
         capacities.resym(f);
+        capacity_keys.resym(f);
         resource_claims.resym(f);
         device_classes.resym(f);
         resource_slices.resym(f);
