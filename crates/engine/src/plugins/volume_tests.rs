@@ -556,3 +556,96 @@ fn wffc_default() -> Value {
     c["metadata"]["annotations"] = json!({"storageclass.kubernetes.io/is-default-class": "true"});
     c
 }
+
+/// An allocated ResourceClaim available on every node, reserved for
+/// `reserved` pods that are not in the world.
+fn shared_claim(reserved: usize) -> Value {
+    let consumers: Vec<Value> = (0..reserved)
+        .map(|i| json!({"resource": "pods", "name": format!("old-{i}"), "uid": format!("uid-old-{i}")}))
+        .collect();
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "shared", "namespace": "default", "uid": "claim-uid"},
+        "spec": {"devices": {}},
+        "status": {"allocation": {"devices": {}}, "reservedFor": consumers}})
+}
+
+fn claim_user(name: &str) -> Value {
+    pod(
+        name,
+        json!({"resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}]}),
+    )
+}
+
+const IN_USE: &str = "0/3 nodes are available: resourceclaim in use. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+
+/// Each placement of a run reserves the shared claim, as kube-scheduler's
+/// PreBind does: with 250 consumers, 6 more pods are placed and the 7th
+/// and 8th find `status.reservedFor` full (256). A pod that is removed, or
+/// finishes, or is unbound leaves the list and frees its place.
+#[test]
+fn a_shared_claim_is_reserved_by_each_placement_until_256() {
+    let pending: Vec<Value> = (0..8).map(|i| claim_user(&format!("p{i}"))).collect();
+    let inv = world(&three_nodes(), &pending, &[shared_claim(250)]);
+    let (mut state, ids) = build_state(&inv).expect("world builds");
+    let mut cache = SchedulerCache::new();
+    let placed = place_all(&mut state, &mut cache, &ids, PlaceOptions::default());
+    let answers: Vec<Result<(), String>> = placed
+        .iter()
+        .map(|p| p.node.map(|_| ()).ok_or_else(|| p.message.clone()))
+        .collect();
+    let mut want = vec![Ok(()); 6];
+    want.extend([Err(IN_USE.to_string()), Err(IN_USE.to_string())]);
+    assert_eq!(answers, want);
+    let ns = state.interner().lookup("default").expect("namespace");
+    let reserved = |state: &crate::state::ClusterState| {
+        state
+            .storage()
+            .resource_claim(ns, "shared")
+            .expect("claim")
+            .reserved_for
+            .iter()
+            .map(|c| c.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let names = reserved(&state);
+    assert_eq!(names.len(), 256);
+    assert_eq!(names[250..], ["p0", "p1", "p2", "p3", "p4", "p5"]);
+
+    // A pod already among the consumers can use the full claim.
+    let p0 = state.pod(ids[0]).clone();
+    let outcome = crate::cycle::schedule(&state, &mut cache, &p0, 0);
+    assert!(outcome.chosen.is_some(), "{}", outcome.message);
+
+    // Removing a placed pod frees its place: p6 is placed now, p7 is not.
+    state.remove_pod(ids[0]);
+    assert_eq!(reserved(&state).len(), 255);
+    let again = place_all(&mut state, &mut cache, &ids[6..], PlaceOptions::default());
+    assert!(again[0].node.is_some(), "{}", again[0].message);
+    assert_eq!(again[1].message, IN_USE);
+    assert_eq!(reserved(&state).last().map(String::as_str), Some("p6"));
+
+    // A pod that is done, or unbound, leaves the list too.
+    state.set_finished(ids[1], true);
+    assert!(!reserved(&state).contains(&"p1".to_string()));
+    state.unbind(ids[2]);
+    assert!(!reserved(&state).contains(&"p2".to_string()));
+    assert_eq!(reserved(&state).len(), 254);
+    // An overlay's reservations are its own.
+    let mut what_if = state.overlay();
+    what_if.remove_pod(ids[3]);
+    assert_eq!(reserved(&what_if).len(), 253);
+    assert_eq!(reserved(&state).len(), 254);
+}
+
+/// Pods bound in the input do not reserve: the claim's `reservedFor` is
+/// what the objects say (kube-scheduler wrote it when it bound them).
+#[test]
+fn bound_pods_in_the_input_keep_the_claims_reservations_as_written() {
+    let mut running = claim_user("running");
+    running["spec"]["nodeName"] = json!("a1");
+    let inv = world(&three_nodes(), &[running], &[shared_claim(3)]);
+    let (state, _) = build_state(&inv).expect("world builds");
+    let ns = state.interner().lookup("default").expect("namespace");
+    let claim = state.storage().resource_claim(ns, "shared").expect("claim");
+    assert_eq!(claim.reserved_for.len(), 3);
+}
