@@ -10,4 +10,5 @@ mod incremental;
 mod lifecycle;
 mod overlay;
 mod plugins;
+mod storage_updates;
 mod support;
