@@ -1,6 +1,7 @@
 //! What the simulation reports as wrong after a step: lost high
-//! availability, Pending pods with their culprit, rollouts that cannot
-//! progress, drains that cannot finish, and failed expectations.
+//! availability, Pending pods with their culprit, pods whose volume
+//! reaches no usable node, rollouts that cannot progress, drains that
+//! cannot finish, and failed expectations.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -20,6 +21,9 @@ pub enum FindingKind {
     DrainBlocked,
     /// An `expect` step failed.
     ExpectFailed,
+    /// A Pending pod's claim is bound to a volume that reaches no Ready,
+    /// schedulable node (its zone lost, its local node drained or failed).
+    VolumeUnreachable,
 }
 
 impl FindingKind {
@@ -31,6 +35,7 @@ impl FindingKind {
             FindingKind::RolloutStuck => "RolloutStuck",
             FindingKind::DrainBlocked => "DrainBlocked",
             FindingKind::ExpectFailed => "ExpectFailed",
+            FindingKind::VolumeUnreachable => "VolumeUnreachable",
         }
     }
 
@@ -42,6 +47,7 @@ impl FindingKind {
             FindingKind::RolloutStuck,
             FindingKind::DrainBlocked,
             FindingKind::ExpectFailed,
+            FindingKind::VolumeUnreachable,
         ]
         .into_iter()
         .find(|k| k.as_str().eq_ignore_ascii_case(text))

@@ -176,6 +176,10 @@ pub struct PodView {
     pub terminating: bool,
     /// The last FailedScheduling message (Pending pods).
     pub message: String,
+    /// SchedulingGates' message when the pod is gated (`waiting for
+    /// scheduling gates: [a]`): it is not tried and gets no
+    /// FailedScheduling message.
+    pub gated: Option<String>,
 }
 
 /// One node after a step.
@@ -214,8 +218,17 @@ impl StepReport {
         Duration(self.time)
     }
 
-    /// Pending pods.
+    /// Pending pods (tried by the scheduler: gated pods are not).
     pub fn pending(&self) -> impl Iterator<Item = &PodView> {
-        self.pods.iter().filter(|p| p.node.is_none())
+        self.pods
+            .iter()
+            .filter(|p| p.node.is_none() && p.gated.is_none())
+    }
+
+    /// Pods kept out of scheduling by their `schedulingGates`.
+    pub fn gated(&self) -> impl Iterator<Item = &PodView> {
+        self.pods
+            .iter()
+            .filter(|p| p.node.is_none() && p.gated.is_some())
     }
 }

@@ -231,9 +231,30 @@ impl Simulation {
                 }
                 self.settle()?;
             }
-            Step::Delete(pods) => {
-                for p in pods.to_vec() {
-                    self.delete(&p)?;
+            Step::Delete(d) => {
+                for p in &d.pods {
+                    self.delete_with(p, d.force, d.grace_period.map(|g| g.seconds()))?;
+                }
+                self.settle()?;
+            }
+            Step::Ungate(u) => {
+                let targets = match &u.workload {
+                    Some(w) => self.ungate_targets(w, u.namespace.as_deref())?,
+                    None => u
+                        .pods
+                        .iter()
+                        .map(|p| self.find_live_pod(p))
+                        .collect::<Result<Vec<_>, _>>()?,
+                };
+                let mut removed = 0;
+                for id in targets {
+                    removed += self.ungate_pod(id, &u.gates)?.len();
+                }
+                if removed == 0 {
+                    self.push_change(Change::Note {
+                        text: "no pod had a scheduling gate to remove: nothing to ungate"
+                            .to_string(),
+                    });
                 }
                 self.settle()?;
             }
@@ -348,6 +369,7 @@ impl Simulation {
         let mut findings = self.take_event_findings();
         findings.extend(self.high_availability_findings());
         findings.extend(self.pending_findings());
+        findings.extend(self.volume_findings());
         let mut pods: Vec<_> = self.pod_ids().map(|id| self.pod_view(id)).collect();
         pods.sort_by(|a, b| a.pod.cmp(&b.pod));
         let nodes = self
@@ -408,6 +430,9 @@ impl Simulation {
     fn pending_findings(&mut self) -> Vec<Finding> {
         let mut by_workload: BTreeMap<String, Vec<PodId>> = BTreeMap::new();
         for id in self.pending_pods() {
+            if self.gated(id).is_some() {
+                continue;
+            }
             by_workload
                 .entry(self.workload_of(id))
                 .or_default()
@@ -442,10 +467,19 @@ impl Simulation {
         let mut failures = Vec::new();
         let mut fail =
             |message: String| failures.push(Finding::new(FindingKind::ExpectFailed, message));
+        let pending = self.pending_pods();
+        let gated = pending.iter().filter(|&&p| self.gated(p).is_some()).count();
         if let Some(want) = e.pending {
-            let got = self.pending_pods().len();
+            let got = pending.len() - gated;
             if got != want {
                 fail(format!("expected {want} Pending pod(s), found {got}"));
+            }
+        }
+        if let Some(want) = e.gated {
+            if gated != want {
+                fail(format!(
+                    "expected {want} pod(s) held by scheduling gates, found {gated}"
+                ));
             }
         }
         if let Some(m) = &e.max_per_node {
@@ -514,11 +548,12 @@ impl Simulation {
                 .high_availability_findings()
                 .into_iter()
                 .chain(self.pending_findings())
+                .chain(self.volume_findings())
                 .collect();
             for k in kinds.to_vec() {
                 let kind = FindingKind::parse(&k).ok_or_else(|| {
                     SimError::Invalid(format!(
-                        "no-finding: unknown finding kind {k:?} (HALost, Pending, RolloutStuck, DrainBlocked)"
+                        "no-finding: unknown finding kind {k:?} (HALost, Pending, VolumeUnreachable, RolloutStuck, DrainBlocked)"
                     ))
                 })?;
                 if let Some(f) = current.iter().find(|f| f.kind == kind) {

@@ -12,6 +12,7 @@
 //!   - restore: worker2
 //!   - uncordon: [worker2, worker3]
 //!   - rollout: {workload: deployment/web, set: {image: nginx:1.17}}
+//!   - ungate: {pod: default/batch-0, gates: [example.com/quota]}
 //!   - wait: 10m
 //!   - expect: {pending: 0, max-per-node: {workload: deployment/demo-app, max: 2}}
 //! ```
@@ -186,8 +187,12 @@ pub enum Step {
     Restore(OneOrMany),
     /// Add a node, copied from another one or given as an object.
     AddNode(AddNode),
-    /// Delete pods (`namespace/name`), like `kubectl delete pod`.
-    Delete(OneOrMany),
+    /// Delete pods (`namespace/name`), like `kubectl delete pod`
+    /// (`--force --grace-period=0` with `force: true`).
+    Delete(Delete),
+    /// Remove scheduling gates from pods, like `kubectl patch` of
+    /// `spec.schedulingGates`.
+    Ungate(Ungate),
     /// Let simulated time pass.
     Wait(Duration),
     /// Check the state; a failed expectation makes the command exit 1.
@@ -411,6 +416,178 @@ impl Drain {
     }
 }
 
+/// `delete`: pod names, or kubectl delete's options.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Delete {
+    /// The pods, `namespace/name` (or `name` in `default`).
+    pub pods: Vec<String>,
+    /// `--force --grace-period=0`: the pod object goes at once, even from
+    /// a node that does not respond (what operators do to let a
+    /// StatefulSet replace a pod on a lost node).
+    pub force: bool,
+    /// `--grace-period`: instead of the pod's own.
+    pub grace_period: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteDetailed {
+    #[serde(default)]
+    pod: Option<String>,
+    #[serde(default, deserialize_with = "names")]
+    pods: Vec<String>,
+    #[serde(default)]
+    force: bool,
+    #[serde(default, rename = "gracePeriod", alias = "grace-period")]
+    grace_period: Option<Duration>,
+}
+
+impl<'de> Deserialize<'de> for Delete {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Delete;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a pod (namespace/name), a list of pods, or a mapping of kubectl delete's options (pod or pods, force, gracePeriod)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Delete, E> {
+                Ok(Delete {
+                    pods: vec![v.to_string()],
+                    ..Default::default()
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Delete, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(a)).map(|pods| {
+                    Delete {
+                        pods,
+                        ..Default::default()
+                    }
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Delete, A::Error> {
+                let d = DeleteDetailed::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                let mut pods = d.pods;
+                if let Some(p) = d.pod {
+                    pods.insert(0, p);
+                }
+                if pods.is_empty() {
+                    return Err(de::Error::custom(
+                        "delete: give `pod` or `pods` (namespace/name)",
+                    ));
+                }
+                Ok(Delete {
+                    pods,
+                    force: d.force,
+                    grace_period: d.grace_period,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `ungate`: which pods lose which scheduling gates, as an operator removes
+/// them with `kubectl patch pod NAME --type json -p '[{"op": "remove",
+/// "path": "/spec/schedulingGates/0"}]'` (or edits them out). Gates can
+/// only be removed from a pod, never added; pods a controller creates later
+/// get the template's gates again.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ungate {
+    /// The pods, `namespace/name` (or `name` in `default`).
+    pub pods: Vec<String>,
+    /// Or every current pod of this workload (`kind/name` or
+    /// `kind/namespace/name`).
+    pub workload: Option<String>,
+    /// The workload's namespace, when not in `workload`.
+    pub namespace: Option<String>,
+    /// The gates to remove (empty: all of them).
+    pub gates: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UngateDetailed {
+    #[serde(default)]
+    pod: Option<String>,
+    #[serde(default, deserialize_with = "names")]
+    pods: Vec<String>,
+    #[serde(default)]
+    workload: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default, deserialize_with = "gate_names")]
+    gates: Vec<String>,
+}
+
+/// Gate names: one or a list, each a non-empty name.
+fn gate_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let gates = OneOrMany::deserialize(d)?.to_vec();
+    if gates.iter().any(|g| g.trim().is_empty()) {
+        return Err(de::Error::custom(
+            "gates: Invalid value: \"\": a scheduling gate's name must not be empty",
+        ));
+    }
+    Ok(gates)
+}
+
+impl<'de> Deserialize<'de> for Ungate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ungate;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a pod (namespace/name), a list of pods, or a mapping (pod, pods or workload; gates)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Ungate, E> {
+                Ok(Ungate {
+                    pods: vec![v.to_string()],
+                    ..Default::default()
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Ungate, A::Error> {
+                Vec::<String>::deserialize(de::value::SeqAccessDeserializer::new(a)).map(|pods| {
+                    Ungate {
+                        pods,
+                        ..Default::default()
+                    }
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Ungate, A::Error> {
+                let d = UngateDetailed::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                let mut pods = d.pods;
+                if let Some(p) = d.pod {
+                    pods.insert(0, p);
+                }
+                match (pods.is_empty(), d.workload.is_some()) {
+                    (true, false) => {
+                        return Err(de::Error::custom(
+                            "ungate: give `pod`, `pods` or `workload`",
+                        ))
+                    }
+                    (false, true) => {
+                        return Err(de::Error::custom(
+                            "ungate: give pods or a workload, not both",
+                        ))
+                    }
+                    _ => {}
+                }
+                if d.namespace.is_some() && d.workload.is_none() {
+                    return Err(de::Error::custom(
+                        "ungate: `namespace` goes with `workload`; write pods as namespace/name",
+                    ));
+                }
+                Ok(Ungate {
+                    pods,
+                    workload: d.workload,
+                    namespace: d.namespace,
+                    gates: d.gates,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `add-node`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -433,9 +610,13 @@ pub struct AddNode {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Expect {
-    /// Exactly this many pods are Pending.
+    /// Exactly this many pods are Pending (tried by the scheduler; gated
+    /// pods are counted by `gated`).
     #[serde(default)]
     pub pending: Option<usize>,
+    /// Exactly this many pods are held by scheduling gates.
+    #[serde(default)]
+    pub gated: Option<usize>,
     /// No node holds more than `max` pods of the workload.
     #[serde(default)]
     pub max_per_node: Option<MaxPerNode>,
@@ -568,7 +749,27 @@ impl Step {
                 "add-node {}",
                 a.name.clone().unwrap_or_else(|| "(object)".to_string())
             ),
-            Step::Delete(p) => format!("delete {}", list(&p.to_vec())),
+            Step::Delete(d) => {
+                let mut s = format!("delete {}", list(&d.pods));
+                if d.force {
+                    s.push_str(" --force");
+                }
+                if let Some(g) = d.grace_period {
+                    s.push_str(&format!(" --grace-period {g}"));
+                }
+                s
+            }
+            Step::Ungate(u) => {
+                let what = match &u.workload {
+                    Some(w) => format!("pods of {}", qualified(w, u.namespace.as_deref())),
+                    None => list(&u.pods),
+                };
+                if u.gates.is_empty() {
+                    format!("ungate {what} (all gates)")
+                } else {
+                    format!("ungate {what} [{}]", u.gates.join(" "))
+                }
+            }
             Step::Wait(d) => format!("wait {d}"),
             Step::Expect(e) => format!("expect {e}"),
             Step::Rebalance(r) => match &r.policy {
@@ -591,6 +792,9 @@ impl fmt::Display for Expect {
         let mut parts = Vec::new();
         if let Some(p) = self.pending {
             parts.push(format!("pending={p}"));
+        }
+        if let Some(g) = self.gated {
+            parts.push(format!("gated={g}"));
         }
         if let Some(m) = &self.max_per_node {
             parts.push(format!(
@@ -676,7 +880,7 @@ impl Scenario {
         let raw: RawScenario = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
             let (mut message, at) = podplace_model::load::yaml_message(&e);
             if message.contains("end of mapping after enum variant") {
-                message = "a step is a mapping with one key naming what to do (apply, scale, patch, rollout, drain, cordon, uncordon, fail, restore, add-node, delete, wait, expect, rebalance); this one has more".to_string();
+                message = "a step is a mapping with one key naming what to do (apply, scale, patch, rollout, drain, cordon, uncordon, fail, restore, add-node, delete, ungate, wait, expect, rebalance); this one has more".to_string();
             }
             ScenarioError::Parse {
                 file: match at {
@@ -783,6 +987,12 @@ steps:
   - rollout: {workload: deployment/web, set: {image: "nginx:1.17"}}
   - wait: 10m
   - expect: {pending: 0, max-per-node: {workload: deployment/demo-app, max: 2}}
+  - ungate: {pod: default/batch, gates: [example.com/quota]}
+  - ungate: {workload: statefulset/db}
+  - ungate: [default/a, default/b]
+  - delete: {pod: default/db-0, force: true}
+  - delete: default/web-1
+  - expect: {gated: 1}
 "#,
         )
         .unwrap();
@@ -809,6 +1019,12 @@ steps:
                 "rollout deployment/web image=nginx:1.17",
                 "wait 10m",
                 "expect pending=0 max-per-node(deployment/demo-app)=2",
+                "ungate default/batch [example.com/quota]",
+                "ungate pods of statefulset/db (all gates)",
+                "ungate default/a, default/b (all gates)",
+                "delete default/db-0 --force",
+                "delete default/web-1",
+                "expect gated=1",
             ]
         );
         let Step::Drain(d) = &s.steps[4] else {
@@ -931,6 +1147,38 @@ steps:
             (
                 "steps:\n  - wait: 1.5\n",
                 "s.yaml:2:11: invalid duration 1.5: expected whole seconds",
+            ),
+            (
+                "steps:\n  - ungate: {gates: [a]}\n",
+                "s.yaml:2:13: ungate: give `pod`, `pods` or `workload`",
+            ),
+            (
+                "steps:\n  - ungate: {pod: default/x, workload: deployment/web}\n",
+                "s.yaml:2:13: ungate: give pods or a workload, not both",
+            ),
+            (
+                "steps:\n  - ungate: {pod: default/x, gates: [a, \"\"]}\n",
+                "s.yaml:2:37: gates: Invalid value: \"\": a scheduling gate's name must not be empty",
+            ),
+            (
+                "steps:\n  - ungate: {pod: default/x, gate: a}\n",
+                "s.yaml:2:30: unknown field `gate`, expected one of pod, pods, workload, namespace, gates",
+            ),
+            (
+                "steps:\n  - ungate: {pod: default/x, namespace: shop}\n",
+                "s.yaml:2:13: ungate: `namespace` goes with `workload`",
+            ),
+            (
+                "steps:\n  - ungate: 3\n",
+                "s.yaml:2:5: invalid type: integer `3`, expected a pod (namespace/name), a list of pods, or a mapping",
+            ),
+            (
+                "steps:\n  - delete: {force: true}\n",
+                "s.yaml:2:13: delete: give `pod` or `pods`",
+            ),
+            (
+                "steps:\n  - delete: {pod: x, forse: true}\n",
+                "s.yaml:2:22: unknown field `forse`, expected one of pod, pods, force, grace-period, gracePeriod",
             ),
         ];
         let mut failures = Vec::new();

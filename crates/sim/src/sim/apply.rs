@@ -121,6 +121,7 @@ impl Simulation {
         for node in &inv.nodes {
             self.add_node_object(&node.object)?;
         }
+        self.load_storage(inv)?;
         self.add_objects(inv)?;
         Ok(())
     }
@@ -742,6 +743,7 @@ impl Simulation {
                 Some(id) => self.update_node_object(id, &node.object)?,
             }
         }
+        self.apply_storage(inv)?;
         self.add_objects(inv)
     }
 

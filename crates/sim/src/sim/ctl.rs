@@ -722,6 +722,7 @@ impl Simulation {
                         continue;
                     }
                     let id = self.create_owned(&pod, w, Some(o), None)?;
+                    self.create_template_claims(id, w);
                     if let Some(info) = self.info_mut(id) {
                         info.revision = rev;
                     }

@@ -15,6 +15,7 @@ mod apply;
 mod ctl;
 mod nodes;
 mod sched;
+mod volumes;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -318,6 +319,10 @@ pub struct Simulation {
     loading: bool,
     /// Revision labels of the initial pods per controller.
     pod_revisions: FxHashMap<WorkloadRef, String>,
+    /// Every storage object loaded or applied so far (and the StatefulSets,
+    /// for their claim templates): `apply` compiles the storage again from
+    /// them.
+    storage_objects: Inventory,
 }
 
 impl Simulation {
@@ -357,6 +362,7 @@ impl Simulation {
             warnings: inv.warnings.clone(),
             loading: true,
             pod_revisions: FxHashMap::default(),
+            storage_objects: Inventory::default(),
         };
         sim.load(inv)?;
         sim.loading = false;
@@ -465,6 +471,7 @@ impl Simulation {
             ready: info.is_some_and(|i| i.ready_since.is_some()),
             terminating: info.is_some_and(|i| i.deleting_since.is_some()),
             message: info.map(|i| i.message.clone()).unwrap_or_default(),
+            gated: self.gated(id),
         }
     }
 
@@ -703,6 +710,7 @@ impl Simulation {
     }
 
     fn bind(&mut self, id: PodId, node: NodeId) {
+        let claims = self.claim_statuses(id);
         self.world.state_mut().bind(id, node);
         let now = self.now;
         if let Some(info) = self.info_mut(id) {
@@ -715,6 +723,9 @@ impl Simulation {
             node: self.world.state().node(node).name.to_string(),
         });
         self.mark_owner(id);
+        if !claims.is_empty() {
+            self.note_claims_settled(id, node, &claims);
+        }
         self.after_bind(id, node);
     }
 

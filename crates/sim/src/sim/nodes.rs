@@ -284,18 +284,43 @@ impl Simulation {
 
     /// `kubectl delete pod` (graceful).
     pub fn delete(&mut self, pod: &str) -> Result<(), SimError> {
+        self.delete_with(pod, false, None)
+    }
+
+    /// A live pod by `namespace/name` (or `name` in `default`).
+    pub(crate) fn find_live_pod(&self, pod: &str) -> Result<PodId, SimError> {
         let (ns, name) = pod.split_once('/').unwrap_or(("default", pod));
-        let id = self
-            .world
+        self.world
             .state()
             .pod_id(ns, name)
             .filter(|&id| self.alive(id))
-            .ok_or_else(|| SimError::Invalid(format!("pod {ns}/{name} does not exist")))?;
+            .ok_or_else(|| SimError::Invalid(format!("pod {ns}/{name} does not exist")))
+    }
+
+    /// `kubectl delete pod` with `--grace-period` and `--force`: a forced
+    /// deletion with no grace removes the object at once, even from a node
+    /// that does not respond (the kubelet never confirms it), so the pod's
+    /// controller may replace it.
+    pub fn delete_with(
+        &mut self,
+        pod: &str,
+        force: bool,
+        grace: Option<i64>,
+    ) -> Result<(), SimError> {
+        let id = self.find_live_pod(pod)?;
+        if force && grace.unwrap_or(0) == 0 {
+            self.changes.push(Change::Deleted {
+                pod: self.pod_name(id),
+                reason: "force-deleted".to_string(),
+            });
+            self.remove(id);
+            return Ok(());
+        }
         let change = Change::Deleted {
             pod: self.pod_name(id),
             reason: "deleted".to_string(),
         };
-        self.delete_pod(id, None, change);
+        self.delete_pod(id, grace, change);
         Ok(())
     }
 

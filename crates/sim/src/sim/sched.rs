@@ -56,6 +56,14 @@ impl Simulation {
                 if !self.alive(id) || self.world.state().pod_node(id).is_some() {
                     continue;
                 }
+                // SchedulingGates' PreEnqueue: never tried, no FailedScheduling.
+                if let Some(gated) = self.gated(id) {
+                    if let Some(info) = self.info_mut(id) {
+                        info.message = gated;
+                    }
+                    still.push(id);
+                    continue;
+                }
                 let scheduler = &*self.world.state().pod(id).scheduler_name;
                 if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
                     let message = format!(

@@ -8,3 +8,4 @@ mod controllers;
 mod lifecycle;
 mod rollout_api;
 mod stories;
+mod volumes;
