@@ -24,11 +24,14 @@
 pub mod duration;
 pub mod error;
 pub mod evictor;
+pub mod landing;
 pub mod plan;
 pub mod planner;
 pub mod policy;
 pub mod sim_step;
 pub mod strategies;
+pub mod victims;
+pub mod volumes;
 pub mod world;
 
 pub use error::Error;

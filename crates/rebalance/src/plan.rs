@@ -68,6 +68,12 @@ pub struct Eviction {
     pub scheduled: Scheduled,
     /// Nodes that scored as high as `to` (the real scheduler may pick one of them).
     pub tied_with: Vec<String>,
+    /// The pod's volumes that restrict where its replacement may land, in
+    /// words (`PersistentVolume pv-a (claim data-db-0) reaches 3 of 9
+    /// nodes: a0, a1, a2`): the landing proof ran the engine's volume
+    /// plugins, so `to` is within each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<String>,
     /// Scheduler scores of the old and new node.
     pub score: Scores,
     /// The strategy's objective before this eviction.
@@ -196,6 +202,28 @@ pub enum KeptReason {
         /// By how much.
         delta: i64,
     },
+    /// A volume of the pod reaches no other node (a local
+    /// PersistentVolume): its replacement could only come back.
+    #[error(
+        "its {volume} reaches no node but {node}: its replacement could only land there again"
+    )]
+    PinnedByVolume {
+        /// The volume and its claim, in words.
+        volume: String,
+        /// The node it runs on.
+        node: String,
+    },
+    /// The node it leaves scores as high as the best: kube-scheduler, which
+    /// picks at random among equal nodes, may put the replacement right back.
+    #[error("its replacement could land on {node} again: it scores as high as {} there ({score})", crate::plan::short_list(.tied))]
+    MayComeBack {
+        /// The node.
+        node: String,
+        /// The best score.
+        score: i64,
+        /// The other nodes scored as high.
+        tied: Vec<String>,
+    },
     /// The move would not lower any nominating strategy's objective.
     #[error("moving it to {node} would not reduce {measures}")]
     NoGain {
@@ -204,6 +232,20 @@ pub enum KeptReason {
         /// What the first nominating strategy's objective counts.
         measures: String,
     },
+}
+
+/// Names, a handful and a count of the rest.
+pub(crate) fn short_list(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        )
+    }
 }
 
 fn tied_text(tied: &[String]) -> String {

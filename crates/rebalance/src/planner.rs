@@ -24,14 +24,13 @@
 //! wave starts once the previous wave's replacements are ready. The global
 //! limits (maxNoOfPodsToEvictPerNode / PerNamespace / Total) cap the plan.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::time::Instant;
 
 use k8s_openapi::jiff::Timestamp;
 use podplace_engine::place::DEFAULT_SCHEDULER;
-use podplace_engine::{
-    schedule_watching, ClusterState, NodeId, PlaceOptions, PodId, SchedulerCache, Verdict,
-};
+use podplace_engine::{ClusterState, NodeId, PlaceOptions, PodId, SchedulerCache, Verdict};
 use podplace_model::inventory::Inventory;
 use podplace_model::selector::text::TextSelector;
 use podplace_model::workloads::WorkloadKind;
@@ -45,6 +44,7 @@ use crate::plan::{
 };
 use crate::policy::Policy;
 use crate::strategies::{self, Cx, Strategy};
+use crate::victims::Rank;
 use crate::world::{Budgets, Owner, PodFacts};
 
 /// Live pods per (namespace, owner), for `minReplicas`.
@@ -550,13 +550,36 @@ fn rounds(
         timings.rounds += 1;
         let phase = Instant::now();
         let nominations = planner.nominate();
+        // Best candidates first, by every enabled strategy's objective
+        // (crate::victims); `queue` is a min-heap of ranks.
+        let mut queue: BinaryHeap<Reverse<(Rank, usize)>> = BinaryHeap::new();
+        let mut noms_of: Vec<Vec<(usize, String)>> = Vec::with_capacity(nominations.len());
+        let mut pods: Vec<PodId> = Vec::with_capacity(nominations.len());
+        for (pod, noms) in nominations {
+            if let Some(rank) = planner.rank(pod) {
+                queue.push(Reverse((rank, pods.len())));
+                pods.push(pod);
+                noms_of.push(noms);
+            }
+        }
         timings.nominate_seconds += phase.elapsed().as_secs_f64();
         let phase = Instant::now();
         let mut accepted_any = false;
-        for (pod, noms) in nominations {
-            if planner.cluster.pod_entry(pod).is_none() {
+        while let Some(Reverse((_, i))) = queue.pop() {
+            let pod = pods[i];
+            // Ranked again against the moves planned since; back in line
+            // when it has fallen behind the next candidate.
+            let Some(fresh) = planner.rank(pod) else {
+                continue;
+            };
+            if queue
+                .peek()
+                .is_some_and(|Reverse((next, _))| fresh.behind(next))
+            {
+                queue.push(Reverse((fresh, i)));
                 continue;
             }
+            let noms = std::mem::take(&mut noms_of[i]);
             let Some(from) = planner.cluster.pod_node(pod) else {
                 continue;
             };
@@ -615,6 +638,13 @@ fn rounds(
             let scheduler = planner.cluster.pod(pod).scheduler_name.to_string();
             if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
                 kept.push(skip(KeptReason::OtherScheduler { scheduler }));
+                continue;
+            }
+            if let Some(r) = crate::volumes::pinned(&planner.cluster, pod, from) {
+                kept.push(skip(KeptReason::PinnedByVolume {
+                    volume: r.describe(),
+                    node: planner.cluster.node(from).name.to_string(),
+                }));
                 continue;
             }
             timings.proofs += 1;
@@ -851,19 +881,32 @@ impl Planner {
             });
         podplace_model::naming::first_free_name(
             &base,
-            |attempt| format!("{}/{}#replacement{attempt}", f.namespace, f.name),
+            // Seeded by the workload, not the evicted pod's name: names
+            // take no part in a plan.
+            |attempt| format!("{}/{base}#replacement{attempt}", f.namespace),
             |name| self.cluster.pod_id(&f.namespace, name).is_some(),
         )
     }
 
-    /// One scheduling cycle for a replacement on the planner's state,
-    /// with `from`'s verdict.
-    fn schedule_watching(
-        &mut self,
-        pod: &podplace_model::objects::Pod,
-        from: NodeId,
-    ) -> Result<(podplace_engine::Choice, Option<Verdict>), Box<podplace_engine::Outcome>> {
-        schedule_watching(&self.cluster, &mut self.cache, pod, self.opts.seed, from)
+    /// Where `pod` stands among the candidates now (see
+    /// [`crate::victims`]): what its leaving alone does to every enabled
+    /// strategy's objective. `None` when it is no longer bound.
+    fn rank(&mut self, pod: PodId) -> Option<Rank> {
+        self.cluster.pod_entry(pod)?;
+        let from = self.cluster.pod_node(pod)?;
+        let before = self.costs(pod, &[from]);
+        self.cluster.unbind(pod);
+        let after = self.costs(pod, &[from]);
+        self.cluster.bind(pod, from);
+        let f = &self.facts[pod.index()];
+        Some(Rank::new(
+            f.prefer_no_eviction,
+            after.iter().zip(&before).map(|(a, b)| a - b).collect(),
+            self.cluster.pod(pod).priority,
+            f.qos,
+            from,
+            f.key(),
+        ))
     }
 
     fn costs(&mut self, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
@@ -931,41 +974,21 @@ impl Planner {
         compiled.node_name = None;
         compiled.terminating = false;
         let replacement_facts = self.facts[pod.index()].replacement(name, self.opts.now);
-        // Phase 1: the old pod terminates while the replacement is scheduled.
-        let mut scheduled = Scheduled::AtOnce;
-        let mut landing = None;
-        let replacement;
-        if stateful {
-            self.cluster.unbind(pod);
-            replacement = self.cluster.add_pod(compiled.clone());
-            self.facts.push(replacement_facts);
-            scheduled = Scheduled::OnceGone;
-        } else {
-            self.cluster.set_terminating(pod, true);
-            replacement = self.cluster.add_pod(compiled.clone());
-            self.facts.push(replacement_facts);
-            match self.schedule_watching(&compiled, from) {
-                Ok(found) => landing = Some(found),
-                Err(_) => {
-                    self.cluster.unbind(pod);
-                    scheduled = Scheduled::OnceGone;
-                }
-            }
-        }
-        // Phase 2, when it fit nowhere while the old pod terminated: once it is gone.
-        let landing = match landing {
-            Some(found) => Ok(found),
-            None => self.schedule_watching(&compiled, from),
-        };
+        let (replacement, landing) = crate::landing::land(
+            &mut self.cluster,
+            &mut self.cache,
+            pod,
+            from,
+            &compiled,
+            stateful,
+            self.opts.seed,
+        );
+        self.facts.push(replacement_facts);
         let rollback = |this: &mut Planner| {
             // The replacement's slot stays (ids are stable), dead.
-            this.cluster.remove_pod(replacement);
-            if this.cluster.pod_node(pod).is_none() {
-                this.cluster.bind(pod, from);
-            }
-            this.cluster.set_terminating(pod, false);
+            crate::landing::rollback(&mut this.cluster, pod, from, replacement);
         };
-        let (choice, verdict) = match landing {
+        let landing = match landing {
             Ok(found) => found,
             Err(outcome) => {
                 rollback(self);
@@ -974,9 +997,10 @@ impl Planner {
                 });
             }
         };
-        let to = choice.node;
-        let to_score = choice.score;
-        let (from_score, from_reason) = match verdict {
+        let scheduled = landing.scheduled;
+        let to = landing.to;
+        let to_score = landing.score;
+        let (from_score, from_reason) = match landing.verdict {
             Some(Verdict::Feasible(score)) => (Some(score), None),
             Some(Verdict::Rejected(status)) => (
                 None,
@@ -984,10 +1008,25 @@ impl Planner {
             ),
             None => (None, None),
         };
-        let tied: Vec<NodeId> = choice.tied.iter().copied().filter(|&n| n != to).collect();
         let requires_move = admitted
             .iter()
             .all(|(si, _)| self.entries[*si].strategy.requires_move());
+        let tied: Vec<NodeId> = landing.tied.iter().copied().filter(|&n| n != to).collect();
+        if requires_move && to != from && tied.contains(&from) {
+            // kube-scheduler picks at random among equal nodes: the
+            // replacement may come right back.
+            rollback(self);
+            return Err(KeptReason::MayComeBack {
+                node: self.cluster.node(from).name.to_string(),
+                score: to_score,
+                tied: landing
+                    .tied
+                    .iter()
+                    .filter(|&&n| n != from)
+                    .map(|&n| self.cluster.node(n).name.to_string())
+                    .collect(),
+            });
+        }
         if to == from && requires_move {
             rollback(self);
             return Err(KeptReason::SameNode {
@@ -1107,6 +1146,10 @@ impl Planner {
             replacement: self.facts[proof.replacement.index()].name.clone(),
             scheduled: proof.scheduled,
             tied_with: proof.tied.iter().map(|&n| name(n)).collect(),
+            volumes: crate::volumes::reach(&self.cluster, proof.replacement)
+                .iter()
+                .map(|r| r.text(&self.cluster))
+                .collect(),
             score: Scores {
                 from: proof.from_score,
                 to: proof.to_score,

@@ -370,13 +370,16 @@ impl Strategy for SoftRules {
     }
 
     fn pod_cost(&mut self, cx: &Cx<'_>, pod: PodId) -> i64 {
-        let Some(node) = cx.node_of(pod) else {
-            return 0;
+        // An unbound pod contributes no pairs and no node of its own, but
+        // the spread of its groups still counts (the planner measures a
+        // pod's leaving this way).
+        let mut c = match cx.node_of(pod) {
+            Some(node) => self.per_pod(cx.state, pod, node),
+            None => 0,
         };
-        let mut c = self.per_pod(cx.state, pod, node);
-        let p = cx.state.pod(pod).clone();
+        let p = cx.state.pod(pod);
         for g in &self.groups {
-            if g.counts_pod(&p, cx.state) {
+            if g.counts_pod(p, cx.state) {
                 c += UNIT_WEIGHT * g.cost(cx.state).0;
             }
         }

@@ -33,7 +33,13 @@ fn story_2_rebalanced_in_the_simulation() {
     assert_eq!(evictions.len(), 3, "{evictions:#?}");
     for e in evictions {
         assert!(e.refused.is_none(), "{e:?}");
-        assert_eq!(e.landed.as_deref(), Some(e.predicted.as_str()), "{e:?}");
+        // Where the plan said, or on a node it scored equal (the
+        // simulated scheduler, like kube-scheduler, picks among those).
+        let landed = e.landed.clone().unwrap_or_default();
+        assert!(
+            landed == e.predicted || e.tied_with.contains(&landed),
+            "{e:?}"
+        );
     }
     let after = result
         .steps
