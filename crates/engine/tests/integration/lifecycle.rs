@@ -12,9 +12,10 @@
 //! deleted with its volume when the pod goes, a fresh volume taking its
 //! place), others carry a generic ephemeral volume whose claim template
 //! selects by the churning pod-template-hash, others wait behind a
-//! scheduling gate. The state's storage objects are reloaded on every
-//! storage change, as a watch-fed owner would, and must end as a fresh
-//! load of the surviving objects.
+//! scheduling gate. Every storage change is sent to the state one object
+//! at a time (upserts and deletes of volumes and claims), as a watch-fed
+//! owner would, and the state must end as a fresh load of the surviving
+//! objects.
 //!
 //! `cargo test` runs a shortened soak (debug builds are slow); the full
 //! million events run with `PODPLACE_SOAK_EVENTS=1000000` or
@@ -28,6 +29,7 @@ use podplace_engine::{
 use podplace_model::inventory::{Inventory, Sourced};
 use podplace_testkit::{namespace, node, pod, HOST, ZONE};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// SplitMix64: deterministic and dependency-free.
 struct Rng(u64);
@@ -70,6 +72,49 @@ struct Mirror {
     volumes: Vec<core::PersistentVolume>,
     claims: Vec<core::PersistentVolumeClaim>,
     next_volume: u64,
+    /// What the soaked state was last told of each volume and claim (by
+    /// name), so a sync sends only the objects that changed, as a watch does.
+    applied_volumes: BTreeMap<String, Value>,
+    applied_claims: BTreeMap<(String, String), Value>,
+}
+
+/// Sends the state the storage changes since the last sync, one object at
+/// a time (upserts of changed volumes and claims, deletes of gone ones),
+/// as a watch-fed owner applies them: the index is never rebuilt.
+fn sync_storage(state: &mut ClusterState, mirror: &mut Mirror) {
+    let mut volumes = BTreeMap::new();
+    for v in &mirror.volumes {
+        let name = v.metadata.name.clone().unwrap_or_default();
+        let json = serde_json::to_value(v).unwrap();
+        if mirror.applied_volumes.get(&name) != Some(&json) {
+            state.upsert_persistent_volume(v).unwrap();
+        }
+        volumes.insert(name, json);
+    }
+    for name in mirror.applied_volumes.keys() {
+        if !volumes.contains_key(name) {
+            assert!(state.delete_persistent_volume(name));
+        }
+    }
+    mirror.applied_volumes = volumes;
+    let mut claims = BTreeMap::new();
+    for c in &mirror.claims {
+        let key = (
+            c.metadata.namespace.clone().unwrap_or_default(),
+            c.metadata.name.clone().unwrap_or_default(),
+        );
+        let json = serde_json::to_value(c).unwrap();
+        if mirror.applied_claims.get(&key) != Some(&json) {
+            state.upsert_persistent_volume_claim(c).unwrap();
+        }
+        claims.insert(key, json);
+    }
+    for (ns, name) in mirror.applied_claims.keys() {
+        if !claims.contains_key(&(ns.clone(), name.clone())) {
+            assert!(state.delete_persistent_volume_claim(ns, name));
+        }
+    }
+    mirror.applied_claims = claims;
 }
 
 /// A local volume pinned to `host`, labelled with its zone.
@@ -310,11 +355,13 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
         volumes: Vec::new(),
         claims: Vec::new(),
         next_volume: 0,
+        applied_volumes: BTreeMap::new(),
+        applied_claims: BTreeMap::new(),
     };
-    // Storage changes are loaded as they happen.
-    let reload = |state: &mut ClusterState, mirror: &Mirror| {
-        state.load_storage(&storage_inventory(mirror)).unwrap();
-    };
+    // The classes are loaded once; volumes and claims are sent one object
+    // at a time as they change.
+    state.load_storage(&storage_inventory(&mirror)).unwrap();
+    let reload = sync_storage;
     let add_node = |state: &mut ClusterState, mirror: &mut Mirror, rng: &mut Rng| {
         mirror.next_node += 1;
         let name = format!("node-{}", mirror.next_node);
@@ -330,7 +377,7 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
     for _ in 0..nodes {
         add_node(&mut state, &mut mirror, &mut rng);
     }
-    reload(&mut state, &mirror);
+    reload(&mut state, &mut mirror);
     let target = nodes * 20;
     let mut cache = SchedulerCache::new();
     let mut max_live = 0;
@@ -571,7 +618,7 @@ fn soak(events: usize, nodes: usize, seed: u64) -> Soak {
                     volume_host(v) != gone || v.spec.as_ref().is_some_and(|s| s.claim_ref.is_some())
                 });
                 add_node(&mut state, &mut mirror, &mut rng);
-                reload(&mut state, &mirror);
+                reload(&mut state, &mut mirror);
             }
             // The scheduler places a pending pod.
             _ => {
