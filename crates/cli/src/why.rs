@@ -22,6 +22,8 @@ use crate::world::load_world;
 use crate::{Exit, OutputFormat};
 use podplace_kube::FetchOptions;
 
+mod storage;
+
 /// Arguments of `podplace why`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(mut_arg("filenames", |a| a.conflicts_with_all(["kubeconfig", "context"])))]
@@ -220,27 +222,6 @@ pub fn explain_in(
             return Ok(Exit::BadInput);
         }
     };
-    let pod = world.base.state().pod(id);
-    if let Some(gated) = podplace_engine::plugins::scheduling_gates::pre_enqueue(pod) {
-        // SchedulingGates: kube-scheduler never tries a gated pod.
-        let name = world.base.pod_name(id);
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        match args.output.output {
-            OutputFormat::Json => {
-                let gates: Vec<&str> = pod.scheduling_gates.iter().map(|g| &**g).collect();
-                let view = json!({"pod": name, "phase": "Gated", "gates": gates, "message": gated});
-                serde_json::to_writer_pretty(&mut out, &view)?;
-                writeln!(out)?;
-            }
-            OutputFormat::Text => writeln!(
-                out,
-                "{name} is gated ({gated}): kube-scheduler does not try it, and it gets no \
-                 FailedScheduling message, until its spec.schedulingGates are removed."
-            )?,
-        }
-        return Ok(Exit::Findings);
-    }
     let started = Instant::now();
     let explanation = explain(&world, id);
     let explained = started.elapsed();
@@ -278,9 +259,11 @@ struct JsonWhy<'a> {
     phase: &'static str,
     node: Option<&'a str>,
     placed_by_podplace: bool,
+    gates: &'a [String],
     message: &'a str,
     node_count: usize,
     would_land_on: Option<&'a str>,
+    pod_reasons: Vec<Value>,
     nodes: Vec<JsonNode<'a>>,
     groups: Vec<JsonGroup<'a>>,
     scores: Vec<JsonScore<'a>>,
@@ -493,7 +476,73 @@ fn detail_value(detail: &Detail) -> Value {
         Detail::PodAntiAffinity => json!({"kind": "pod_anti_affinity"}),
         Detail::ExistingAntiAffinity => json!({"kind": "existing_anti_affinity"}),
         Detail::Conflict => json!({"kind": "node_affinity_conflict"}),
+        Detail::VolumeNodeAffinity { volumes } => json!({
+            "kind": "volume_node_affinity",
+            "volumes": volumes.iter().map(|v| json!({
+                "claim": v.claim,
+                "volume": v.volume,
+                "terms": terms_json(&v.terms),
+            })).collect::<Vec<_>>(),
+        }),
+        Detail::VolumeUnbound { claims } => json!({
+            "kind": "volume_unbound",
+            "claims": claims.iter().map(unbound_json).collect::<Vec<_>>(),
+        }),
+        Detail::VolumeCapacity { claims } => json!({
+            "kind": "volume_capacity",
+            "claims": claims.iter().map(unbound_json).collect::<Vec<_>>(),
+        }),
+        Detail::VolumeMissing { claims } => json!({
+            "kind": "volume_missing",
+            "claims": claims.iter().map(|(c, v)| json!({"claim": c, "volume": v})).collect::<Vec<_>>(),
+        }),
+        Detail::VolumeZone { volumes } => json!({
+            "kind": "volume_zone",
+            "volumes": volumes.iter().map(|v| json!({
+                "claim": v.claim,
+                "volume": v.volume,
+                "labels": v.labels.iter().map(|(k, value, node)| json!({"key": k, "volume_value": value, "node_value": node})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }),
+        Detail::ReadWriteOncePod { holders } => json!({
+            "kind": "read_write_once_pod",
+            "holders": holders.iter().map(|(c, p, n)| json!({"claim": c, "pod": p, "node": n})).collect::<Vec<_>>(),
+        }),
+        Detail::DiskConflict { pods } => json!({"kind": "disk_conflict", "pods": pods}),
+        Detail::VolumeLimit { drivers } => json!({
+            "kind": "volume_limit",
+            "drivers": drivers.iter().map(|d| json!({"driver": d.driver, "limit": d.limit, "attached": d.attached, "adding": d.adding})).collect::<Vec<_>>(),
+        }),
+        Detail::ResourceClaimNodes { claims } => json!({
+            "kind": "resource_claim_nodes",
+            "claims": claims.iter().map(|c| json!({"claim": c.claim, "terms": terms_json(&c.terms)})).collect::<Vec<_>>(),
+        }),
     }
+}
+
+/// Failing node selector terms, as `node_affinity`'s `terms` prints them.
+fn terms_json(terms: &[(usize, Vec<podplace_explain::LabelMiss>)]) -> Value {
+    let miss = |m: &podplace_explain::LabelMiss| json!({"requirement": m.requirement, "key": m.key, "node_value": m.node_value});
+    json!(terms
+        .iter()
+        .map(|(i, ms)| json!({"index": i, "failing": ms.iter().map(miss).collect::<Vec<_>>()}))
+        .collect::<Vec<_>>())
+}
+
+fn unbound_json(c: &podplace_explain::UnboundClaim) -> Value {
+    json!({"claim": c.claim, "class": c.class, "request": c.request, "causes": c.causes})
+}
+
+fn pod_reason_json(r: &podplace_explain::PodReason) -> Value {
+    canonical(json!({
+        "plugin": r.plugin,
+        "code": r.code,
+        "reason": r.message,
+        "kind": r.kind.as_str(),
+        "claims": r.claims,
+        "held": r.held,
+        "text": r.text,
+    }))
 }
 
 fn unit(resource: &str) -> &'static str {
@@ -507,8 +556,13 @@ fn unit(resource: &str) -> &'static str {
 }
 
 fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
+    let mut gates: &[String] = &[];
     let (phase, node, by_podplace) = match &e.phase {
         Phase::Pending => ("Pending", None, false),
+        Phase::Gated { gates: g } => {
+            gates = g;
+            ("Gated", None, false)
+        }
         Phase::Placed { node, by_podplace } => ("Placed", Some(node.as_str()), *by_podplace),
         Phase::OtherScheduler { .. } => ("OtherScheduler", None, false),
         Phase::Finished { node, .. } => ("Finished", node.as_deref(), false),
@@ -554,9 +608,11 @@ fn json_view<'a>(e: &'a Explanation, unreadable: &'a [String]) -> JsonWhy<'a> {
         phase,
         node,
         placed_by_podplace: by_podplace,
+        gates,
         message: &e.message,
         node_count: e.node_count,
         would_land_on: e.would_land_on.as_deref(),
+        pod_reasons: e.pod_reasons.iter().map(pod_reason_json).collect(),
         nodes: e
             .nodes
             .iter()
@@ -743,6 +799,13 @@ fn render_text(
             "{} is left to scheduler {scheduler:?}.",
             paint!(head, bold)
         )?,
+        Phase::Gated { gates } => writeln!(
+            out,
+            "{} is {} by {}: kube-scheduler does not try it.",
+            paint!(head, bold),
+            paint!("gated", yellow),
+            gates.join(", ")
+        )?,
         Phase::Finished { phase, node } => writeln!(
             out,
             "{} has finished ({phase}){}.",
@@ -779,6 +842,20 @@ fn render_text(
         };
         writeln!(out, "{}", paint!(heading, bold))?;
         writeln!(out, "  {}", e.message)?;
+    }
+    if !e.pod_reasons.is_empty() {
+        writeln!(out)?;
+        let title = if e.pod_reasons.iter().all(|r| r.held) {
+            "Why kube-scheduler holds it before scheduling (no node is looked at):"
+        } else {
+            "Why no node is looked at (a PreFilter plugin rejects the pod itself, so every node \"fails\" alike):"
+        };
+        writeln!(out, "{}", paint!(title, bold))?;
+        for r in &e.pod_reasons {
+            writeln!(out)?;
+            writeln!(out, "    {}: {}", paint!(r.plugin, yellow), r.message)?;
+            write!(out, "{}", wrap(&r.text, 6, 96))?;
+        }
     }
     let mut printed = Printed { terms: Vec::new() };
     if !e.nodes.is_empty() {
@@ -834,7 +911,7 @@ fn render_text(
             }
         }
     }
-    if matches!(e.phase, Phase::Pending) || !e.fixes.is_empty() {
+    if (matches!(e.phase, Phase::Pending) && e.pod_reasons.is_empty()) || !e.fixes.is_empty() {
         writeln!(out)?;
         if e.fixes.is_empty() {
             writeln!(
@@ -1200,6 +1277,15 @@ fn render_reason(
             out,
             "      the pod's required node affinity terms pin disjoint sets of node names"
         )?,
+        Detail::VolumeNodeAffinity { .. }
+        | Detail::VolumeUnbound { .. }
+        | Detail::VolumeCapacity { .. }
+        | Detail::VolumeMissing { .. }
+        | Detail::VolumeZone { .. }
+        | Detail::ReadWriteOncePod { .. }
+        | Detail::DiskConflict { .. }
+        | Detail::VolumeLimit { .. }
+        | Detail::ResourceClaimNodes { .. } => storage::render(out, &across, &reason.detail)?,
     }
     Ok(())
 }
@@ -1407,15 +1493,9 @@ fn render_scores(out: &mut impl Write, e: &Explanation) -> Result<()> {
     }
     if let Some(node) = chosen {
         let tie = if e.tied.len() > 1 {
-            format!(
-                " (tied with {})",
-                e.tied
-                    .iter()
-                    .filter(|t| *t != node)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            // A handful of names and a count of the rest (JSON lists all).
+            let others: Vec<&String> = e.tied.iter().filter(|t| *t != node).collect();
+            format!(" (tied with {})", crate::text::tied_names(&others))
         } else {
             String::new()
         };

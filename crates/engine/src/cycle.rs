@@ -92,7 +92,7 @@ pub fn weight(plugin: Plugin) -> i64 {
 
 /// Runs PreFilter. `Err` carries the status of a PreFilter plugin that
 /// rejected the pod outright.
-fn pre_filter(
+pub(crate) fn pre_filter(
     cluster: &ClusterState,
     cache: &mut SchedulerCache,
     pod: &Pod,
@@ -133,7 +133,7 @@ fn pre_filter(
 }
 
 /// The nodes PreFilter results leave, with the reason the others get.
-type Narrowed = Option<(rustc_hash::FxHashSet<Sym>, crate::status::Reason)>;
+pub(crate) type Narrowed = Option<(rustc_hash::FxHashSet<Sym>, crate::status::Reason)>;
 
 /// Runs every Filter plugin in profile order on one node; the first
 /// rejection wins. `info` is passed separately so preemption can filter

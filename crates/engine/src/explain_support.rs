@@ -4,10 +4,14 @@
 //! disagree with the scheduler.
 
 use podplace_model::objects::{HostPort, Node, Pod, Taint, TaintEffect};
+use rustc_hash::FxHashMap;
 
+use crate::cache::SchedulerCache;
+use crate::cycle::CycleState;
 use crate::ids::{NodeId, PodId};
-use crate::plugins::node_ports;
+use crate::plugins::{node_ports, node_volume_limits, volume_restrictions};
 use crate::state::{ClusterState, NodeInfo};
+use crate::status::Status;
 
 /// Every NoSchedule/NoExecute taint of the node that no toleration of the
 /// pod tolerates, in the node's order (TaintToleration's Filter stops at the
@@ -71,4 +75,118 @@ pub fn port_conflicts(cluster: &ClusterState, pod: &Pod, node: NodeId) -> Vec<Po
         }
     }
     out
+}
+
+/// The scheduling cycle's PreFilter, exactly as a cycle runs it: the state
+/// each Filter plugin reads, or the status of the PreFilter plugin that
+/// rejected the pod outright (then no node is filtered at all, which `why`
+/// must say instead of blaming every node).
+pub fn pre_filter(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+) -> Result<CycleState, Status> {
+    crate::cycle::pre_filter(cluster, cache, pod).map(|(state, _)| state)
+}
+
+/// One CSI driver whose attach limit the pod would exceed on a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeLimitExcess {
+    /// The driver (`ebs.csi.aws.com`).
+    pub driver: String,
+    /// The CSINode's `allocatable.count` for it.
+    pub limit: i64,
+    /// Distinct volumes of the driver the node's pods already use.
+    pub attached: usize,
+    /// Volumes of the pod the node does not attach yet.
+    pub adding: usize,
+}
+
+/// Every driver whose limit NodeVolumeLimits finds exceeded on the node
+/// (its Filter stops at the first), counted as the plugin counts them.
+pub fn volume_limit_excess(
+    cluster: &ClusterState,
+    pod: &Pod,
+    node: NodeId,
+    info: &NodeInfo,
+) -> Vec<VolumeLimitExcess> {
+    let mut out = Vec::new();
+    let Some(csi) = cluster.storage().csi_nodes.get(&cluster.node(node).name) else {
+        return out;
+    };
+    let mut new = FxHashMap::default();
+    node_volume_limits::volumes(cluster, pod, csi, &mut new);
+    let mut attached = FxHashMap::default();
+    for &p in &info.pods {
+        let existing = cluster.pod(p);
+        if !existing.volumes.is_empty() {
+            node_volume_limits::volumes(cluster, existing, csi, &mut attached);
+        }
+    }
+    for (driver, handles) in &new {
+        let Some(limit) = csi
+            .drivers
+            .iter()
+            .find(|d| *d.name == **driver)
+            .and_then(|d| d.count)
+        else {
+            continue;
+        };
+        let current = attached.get(driver);
+        let count = current.map_or(0, |c| c.len());
+        let adding = handles
+            .iter()
+            .filter(|h| current.is_none_or(|c| !c.contains(*h)))
+            .count();
+        if (count + adding) as i64 > limit {
+            out.push(VolumeLimitExcess {
+                driver: driver.clone(),
+                limit,
+                attached: count,
+                adding,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.driver.cmp(&b.driver));
+    out
+}
+
+/// The scheduled pods using each of the pod's ReadWriteOncePod claims:
+/// (claim name, holder), as VolumeRestrictions' PreFilter counts them.
+pub fn read_write_once_pod_holders(cluster: &ClusterState, pod: &Pod) -> Vec<(String, PodId)> {
+    let storage = cluster.storage();
+    let mut out = Vec::new();
+    for c in pod.volumes.claims.iter().filter(|c| !c.ephemeral) {
+        let Some(claim) = storage.pod_claim(pod, c) else {
+            continue;
+        };
+        if !claim.access_modes.read_write_once_pod() {
+            continue;
+        }
+        for (id, _) in cluster.bound_pods() {
+            if volume_restrictions::uses(cluster.pod(id), pod.namespace, &c.claim) {
+                out.push((c.claim.to_string(), id));
+            }
+        }
+    }
+    out
+}
+
+/// The pods on the node mounting an in-tree disk the pod's own disks
+/// conflict with (VolumeRestrictions' disk check, on every pod).
+pub fn disk_conflicts(cluster: &ClusterState, pod: &Pod, info: &NodeInfo) -> Vec<PodId> {
+    if pod.volumes.disks.is_empty() {
+        return Vec::new();
+    }
+    info.pods
+        .iter()
+        .copied()
+        .filter(|&other| {
+            let existing = &cluster.pod(other).volumes.disks;
+            pod.volumes
+                .disks
+                .iter()
+                .any(|d| existing.iter().any(|e| d.conflicts(e)))
+        })
+        .collect()
 }

@@ -21,7 +21,7 @@ use podplace_engine::status::{Code, Status};
 use podplace_engine::{ClusterState, NodeId, PodId, PodTerms, TermId};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
-use podplace_model::selector::{LabelSelector, NodeSelectorTerm, Requirement};
+use podplace_model::selector::{LabelSelector, NodeSelector, NodeSelectorTerm, Requirement};
 use podplace_model::terms::TermKind as HeldKind;
 use podplace_world::{WhatIf, World as Base};
 use rustc_hash::FxHashMap;
@@ -234,6 +234,9 @@ pub(crate) struct Prepared {
     pub preferred_affinity_anywhere: Vec<i64>,
     /// Per preferred anti-affinity term: pods matching it anywhere.
     pub preferred_anti_anywhere: Vec<i64>,
+    /// The volume and claim plugins' PreFilter states (or the PreFilter
+    /// rejection).
+    pub storage: crate::storage::Prepared,
 }
 
 /// Pods matching one term anywhere (on nodes carrying its topology key).
@@ -249,6 +252,7 @@ fn anywhere(cluster: &ClusterState, t: TermId) -> i64 {
 /// scheduler cache, hence `&mut`). The pod is in the what-if's state
 /// (pending), so its terms are registered and its groups kept there.
 pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
+    let storage = crate::storage::prepare(what_if, pod);
     let (cluster, cache) = what_if.parts();
     let unschedulable_taint = podplace_engine::statics::unschedulable_taint(cluster);
     let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
@@ -303,6 +307,7 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
         .map(|&(t, _)| anywhere(cluster, t))
         .collect();
     Prepared {
+        storage,
         terms,
         anti_anywhere,
         preferred_affinity_anywhere,
@@ -544,6 +549,13 @@ impl<'a> Analyzer<'a> {
                 });
             }
         }
+        out.extend(crate::storage::volume_reasons(
+            cluster,
+            self.base,
+            pod,
+            &self.prepared.storage,
+            id,
+        ));
         if let Some(state) = &self.prepared.spread {
             for (i, single) in self.prepared.spread_single.iter().enumerate() {
                 let s = pod_topology_spread::filter(single, cluster, id);
@@ -625,6 +637,12 @@ impl<'a> Analyzer<'a> {
                 ));
             }
         }
+        out.extend(crate::storage::claim_reasons(
+            cluster,
+            pod,
+            &self.prepared.storage,
+            id,
+        ));
         out
     }
 
@@ -914,46 +932,65 @@ fn node_affinity_misses(
             }
         })
         .collect();
+    let terms = pod
+        .required_node_affinity
+        .as_ref()
+        .map(|required| selector_misses(required, node, interner))
+        .unwrap_or_default();
+    (selector, terms)
+}
+
+/// Per term of a node selector that the node fails (all of them, when the
+/// selector rejects the node, since terms are ORed): its index and the
+/// requirements it fails, each asked of the selector code alone. Pods'
+/// required node affinity, PersistentVolumes' node affinity, StorageClass
+/// `allowedTopologies` and ResourceClaim allocations share it.
+pub(crate) fn selector_misses(
+    selector: &NodeSelector,
+    node: &Node,
+    interner: &Interner,
+) -> Vec<(usize, Vec<LabelMiss>)> {
+    let value_of = |k: Sym| node.labels.get(k).map(|v| interner.resolve(v).to_string());
+    let holds =
+        |r: &Requirement| LabelSelector::All(smallvec![r.clone()]).matches(&node.labels, interner);
     let mut terms = Vec::new();
-    if let Some(required) = &pod.required_node_affinity {
-        for (i, term) in required.terms.iter().enumerate() {
-            if term.matches(&node.labels, node.name_sym, interner) {
-                continue;
-            }
-            let mut misses = Vec::new();
-            if term.never {
+    for (i, term) in selector.terms.iter().enumerate() {
+        if term.matches(&node.labels, node.name_sym, interner) {
+            continue;
+        }
+        let mut misses = Vec::new();
+        if term.never {
+            misses.push(LabelMiss {
+                requirement: "an empty or malformed term (matches no node)".to_string(),
+                key: String::new(),
+                node_value: None,
+            });
+        }
+        for r in &term.labels {
+            if !holds(r) {
+                let key = requirement_key(r);
                 misses.push(LabelMiss {
-                    requirement: "an empty or malformed term (matches no node)".to_string(),
-                    key: String::new(),
-                    node_value: None,
+                    requirement: requirement_text(r, interner),
+                    key: interner.resolve(key).to_string(),
+                    node_value: value_of(key),
                 });
             }
-            for r in &term.labels {
-                if !holds(r) {
-                    let key = requirement_key(r);
-                    misses.push(LabelMiss {
-                        requirement: requirement_text(r, interner),
-                        key: interner.resolve(key).to_string(),
-                        node_value: value_of(key),
-                    });
-                }
-            }
-            for r in &term.names {
-                let alone = NodeSelectorTerm {
-                    labels: smallvec![],
-                    names: smallvec![r.clone()],
-                    never: false,
-                };
-                if !alone.matches(&node.labels, node.name_sym, interner) {
-                    misses.push(LabelMiss {
-                        requirement: requirement_text(r, interner),
-                        key: "metadata.name".to_string(),
-                        node_value: Some(node.name.to_string()),
-                    });
-                }
-            }
-            terms.push((i, misses));
         }
+        for r in &term.names {
+            let alone = NodeSelectorTerm {
+                labels: smallvec![],
+                names: smallvec![r.clone()],
+                never: false,
+            };
+            if !alone.matches(&node.labels, node.name_sym, interner) {
+                misses.push(LabelMiss {
+                    requirement: requirement_text(r, interner),
+                    key: "metadata.name".to_string(),
+                    node_value: Some(node.name.to_string()),
+                });
+            }
+        }
+        terms.push((i, misses));
     }
-    (selector, terms)
+    terms
 }

@@ -110,8 +110,88 @@ pub fn summary(reason: &Reason, terms: &[TermView]) -> String {
             format!("blocked by {}", list.join(", "))
         }
         Detail::Conflict => "the required node affinity terms name disjoint node sets".to_string(),
+        Detail::VolumeNodeAffinity { volumes } => {
+            let list: Vec<String> = volumes
+                .iter()
+                .map(|v| {
+                    let reqs: BTreeSet<&str> = v
+                        .terms
+                        .iter()
+                        .flat_map(|(_, ms)| ms.iter().map(|m| m.requirement.as_str()))
+                        .collect();
+                    format!(
+                        "claim {} (volume {}) needs {}",
+                        v.claim,
+                        volume_name(&v.volume),
+                        reqs.into_iter().collect::<Vec<_>>().join(", ")
+                    )
+                })
+                .collect();
+            list.join("; ")
+        }
+        Detail::VolumeUnbound { claims } | Detail::VolumeCapacity { claims } => {
+            let list: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
+            format!("claim {}", list.join(", "))
+        }
+        Detail::VolumeMissing { claims } => {
+            let list: Vec<String> = claims
+                .iter()
+                .map(|(c, v)| format!("claim {c} (volume {v})"))
+                .collect();
+            list.join(", ")
+        }
+        Detail::VolumeZone { volumes } => {
+            let list: Vec<String> = volumes
+                .iter()
+                .map(|v| {
+                    let labels: Vec<String> = v
+                        .labels
+                        .iter()
+                        .map(|(k, value, _)| format!("{k}={value}"))
+                        .collect();
+                    format!(
+                        "claim {} (volume {}) is in {}",
+                        v.claim,
+                        v.volume,
+                        labels.join(", ")
+                    )
+                })
+                .collect();
+            list.join("; ")
+        }
+        Detail::ReadWriteOncePod { holders } => {
+            let list: BTreeSet<String> = holders
+                .iter()
+                .map(|(c, p, _)| format!("claim {c} used by {p}"))
+                .collect();
+            list.into_iter().collect::<Vec<_>>().join(", ")
+        }
+        Detail::DiskConflict { .. } => "an in-tree disk a pod on the node mounts".to_string(),
+        Detail::VolumeLimit { drivers } => {
+            let list: BTreeSet<String> = drivers
+                .iter()
+                .map(|d| format!("{} limit {}", d.driver, d.limit))
+                .collect();
+            list.into_iter().collect::<Vec<_>>().join(", ")
+        }
+        Detail::ResourceClaimNodes { claims } => {
+            let list: Vec<&str> = claims.iter().map(|c| c.claim.as_str()).collect();
+            format!(
+                "outside the allocation of ResourceClaim {}",
+                list.join(", ")
+            )
+        }
     };
     format!("{}: {what}", short_message(&reason.message))
+}
+
+/// A volume's name, or what stands for one podplace assumed provisioned.
+pub fn volume_name(volume: &str) -> &str {
+    if volume.is_empty() {
+        "to be provisioned"
+    } else {
+        volume
+    }
 }
 
 /// kube-scheduler's reason without the `node(s) ` prefix.

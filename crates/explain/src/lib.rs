@@ -15,6 +15,7 @@ pub mod group;
 pub mod model;
 mod notes;
 mod self_block;
+mod storage;
 pub mod topology_typo;
 pub mod world;
 pub mod yaml;
@@ -23,6 +24,7 @@ use podplace_engine::ids::{NodeId, PodId};
 use podplace_world::WhatIf;
 
 pub use model::*;
+pub use storage::bytes as storage_bytes;
 pub use world::{FindError, World};
 
 /// Blockers kept per reason (the total is counted).
@@ -80,6 +82,9 @@ fn explain_unbound(
         None if world.other_scheduler(id) => Phase::OtherScheduler {
             scheduler: pod.scheduler_name.to_string(),
         },
+        None if !pod.scheduling_gates.is_empty() => Phase::Gated {
+            gates: pod.scheduling_gates.iter().map(|g| g.to_string()).collect(),
+        },
         None => Phase::Pending,
     };
     let early_note = match &phase {
@@ -100,6 +105,7 @@ fn explain_unbound(
                  topology spread rule."
             ),
         }),
+        Phase::Gated { gates } => Some(gated_note(what_if, &pod, gates)),
         _ => None,
     };
     if let Some(note) = early_note {
@@ -107,6 +113,7 @@ fn explain_unbound(
             pod: pod_name,
             workload,
             message: String::new(),
+            pod_reasons: Vec::new(),
             node_count: what_if.state().nodes().len(),
             nodes: Vec::new(),
             groups: Vec::new(),
@@ -122,6 +129,34 @@ fn explain_unbound(
 
     let outcome = what_if.schedule(&pod);
     let prepared = analyze::prepare(what_if, &pod);
+    if let Err(status) = &prepared.storage.cycle {
+        if let Some(reason) = storage::pod_reason(what_if.state(), &pod, status) {
+            // A PreFilter plugin rejected the pod itself: no node was
+            // looked at, so no node's verdict, note or fix applies.
+            return Explanation {
+                pod: pod_name,
+                workload,
+                // A pod held before scheduling gets no FailedScheduling
+                // event, and "not modelled" is podplace's own wording.
+                message: if reason.held || reason.kind == PodReasonKind::NotModelled {
+                    String::new()
+                } else {
+                    outcome.message.clone()
+                },
+                node_count: what_if.state().nodes().len(),
+                pod_reasons: vec![reason],
+                nodes: Vec::new(),
+                groups: Vec::new(),
+                scores: Vec::new(),
+                tied: Vec::new(),
+                would_land_on: None,
+                terms: Vec::new(),
+                notes: Vec::new(),
+                fixes: Vec::new(),
+                phase,
+            };
+        }
+    }
     let mut terms = analyze::Terms::default();
     let world_ref: &World = world;
     let cluster = what_if.state();
@@ -192,6 +227,7 @@ fn explain_unbound(
         phase,
         message: outcome.message.clone(),
         node_count,
+        pod_reasons: Vec::new(),
         nodes,
         groups,
         scores,
@@ -200,5 +236,39 @@ fn explain_unbound(
         terms: terms.views,
         notes,
         fixes,
+    }
+}
+
+/// The note for a gated pod: its gates, what kube-scheduler does with it
+/// (nothing, until they are removed), and where it would land without them.
+fn gated_note(
+    what_if: &mut WhatIf<'_>,
+    pod: &podplace_model::objects::Pod,
+    gates: &[String],
+) -> Note {
+    let mut ungated = pod.clone();
+    ungated.scheduling_gates.clear();
+    let outcome = what_if.schedule(&ungated);
+    let then = match outcome.chosen {
+        Some(n) => format!(
+            "With every gate removed, kube-scheduler would bind it to {}.",
+            what_if.state().node(n).name
+        ),
+        None if !outcome.message.is_empty() => format!(
+            "With every gate removed it would still stay Pending: {}",
+            outcome.message
+        ),
+        None => "With every gate removed it would still not be placed.".to_string(),
+    };
+    Note {
+        kind: NoteKind::Gated,
+        term: None,
+        text: format!(
+            "spec.schedulingGates lists {}: kube-scheduler's SchedulingGates plugin keeps the \
+             pod out of the scheduling queue (PreEnqueue), so it is never tried and gets no \
+             FailedScheduling event until every gate is removed (whoever added a gate \
+             removes it). {then}",
+            gates.join(", ")
+        ),
     }
 }

@@ -243,6 +243,196 @@ pub enum Detail {
     ExistingAntiAffinity,
     /// The pod's required node affinity terms name disjoint node sets.
     Conflict,
+    /// Bound claims whose PersistentVolume's node affinity excludes the node
+    /// (VolumeBinding).
+    VolumeNodeAffinity {
+        /// Each such claim with its volume and the requirements the node misses.
+        volumes: Vec<VolumeReach>,
+    },
+    /// Claims that wait for their first consumer and for which neither an
+    /// available PersistentVolume nor provisioning works on the node
+    /// (VolumeBinding).
+    VolumeUnbound {
+        /// Each such claim and why.
+        claims: Vec<UnboundClaim>,
+    },
+    /// Claims whose class provisions only where a CSIStorageCapacity
+    /// reachable from the node is large enough, and none is (VolumeBinding).
+    VolumeCapacity {
+        /// Each such claim.
+        claims: Vec<UnboundClaim>,
+    },
+    /// Bound claims whose PersistentVolume does not exist (VolumeBinding).
+    VolumeMissing {
+        /// (claim, the volume it names).
+        claims: Vec<(String, String)>,
+    },
+    /// Bound volumes labelled with a zone or region the node is not in
+    /// (VolumeZone).
+    VolumeZone {
+        /// Each such volume with the labels the node does not match.
+        volumes: Vec<ZoneMiss>,
+    },
+    /// A ReadWriteOncePod claim another scheduled pod uses (VolumeRestrictions;
+    /// it holds on every node).
+    ReadWriteOncePod {
+        /// (claim, holding pod `ns/name`, the node it runs on).
+        holders: Vec<(String, String, String)>,
+    },
+    /// An in-tree disk (GCE PD, AWS EBS, iSCSI, RBD) a pod on the node
+    /// already mounts (VolumeRestrictions).
+    DiskConflict {
+        /// The pods on the node mounting it, `ns/name`.
+        pods: Vec<String>,
+    },
+    /// The node's CSINode attach limit for a driver would be exceeded
+    /// (NodeVolumeLimits).
+    VolumeLimit {
+        /// One per exceeded driver.
+        drivers: Vec<VolumeLimitView>,
+    },
+    /// Allocated ResourceClaims whose allocation is not available on the
+    /// node (DynamicResources).
+    ResourceClaimNodes {
+        /// Each such claim with the allocation's node selector terms the
+        /// node fails.
+        claims: Vec<ClaimNodes>,
+    },
+}
+
+/// A bound claim's volume and how its node affinity misses a node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VolumeReach {
+    /// The claim, `ns/name`.
+    pub claim: String,
+    /// Its PersistentVolume (empty for a volume podplace assumed
+    /// provisioned, whose name is not known yet).
+    pub volume: String,
+    /// Per `spec.nodeAffinity.required` term (ORed, so all fail): its index
+    /// and the requirements the node fails.
+    pub terms: Vec<(usize, Vec<LabelMiss>)>,
+}
+
+/// A claim that waits for its first consumer, and why the node cannot
+/// serve it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnboundClaim {
+    /// The claim, `ns/name`.
+    pub claim: String,
+    /// Its StorageClass (empty: none).
+    pub class: String,
+    /// `spec.resources.requests.storage` in bytes, when set.
+    pub request: Option<i64>,
+    /// Why, one sentence per cause: no fitting PersistentVolume reaches
+    /// the node, the class cannot provision there (and why), or the claim
+    /// is already being provisioned for another node.
+    pub causes: Vec<String>,
+}
+
+/// A bound volume's zone or region label the node does not match.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ZoneMiss {
+    /// The claim, `ns/name`.
+    pub claim: String,
+    /// Its PersistentVolume.
+    pub volume: String,
+    /// (label key, the volume's value, the node's value or `None`).
+    pub labels: Vec<(String, String, Option<String>)>,
+}
+
+/// One CSI driver's attach limit on a node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VolumeLimitView {
+    /// The driver.
+    pub driver: String,
+    /// CSINode `allocatable.count`.
+    pub limit: i64,
+    /// Distinct volumes of the driver already attached by the node's pods.
+    pub attached: usize,
+    /// The pod's volumes not attached there yet.
+    pub adding: usize,
+}
+
+/// An allocated ResourceClaim whose allocation misses a node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClaimNodes {
+    /// The ResourceClaim, `ns/name`.
+    pub claim: String,
+    /// Per term of `status.allocation.nodeSelector`: its index and the
+    /// requirements the node fails.
+    pub terms: Vec<(usize, Vec<LabelMiss>)>,
+}
+
+/// What a PreFilter rejection (or a hold before scheduling) is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PodReasonKind {
+    /// A PersistentVolumeClaim the pod names does not exist.
+    ClaimNotFound,
+    /// A generic ephemeral volume's claim is not created yet.
+    EphemeralClaimNotCreated,
+    /// A claim is being deleted.
+    ClaimBeingDeleted,
+    /// A claim is bound to a PersistentVolume that does not exist (Lost).
+    ClaimLost,
+    /// A generic ephemeral volume's claim is not owned by the pod.
+    ClaimNotOwned,
+    /// A claim whose class binds Immediately is not bound yet.
+    UnboundImmediate,
+    /// VolumeZone cannot read a bound claim's volume.
+    VolumeUnreadable,
+    /// A ResourceClaim the pod names does not exist (or is not created yet).
+    ResourceClaimNotFound,
+    /// A ResourceClaim is being deleted.
+    ResourceClaimBeingDeleted,
+    /// A template's ResourceClaim is not owned by the pod.
+    ResourceClaimNotOwned,
+    /// An allocated ResourceClaim's `status.reservedFor` is full.
+    ResourceClaimInUse,
+    /// A ResourceClaim needs devices allocated, which podplace does not model.
+    NotModelled,
+}
+
+impl PodReasonKind {
+    /// The spelling used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodReasonKind::ClaimNotFound => "claim_not_found",
+            PodReasonKind::EphemeralClaimNotCreated => "ephemeral_claim_not_created",
+            PodReasonKind::ClaimBeingDeleted => "claim_being_deleted",
+            PodReasonKind::ClaimLost => "claim_lost",
+            PodReasonKind::ClaimNotOwned => "claim_not_owned",
+            PodReasonKind::UnboundImmediate => "unbound_immediate",
+            PodReasonKind::VolumeUnreadable => "volume_unreadable",
+            PodReasonKind::ResourceClaimNotFound => "resource_claim_not_found",
+            PodReasonKind::ResourceClaimBeingDeleted => "resource_claim_being_deleted",
+            PodReasonKind::ResourceClaimNotOwned => "resource_claim_not_owned",
+            PodReasonKind::ResourceClaimInUse => "resource_claim_in_use",
+            PodReasonKind::NotModelled => "not_modelled",
+        }
+    }
+}
+
+/// A reason about the pod itself, before any node is looked at: a
+/// PreFilter plugin rejected it (so every node "fails" alike and no Filter
+/// runs), or a PreEnqueue plugin holds it out of the scheduling queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodReason {
+    /// The plugin (`VolumeBinding`, `DynamicResources`, ...).
+    pub plugin: &'static str,
+    /// `UnschedulableAndUnresolvable` (preemption cannot help).
+    pub code: &'static str,
+    /// The reason as kube-scheduler words it (podplace's own words for
+    /// [`PodReasonKind::NotModelled`]).
+    pub message: String,
+    /// What it is about.
+    pub kind: PodReasonKind,
+    /// The claims it names, `ns/name` (PersistentVolumeClaims or ResourceClaims).
+    pub claims: Vec<String>,
+    /// Whether kube-scheduler holds the pod before scheduling (PreEnqueue):
+    /// it is never tried and gets no FailedScheduling event.
+    pub held: bool,
+    /// What it means and what to do, in a sentence or two.
+    pub text: String,
 }
 
 /// One reason a node rejects the pod.
@@ -312,6 +502,8 @@ pub enum NoteKind {
     OtherScheduler,
     /// The pod has finished; the scheduler ignores it.
     Finished,
+    /// The pod is gated (`spec.schedulingGates`).
+    Gated,
     /// A rolling update that cannot progress (story 4).
     RolloutStalled,
     /// Anything else worth knowing.
@@ -328,6 +520,7 @@ impl NoteKind {
             NoteKind::Preemption => "preemption",
             NoteKind::OtherScheduler => "other_scheduler",
             NoteKind::Finished => "finished",
+            NoteKind::Gated => "gated",
             NoteKind::RolloutStalled => "rollout_stalled",
             NoteKind::Info => "info",
         }
@@ -382,6 +575,12 @@ pub enum Phase {
         /// `spec.schedulerName`.
         scheduler: String,
     },
+    /// The pod has `spec.schedulingGates`: kube-scheduler never tries it
+    /// (no FailedScheduling message) until they are all removed.
+    Gated {
+        /// The gates, in spec order.
+        gates: Vec<String>,
+    },
     /// The pod has finished (phase Succeeded or Failed): kube-scheduler no
     /// longer sees it, so there is nothing to schedule or to block.
     Finished {
@@ -406,6 +605,9 @@ pub struct Explanation {
     pub message: String,
     /// Number of nodes in the cluster.
     pub node_count: usize,
+    /// Why no node was even looked at: a PreFilter plugin rejected the pod
+    /// itself (then `nodes` is empty), or a PreEnqueue plugin holds it.
+    pub pod_reasons: Vec<PodReason>,
     /// Nodes that reject the pod, in node order, each with every reason.
     pub nodes: Vec<NodeVerdict>,
     /// The same nodes grouped by identical reasons: the nodes closest to

@@ -36,7 +36,7 @@ fn class_driver(storage: &Storage, class: &str, csi: &CsiNode) -> Option<String>
 }
 
 /// The (driver, volume handle) pairs of a pod's attachable volumes.
-fn volumes(
+pub(crate) fn volumes(
     cluster: &ClusterState,
     pod: &Pod,
     csi: &CsiNode,

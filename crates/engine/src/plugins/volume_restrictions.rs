@@ -24,7 +24,7 @@ pub struct State {
     pub conflicts: usize,
 }
 
-fn uses(pod: &Pod, namespace: Sym, claim: &str) -> bool {
+pub(crate) fn uses(pod: &Pod, namespace: Sym, claim: &str) -> bool {
     pod.namespace == namespace
         && pod
             .volumes

@@ -14,7 +14,7 @@ use crate::status::{Code, Plugin, Status};
 pub const REASON: &str = "node(s) had no available volume zone";
 
 /// The labels VolumeZone reads, with the GA label each stands for.
-const TOPOLOGY_LABELS: [(&str, &str); 4] = [
+pub const TOPOLOGY_LABELS: [(&str, &str); 4] = [
     (
         "failure-domain.beta.kubernetes.io/zone",
         "topology.kubernetes.io/zone",
