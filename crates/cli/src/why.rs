@@ -1493,9 +1493,15 @@ fn render_scores(out: &mut impl Write, e: &Explanation) -> Result<()> {
     }
     if let Some(node) = chosen {
         let tie = if e.tied.len() > 1 {
-            // A handful of names and a count of the rest (JSON lists all).
-            let others: Vec<&String> = e.tied.iter().filter(|t| *t != node).collect();
-            format!(" (tied with {})", crate::text::tied_names(&others))
+            format!(
+                " (tied with {})",
+                e.tied
+                    .iter()
+                    .filter(|t| *t != node)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         } else {
             String::new()
         };
