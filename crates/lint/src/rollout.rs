@@ -76,6 +76,36 @@ pub fn merge(manifests: &Inventory, snapshot: Option<&Inventory>) -> Inventory {
     out.runtime_classes = take(&snap.runtime_classes, &manifests.runtime_classes, |o| {
         &o.metadata
     });
+    // Storage and claims: the volume plugins place with them.
+    out.persistent_volumes = take(
+        &snap.persistent_volumes,
+        &manifests.persistent_volumes,
+        |o| &o.metadata,
+    );
+    out.persistent_volume_claims = take(
+        &snap.persistent_volume_claims,
+        &manifests.persistent_volume_claims,
+        |o| &o.metadata,
+    );
+    out.storage_classes = take(&snap.storage_classes, &manifests.storage_classes, |o| {
+        &o.metadata
+    });
+    out.csi_nodes = take(&snap.csi_nodes, &manifests.csi_nodes, |o| &o.metadata);
+    out.csi_drivers = take(&snap.csi_drivers, &manifests.csi_drivers, |o| &o.metadata);
+    out.csi_storage_capacities = take(
+        &snap.csi_storage_capacities,
+        &manifests.csi_storage_capacities,
+        |o| &o.metadata,
+    );
+    out.resource_claims = take(&snap.resource_claims, &manifests.resource_claims, |o| {
+        &o.metadata
+    });
+    out.device_classes = take(&snap.device_classes, &manifests.device_classes, |o| {
+        &o.metadata
+    });
+    out.resource_slices = take(&snap.resource_slices, &manifests.resource_slices, |o| {
+        &o.metadata
+    });
     out
 }
 

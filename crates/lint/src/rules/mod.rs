@@ -15,6 +15,7 @@ pub mod pp009_pdb_blocks_eviction;
 pub mod pp010_cluster_wide_selector;
 pub mod pp011_no_eligible_node;
 pub mod pp012_blocked_by_running_workload;
+pub mod pp013_volumes_limit_domains;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiSelector;
 use podplace_model::selector::Requirement;
@@ -32,7 +33,7 @@ pub struct Rule {
 }
 
 /// Every rule, in id order.
-pub static RULES: [Rule; 12] = [
+pub static RULES: [Rule; 13] = [
     Rule {
         info: &pp001_selector_too_broad::INFO,
         check: pp001_selector_too_broad::check,
@@ -80,6 +81,10 @@ pub static RULES: [Rule; 12] = [
     Rule {
         info: &pp012_blocked_by_running_workload::INFO,
         check: pp012_blocked_by_running_workload::check,
+    },
+    Rule {
+        info: &pp013_volumes_limit_domains::INFO,
+        check: pp013_volumes_limit_domains::check,
     },
 ];
 

@@ -10,3 +10,4 @@ mod installs;
 mod sarif;
 mod stories;
 mod support;
+mod volumes;
