@@ -5,6 +5,8 @@
 //! crate links its tests once instead of once per file.
 
 mod drift;
+mod fewest;
 mod no_flapping;
 mod policies;
+mod sim_waves;
 mod simulate;
