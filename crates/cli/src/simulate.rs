@@ -56,6 +56,10 @@ struct JsonStep<'a> {
     step: &'a str,
     placements: Vec<JsonPlacement>,
     pending: Vec<JsonPending>,
+    /// Pods held by scheduling gates (never tried), with SchedulingGates'
+    /// message naming the gates; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gated: Vec<JsonPending>,
     findings: &'a [Finding],
 }
 
@@ -131,6 +135,13 @@ fn json(run: &Run) -> JsonOutput<'_> {
                         message: p.message.clone(),
                     })
                     .collect(),
+                gated: s
+                    .gated()
+                    .map(|p| JsonPending {
+                        pod: p.pod.clone(),
+                        message: p.gated.clone().unwrap_or_default(),
+                    })
+                    .collect(),
                 findings: &s.findings,
             })
             .collect(),
@@ -160,7 +171,8 @@ fn short_names(workloads: &BTreeSet<String>) -> BTreeMap<String, String> {
 }
 
 /// Nodes × workloads: pods of each workload on each node ("2+1" when one
-/// more is terminating), and a Pending row.
+/// more is terminating), a Pending row and a Gated row (pods held by
+/// scheduling gates).
 fn placement_table(step: &StepReport) -> Option<Table> {
     let workloads: BTreeSet<String> = step.pods.iter().map(|p| p.workload.clone()).collect();
     if workloads.is_empty() {
@@ -172,12 +184,15 @@ fn placement_table(step: &StepReport) -> Option<Table> {
     let mut header = vec!["NODE".to_string()];
     header.extend(workloads.iter().map(|w| names[w].clone()));
     table.set_header(header);
-    // (node or None for Pending, workload) -> (running, terminating)
+    // (node, or "Pending"/"Gated" as None/Some(GATED), workload) -> (running, terminating)
+    const GATED: &str = "\0gated";
     let mut cells: BTreeMap<(Option<&str>, &str), (usize, usize)> = BTreeMap::new();
     for p in &step.pods {
-        let e = cells
-            .entry((p.node.as_deref(), p.workload.as_str()))
-            .or_default();
+        let row = match (&p.node, &p.gated) {
+            (None, Some(_)) => Some(GATED),
+            (node, _) => node.as_deref(),
+        };
+        let e = cells.entry((row, p.workload.as_str())).or_default();
         if p.terminating {
             e.1 += 1;
         } else {
@@ -201,9 +216,14 @@ fn placement_table(step: &StepReport) -> Option<Table> {
         row.extend(workloads.iter().map(|w| cell(Some(&n.name), w)));
         table.add_row(row);
     }
-    if step.pods.iter().any(|p| p.node.is_none()) {
+    if step.pending().next().is_some() {
         let mut row = vec!["Pending".to_string()];
         row.extend(workloads.iter().map(|w| cell(None, w)));
+        table.add_row(row);
+    }
+    if step.gated().next().is_some() {
+        let mut row = vec!["Gated".to_string()];
+        row.extend(workloads.iter().map(|w| cell(Some(GATED), w)));
         table.add_row(row);
     }
     for i in 1..=workloads.len() {
@@ -291,6 +311,19 @@ fn render_step(out: &mut impl Write, step: &StepReport, with_table: bool) -> Res
             writeln!(out, "    {}  {}", p.pod, p.message)?;
         }
     }
+    let gated: Vec<_> = step.gated().collect();
+    if !gated.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "  Gated (not tried by the scheduler):")?;
+        for p in gated {
+            writeln!(
+                out,
+                "    {}  {}",
+                p.pod,
+                p.gated.as_deref().unwrap_or_default()
+            )?;
+        }
+    }
     if !step.findings.is_empty() {
         writeln!(out)?;
         writeln!(
@@ -301,7 +334,9 @@ fn render_step(out: &mut impl Write, step: &StepReport, with_table: bool) -> Res
         for f in &step.findings {
             let kind = f.kind.as_str();
             let colored = match f.kind {
-                FindingKind::ExpectFailed | FindingKind::RolloutStuck => kind
+                FindingKind::ExpectFailed
+                | FindingKind::RolloutStuck
+                | FindingKind::VolumeUnreachable => kind
                     .if_supports_color(Stream::Stdout, |t| t.red())
                     .to_string(),
                 _ => kind

@@ -216,3 +216,54 @@ fn a_rebalance_step_restores_the_drifted_spread() {
     after.sort_unstable();
     assert_eq!(after, [1, 2, 2]);
 }
+
+/// Zone loss with zonal WaitForFirstConsumer volumes: the claims made from
+/// the StatefulSet's templates, each provisioned where its replica landed,
+/// and the force-deleted replica Pending with the finding that names its
+/// claim, volume and reach.
+#[test]
+fn zone_loss_keeps_a_replica_to_its_volume() {
+    let scenario = "../simulate/zone-loss.yaml";
+    let (stdout, stderr, code) = podplace(&["simulate", scenario]);
+    assert_eq!(code, 0, "{stderr}");
+    insta::assert_snapshot!(stdout);
+    let (steps, _) = simulate_json(scenario);
+    let last = steps.last().expect("steps");
+    let f = last["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "VolumeUnreachable")
+        .expect("a VolumeUnreachable finding");
+    assert_eq!(f["pod"], "default/db-0");
+    assert_eq!(
+        f["rule"],
+        "claim default/data-db-0: the volume provisioned for node a1 reaches topology.kubernetes.io/zone=a"
+    );
+    assert!(f["fix"]
+        .as_str()
+        .unwrap()
+        .contains("delete claim default/data-db-0"));
+}
+
+/// Gated pods are listed apart (`gated` in JSON, naming the gates), never
+/// Pending, until `ungate` removes their gates.
+#[test]
+fn gated_pods_are_reported_apart_until_ungated() {
+    let (steps, code) = simulate_json("../simulate/gated.yaml");
+    assert_eq!(code, 0);
+    assert_eq!(steps[0]["pending"], serde_json::json!([]));
+    assert_eq!(
+        steps[0]["gated"],
+        serde_json::json!([
+            {"pod": "default/batch-0", "message": "waiting for scheduling gates: [example.com/capacity]"},
+            {"pod": "default/train", "message": "waiting for scheduling gates: [example.com/quota example.com/review]"}
+        ])
+    );
+    let last = steps.last().unwrap();
+    assert!(last.get("gated").is_none(), "no gated pods left: {last}");
+    assert_eq!(
+        per_node(last, "default/"),
+        BTreeMap::from([("worker1".to_string(), 3)])
+    );
+}
