@@ -847,6 +847,12 @@ fn render_text(
         writeln!(out)?;
         let title = if e.pod_reasons.iter().all(|r| r.held) {
             "Why kube-scheduler holds it before scheduling (no node is looked at):"
+        } else if e
+            .pod_reasons
+            .iter()
+            .any(|r| r.kind == podplace_explain::PodReasonKind::NotModelled)
+        {
+            "Why podplace cannot place it (what it needs is not modelled; no node is looked at):"
         } else {
             "Why no node is looked at (a PreFilter plugin rejects the pod itself, so every node \"fails\" alike):"
         };

@@ -278,9 +278,9 @@ fn volume_reach(cluster: &ClusterState, pod: &Pod, claim: &Claim, node: &Node) -
 /// Available volumes of the claim's class that fit it apart from the node
 /// (size, volume mode, attributes class, access modes, selector): the
 /// binder's checks, less node affinity.
-fn fitting_volumes(storage: &Storage, claim: &Claim, interner: &Interner) -> (usize, usize) {
+fn fitting_volumes(storage: &Storage, claim: &Claim, interner: &Interner) -> (usize, Vec<String>) {
     let mut available = 0;
-    let mut fitting = 0;
+    let mut fitting = Vec::new();
     for v in &storage.volumes {
         if *v.class != *claim.class || !v.available || v.deleting {
             continue;
@@ -298,7 +298,7 @@ fn fitting_volumes(storage: &Storage, claim: &Claim, interner: &Interner) -> (us
                 .as_ref()
                 .is_none_or(|s| s.matches(&v.labels, interner))
         {
-            fitting += 1;
+            fitting.push(v.name.to_string());
         }
     }
     (available, fitting)
@@ -322,14 +322,20 @@ fn unbound_claim(cluster: &ClusterState, pod: &Pod, claim: &Claim, node: &Node) 
             .map(|r| format!(" of at least {}", bytes(r)))
             .unwrap_or_default();
         let (available, fitting) = fitting_volumes(storage, claim, interner);
-        causes.push(match (available, fitting) {
+        causes.push(match (available, fitting.len()) {
             (0, _) => format!("no available PersistentVolume of class {class:?}"),
             (_, 0) => format!(
                 "none of the {available} available PersistentVolume(s) of class {class:?} fits the claim (size{size}, access modes, volume mode, selector)"
             ),
-            (_, _) => format!(
-                "{fitting} available PersistentVolume(s) of class {class:?} fit the claim{size}, but none reaches this node (their node affinity)"
-            ),
+            (_, n) => {
+                let mut names = fitting[..n.min(3)].join(", ");
+                if n > 3 {
+                    names.push_str(&format!(" and {} more", n - 3));
+                }
+                format!(
+                    "the available PersistentVolume(s) of class {class:?} that fit the claim ({names}) do not reach the node (their node affinity)"
+                )
+            }
         });
         causes.push(match storage.classes.get(&claim.class) {
             _ if class.is_empty() => "the claim has no StorageClass to provision from".to_string(),
@@ -340,16 +346,15 @@ fn unbound_claim(cluster: &ClusterState, pod: &Pod, claim: &Claim, node: &Node) 
             ),
             Some(c) => match &c.allowed_topologies {
                 Some(t) if !t.matches(&node.labels, node.name_sym, interner) => {
+                    // The requirements only: the node's values vary across
+                    // a group and are shown by the other reasons' lines.
                     let misses: Vec<String> = selector_misses(t, node, interner)
                         .into_iter()
                         .flat_map(|(_, ms)| ms)
-                        .map(|m| match m.node_value {
-                            Some(v) => format!("{} (the node has {}={v})", m.requirement, m.key),
-                            None => format!("{} (the node has no {} label)", m.requirement, m.key),
-                        })
+                        .map(|m| m.requirement)
                         .collect();
                     format!(
-                        "StorageClass {class:?} provisions only within its allowedTopologies, which exclude the node: {}",
+                        "StorageClass {class:?} provisions only within its allowedTopologies, which the node is outside of: {}",
                         misses.join("; ")
                     )
                 }
@@ -596,10 +601,11 @@ pub(crate) fn pod_reason(cluster: &ClusterState, pod: &Pod, status: &Status) -> 
     let list = claims.join(", ");
     let text = match kind {
         PodReasonKind::ClaimNotFound => format!(
-            "The pod mounts PersistentVolumeClaim {list}, which does not exist. VolumeBinding's \
+            "The pod mounts PersistentVolumeClaim {list}, which does not exist. {}'s \
              PreFilter rejects the pod before any node is looked at, so no node, eviction or \
              node change can help: create the claim (a StatefulSet's volumeClaimTemplates \
-             create it with the pod), or fix the claim name in the pod."
+             create it with the pod), or fix the claim name in the pod.",
+            plugin.name()
         ),
         PodReasonKind::EphemeralClaimNotCreated => format!(
             "The ephemeral volume controller has not created claim {list} for the pod yet; \

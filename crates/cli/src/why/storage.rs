@@ -167,7 +167,7 @@ pub(super) fn render(
             for (claim, pod, node) in holders {
                 writeln!(
                     out,
-                    "      claim {claim} is ReadWriteOncePod and pod {pod} on {node} already uses it (so every node fails; only that pod's going frees it)"
+                    "      claim {claim} is ReadWriteOncePod and pod {pod} on {node} already uses it (it fails on every node until that pod is gone)"
                 )?;
             }
         }
