@@ -15,6 +15,5 @@ mod rebalance_interval;
 mod simulate;
 mod snapshot;
 mod support;
-mod tied;
 mod why;
 mod why_volumes;
