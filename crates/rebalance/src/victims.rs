@@ -20,11 +20,13 @@
 //! 6. and only then the pod's `namespace/name`, which decides *which* of
 //!    pods equal in all the above, on the same node, goes — never how many.
 //!
-//! Ranks go stale as moves are planned; the planner re-ranks a pod when it
-//! comes up and puts it back when it has fallen behind the next one
-//! (points 1 and 2 only: drops in point 3 shrink with every move and would
-//! only reshuffle pods equal in kind). This is a constant amount of work
-//! per candidate, whatever the cluster's size: no search.
+//! Ranks go stale as moves are planned; the planner ranks a pod again when
+//! it comes up and puts it back in line when it has fallen behind the next
+//! one (whose rank may be stale, so better than it is: that one is ranked
+//! again in turn). So each eviction goes to the best candidate as the
+//! cluster is at that point, and the work per planned eviction is ranking
+//! again the candidates whose rank that eviction lowered (pods of the same
+//! workload, mostly) — greedy, never a search over sequences.
 
 use std::cmp::Ordering;
 
@@ -73,11 +75,10 @@ impl Rank {
         }
     }
 
-    /// Points 1 and 2 of the order: whether `self`, fresh, has fallen
-    /// behind `next` (maybe stale) and must wait its turn again.
+    /// Whether `self`, fresh, has fallen behind `next` (maybe stale) and
+    /// must wait its turn again.
     pub fn behind(&self, next: &Rank) -> bool {
-        (self.avoid, std::cmp::Reverse(self.improved))
-            > (next.avoid, std::cmp::Reverse(next.improved))
+        self > next
     }
 }
 
@@ -125,5 +126,6 @@ mod tests {
         assert!(same_elsewhere < both, "then the node order, before names");
         assert!(rank(&[-800, -1], 1, "a") < both, "names last");
         assert!(soft_only.behind(&both) && !both.behind(&soft_only));
+        assert!(both.behind(&bigger), "a smaller drop waits");
     }
 }
