@@ -9,6 +9,7 @@ mod place;
 mod rebalance;
 mod simulate;
 mod snapshot;
+mod text;
 mod why;
 mod world;
 

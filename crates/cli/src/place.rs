@@ -162,15 +162,9 @@ fn render_text(
             match &p.node {
                 Some(node) => {
                     let tie = if p.tied.len() > 1 {
-                        format!(
-                            "  (tied with {})",
-                            p.tied
-                                .iter()
-                                .filter(|t| *t != node)
-                                .cloned()
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        // A handful of names and a count of the rest (JSON lists all).
+                        let others: Vec<&String> = p.tied.iter().filter(|t| *t != node).collect();
+                        format!("  (tied with {})", crate::text::tied_names(&others))
                     } else {
                         String::new()
                     };

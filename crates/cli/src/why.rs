@@ -1499,15 +1499,9 @@ fn render_scores(out: &mut impl Write, e: &Explanation) -> Result<()> {
     }
     if let Some(node) = chosen {
         let tie = if e.tied.len() > 1 {
-            format!(
-                " (tied with {})",
-                e.tied
-                    .iter()
-                    .filter(|t| *t != node)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            // A handful of names and a count of the rest (JSON lists all).
+            let others: Vec<&String> = e.tied.iter().filter(|t| *t != node).collect();
+            format!(" (tied with {})", crate::text::tied_names(&others))
         } else {
             String::new()
         };

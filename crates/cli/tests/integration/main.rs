@@ -15,5 +15,6 @@ mod rebalance_interval;
 mod simulate;
 mod snapshot;
 mod support;
+mod tied;
 mod why;
 mod why_volumes;
