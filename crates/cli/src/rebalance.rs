@@ -450,11 +450,24 @@ async fn live(
         args.verbose.verbose,
         false,
     )?;
-    Ok(if report.clean() {
+    Ok(if landed_as_predicted(&report) {
         Exit::Ok
     } else {
         Exit::Findings
     })
+}
+
+/// `--execute`'s exit 0: every planned eviction was carried out and each
+/// replacement landed where the plan said or on a node the plan scored
+/// equal (the real scheduler picks among those at random: a landing as
+/// predicted). A landing outside the tied set, a replacement not bound, an
+/// eviction refused or a pod already gone, or a run stopped early, is 1.
+fn landed_as_predicted(report: &ExecutionReport) -> bool {
+    report.stopped.is_none()
+        && report
+            .steps
+            .iter()
+            .all(|s| matches!(s.outcome, StepOutcome::AsPredicted | StepOutcome::Tied))
 }
 
 /// One line per `--interval` run: what was planned and what happened —
@@ -569,15 +582,10 @@ fn print_plan(
 /// Nodes that scored as high as the chosen one, for text: on big clusters
 /// dozens tie, and the first few say enough (`-o json` lists all).
 fn tied_text(tied: &[String]) -> String {
-    const SHOWN: usize = 5;
-    match tied.len() {
-        0 => String::new(),
-        n if n <= SHOWN => format!(" (tied with {})", tied.join(", ")),
-        n => format!(
-            " (tied with {} and {} more)",
-            tied[..SHOWN].join(", "),
-            n - SHOWN
-        ),
+    if tied.is_empty() {
+        String::new()
+    } else {
+        format!(" (tied with {})", crate::text::tied_names(tied))
     }
 }
 
@@ -746,7 +754,7 @@ fn render_text(
 
 #[cfg(test)]
 mod tests {
-    use super::{run_summary, tied_text};
+    use super::{landed_as_predicted, run_summary, tied_text};
     use podplace_runtime::live::{ExecutionReport, Step, StepOutcome};
 
     fn step(outcome: StepOutcome) -> Step {
@@ -800,6 +808,35 @@ mod tests {
             run_summary(3, 0, Some(&rough), true),
             "planned 3, evicted 1, 0 mismatch(es), 1 landed on a node scored equal, 1 already gone, 2 replan(s); stopped: shop/web-3 could not be evicted after 3 attempts"
         );
+    }
+
+    #[test]
+    fn a_tied_landing_exits_0_a_landing_elsewhere_or_a_failed_eviction_1() {
+        let report = |outcomes: &[StepOutcome]| ExecutionReport {
+            steps: outcomes.iter().map(|&o| step(o)).collect(),
+            ..Default::default()
+        };
+        assert!(landed_as_predicted(&report(&[StepOutcome::AsPredicted])));
+        assert!(landed_as_predicted(&report(&[
+            StepOutcome::Tied,
+            StepOutcome::AsPredicted,
+            StepOutcome::Tied
+        ])));
+        for bad in [
+            StepOutcome::Elsewhere,
+            StepOutcome::NotScheduled,
+            StepOutcome::Blocked,
+            StepOutcome::Forbidden,
+            StepOutcome::Gone,
+        ] {
+            assert!(
+                !landed_as_predicted(&report(&[StepOutcome::Tied, bad])),
+                "{bad:?}"
+            );
+        }
+        let mut stopped = report(&[StepOutcome::Tied]);
+        stopped.stopped = Some("lost the lease".to_string());
+        assert!(!landed_as_predicted(&stopped));
     }
 
     #[test]
