@@ -4,6 +4,7 @@
 //! Each integration test file is a module of this one test binary, so the
 //! crate links its tests once instead of once per file.
 
+mod descheduler;
 mod drift;
 mod fewest;
 mod no_flapping;
