@@ -11,3 +11,4 @@ mod no_flapping;
 mod policies;
 mod sim_waves;
 mod simulate;
+mod volumes;
