@@ -244,6 +244,8 @@ fn change_lines(changes: &[Change]) -> Vec<String> {
         Change::Pending { .. } => "pending",
         Change::Deleted { .. } => "deleted",
         Change::Evicted { .. } => "evicted",
+        Change::ClaimCreated { .. } => "claim-created",
+        Change::ClaimSettled { .. } => "claim-settled",
         _ => "",
     };
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
@@ -262,6 +264,13 @@ fn change_lines(changes: &[Change]) -> Vec<String> {
                     "gone" => format!("{} terminated pods are gone", count[k]),
                     "pending" => format!("{} pods could not be scheduled", count[k]),
                     "deleted" => format!("deleted {} pods", count[k]),
+                    "claim-created" => {
+                        format!("created {} claims from volumeClaimTemplates", count[k])
+                    }
+                    "claim-settled" => format!(
+                        "{} claims bound or provisioned where their pods landed",
+                        count[k]
+                    ),
                     _ => format!("evicted {} pods", count[k]),
                 });
             }

@@ -120,6 +120,30 @@ pub enum Change {
         /// The node.
         node: String,
     },
+    /// The StatefulSet controller created a claim from a
+    /// `volumeClaimTemplate` (with the pod that uses it).
+    ClaimCreated {
+        /// `namespace/name` of the claim.
+        claim: String,
+        /// The claim's StorageClass (empty: none).
+        class: String,
+        /// `Kind/namespace/name` of the StatefulSet.
+        workload: String,
+        /// The template's name.
+        template: String,
+    },
+    /// A bind bound a waiting claim to a volume, or provisioned one for
+    /// the node (VolumeBinding's Reserve and PreBind).
+    ClaimSettled {
+        /// `namespace/name` of the claim.
+        claim: String,
+        /// The PersistentVolume it was bound to (`None`: provisioned).
+        volume: Option<String>,
+        /// The node the pod was bound to.
+        node: String,
+        /// Where the volume reaches, in words (`None`: everywhere).
+        reach: Option<String>,
+    },
     /// Anything else worth a line.
     Note {
         /// The line.
@@ -156,6 +180,46 @@ impl fmt::Display for Change {
             Change::NodeRestored { node } => write!(f, "{node} is Ready again"),
             Change::NodeAdded { node } => write!(f, "added node {node}"),
             Change::NodeUpdated { node } => write!(f, "updated node {node}"),
+            Change::ClaimCreated {
+                claim,
+                class,
+                workload,
+                template,
+            } => {
+                let class = if class.is_empty() {
+                    "no class".to_string()
+                } else {
+                    format!("class {class}")
+                };
+                write!(
+                    f,
+                    "created claim {claim} ({class}) from {workload}'s volumeClaimTemplate {template}"
+                )
+            }
+            Change::ClaimSettled {
+                claim,
+                volume: Some(v),
+                reach,
+                ..
+            } => {
+                write!(f, "claim {claim} bound to PersistentVolume {v}")?;
+                match reach {
+                    Some(r) => write!(f, ", which reaches {r}"),
+                    None => Ok(()),
+                }
+            }
+            Change::ClaimSettled {
+                claim,
+                volume: None,
+                node,
+                reach,
+            } => {
+                write!(f, "claim {claim}: volume provisioned for {node}")?;
+                match reach {
+                    Some(r) => write!(f, ", reaching {r}"),
+                    None => Ok(()),
+                }
+            }
             Change::Note { text } => f.write_str(text),
         }
     }

@@ -155,26 +155,23 @@ impl Simulation {
             if !claim.template {
                 continue;
             }
-            let class = if claim.class.is_empty() {
-                "no class".to_string()
-            } else {
-                format!("class {}", claim.class)
-            };
-            created.push(format!(
-                "created claim {}/{} ({class}) from {display}'s volumeClaimTemplate {}",
-                self.world.state().interner().resolve(pod.namespace),
-                claim.name,
-                pc.volume
-            ));
+            created.push(Change::ClaimCreated {
+                claim: format!(
+                    "{}/{}",
+                    self.world.state().interner().resolve(pod.namespace),
+                    claim.name
+                ),
+                class: claim.class.to_string(),
+                workload: display.clone(),
+                template: pc.volume.to_string(),
+            });
             self.world
                 .state_mut()
                 .storage_mut()
                 .claims
                 .insert((claim.namespace, claim.name.clone()), claim);
         }
-        for text in created {
-            self.changes.push(Change::Note { text });
-        }
+        self.changes.extend(created);
     }
 
     /// The claims of a pod in the state, with how each stands.
@@ -216,25 +213,15 @@ impl Simulation {
             let ns_name = self.world.state().interner().resolve(ns);
             let node_name = &self.world.state().node(node).name;
             let reach = self.claim_reach(c).map(|r| self.describe_reach(&r));
-            let line = if !c.volume_name.is_empty() {
-                format!(
-                    "claim {ns_name}/{name} bound to PersistentVolume {}{}",
-                    c.volume_name,
-                    reach
-                        .map(|r| format!(", which reaches {r}"))
-                        .unwrap_or_default()
-                )
-            } else {
-                format!(
-                    "claim {ns_name}/{name}: volume provisioned for {node_name}{}",
-                    reach.map(|r| format!(", reaching {r}")).unwrap_or_default()
-                )
+            let line = Change::ClaimSettled {
+                claim: format!("{ns_name}/{name}"),
+                volume: (!c.volume_name.is_empty()).then(|| c.volume_name.to_string()),
+                node: node_name.to_string(),
+                reach,
             };
             lines.push(line);
         }
-        for text in lines {
-            self.changes.push(Change::Note { text });
-        }
+        self.changes.extend(lines);
     }
 
     /// Where a claim's volume reaches: its PersistentVolume's node affinity

@@ -327,3 +327,39 @@ fn ungate_of_an_unknown_gate_is_refused() {
         "inline.yaml: step 1 (ungate default/batch [b]): ungate: pod default/batch has no scheduling gate \"b\": its gates are [a]"
     );
 }
+
+/// Scaled to zero and back, a StatefulSet's replica gets its kept claim
+/// again: it returns to its volume's zone, and no claim is created anew.
+#[test]
+fn scaled_down_and_up_a_replica_returns_to_its_volume() {
+    let mut text = String::from("nodes:\n");
+    for (n, z, cpu) in [("a1", "a", "16"), ("b1", "b", "8")] {
+        text.push_str(&node(n, z, cpu));
+    }
+    text.push_str("objects:\n");
+    text.push_str(ZONAL_CLASS);
+    for n in ["a1", "b1"] {
+        text.push_str(&csi_node(n));
+    }
+    text.push_str("steps:\n");
+    text.push_str(&sts(1, "zonal"));
+    // a1 fills up meanwhile: without the volume, db-0 would go to b1.
+    text.push_str(
+        "  - scale: {workload: statefulset/db, replicas: 0}\n  - apply: {objects: [{apiVersion: v1, kind: Pod, metadata: {name: big}, spec: {nodeSelector: {kubernetes.io/hostname: a1}, containers: [{name: c, image: x, resources: {requests: {cpu: \"14\"}}}]}}]}\n  - scale: {workload: statefulset/db, replicas: 1}\n",
+    );
+    let r = replay(&text);
+    assert_eq!(node_of(&r.steps[0], "default/db-0").as_deref(), Some("a1"));
+    assert!(node_of(&r.steps[1], "default/db-0").is_none());
+    let back = &r.steps[3];
+    assert_eq!(
+        node_of(back, "default/db-0").as_deref(),
+        Some("a1"),
+        "{:#?}",
+        lines(back)
+    );
+    assert!(
+        !lines(back).iter().any(|l| l.contains("claim")),
+        "{:#?}",
+        lines(back)
+    );
+}
