@@ -39,16 +39,34 @@ pub(crate) struct Prepared {
     binding: Vec<(String, Option<volume_binding::State>)>,
     /// The same for VolumeZone.
     zone: Vec<(String, Option<volume_zone::State>)>,
+    /// Per claim waiting for its first consumer: the available volumes of
+    /// its class, and the names of those that fit it apart from the node
+    /// (the same on every node: counted once).
+    fitting: Vec<(String, (usize, Vec<String>))>,
+    /// The ReadWriteOncePod claims' holders: (claim, pod `ns/name`, node).
+    rwop: Vec<(String, String, String)>,
 }
 
 /// Runs the PreFilters the storage reasons need.
 pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
+    let base = what_if.base();
     let (cluster, cache) = what_if.parts();
     let cycle = explain_support::pre_filter(cluster, cache, pod);
     let mut binding = Vec::new();
     let mut zone = Vec::new();
-    if cycle.is_ok() {
+    let mut fitting = Vec::new();
+    let mut rwop = Vec::new();
+    if let Ok(state) = &cycle {
+        let storage = cluster.storage();
         for c in &pod.volumes.claims {
+            if let Some(claim) = storage.pod_claim(pod, c) {
+                if !claim.fully_bound {
+                    fitting.push((
+                        c.claim.to_string(),
+                        fitting_volumes(storage, &claim, cluster.interner()),
+                    ));
+                }
+            }
             let mut single = pod.clone();
             single.volumes.claims = smallvec![c.clone()];
             let name = c.claim.to_string();
@@ -61,11 +79,25 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
                 volume_zone::pre_filter(cluster, &single).ok().flatten(),
             ));
         }
+        if state.restrictions.as_ref().is_some_and(|r| r.conflicts > 0) {
+            rwop = explain_support::read_write_once_pod_holders(cluster, pod)
+                .into_iter()
+                .map(|(claim, holder)| {
+                    let on = cluster
+                        .pod_node(holder)
+                        .map(|h| cluster.node(h).name.to_string())
+                        .unwrap_or_default();
+                    (full(cluster, pod, &claim), base.pod_name(holder), on)
+                })
+                .collect();
+        }
     }
     Prepared {
         cycle,
         binding,
         zone,
+        fitting,
+        rwop,
     }
 }
 
@@ -131,16 +163,7 @@ pub(crate) fn volume_reasons(
             ));
         }
         if state.conflicts > 0 {
-            let holders = explain_support::read_write_once_pod_holders(cluster, pod)
-                .into_iter()
-                .map(|(claim, holder)| {
-                    let on = cluster
-                        .pod_node(holder)
-                        .map(|h| cluster.node(h).name.to_string())
-                        .unwrap_or_default();
-                    (full(cluster, pod, &claim), base.pod_name(holder), on)
-                })
-                .collect();
+            let holders = prepared.rwop.clone();
             out.push(reason(
                 Plugin::VolumeRestrictions,
                 Code::Unschedulable,
@@ -199,7 +222,12 @@ pub(crate) fn volume_reasons(
                     claims: failing
                         .filter_map(|name| {
                             let claim = claim_of(name)?;
-                            Some(unbound_claim(cluster, pod, &claim, n))
+                            let fitting = prepared
+                                .fitting
+                                .iter()
+                                .find(|(c, _)| c == name)
+                                .map(|(_, f)| f);
+                            Some(unbound_claim(cluster, pod, &claim, n, fitting))
                         })
                         .collect(),
                 },
@@ -306,7 +334,13 @@ fn fitting_volumes(storage: &Storage, claim: &Claim, interner: &Interner) -> (us
 
 /// Why a claim waiting for its first consumer gets neither a volume nor a
 /// provisioned one on the node.
-fn unbound_claim(cluster: &ClusterState, pod: &Pod, claim: &Claim, node: &Node) -> UnboundClaim {
+fn unbound_claim(
+    cluster: &ClusterState,
+    pod: &Pod,
+    claim: &Claim,
+    node: &Node,
+    fitting: Option<&(usize, Vec<String>)>,
+) -> UnboundClaim {
     let storage = cluster.storage();
     let interner = cluster.interner();
     let mut causes = Vec::new();
@@ -321,7 +355,14 @@ fn unbound_claim(cluster: &ClusterState, pod: &Pod, claim: &Claim, node: &Node) 
             .request
             .map(|r| format!(" of at least {}", bytes(r)))
             .unwrap_or_default();
-        let (available, fitting) = fitting_volumes(storage, claim, interner);
+        let counted;
+        let (available, fitting) = match fitting {
+            Some((a, f)) => (*a, f),
+            None => {
+                counted = fitting_volumes(storage, claim, interner);
+                (counted.0, &counted.1)
+            }
+        };
         causes.push(match (available, fitting.len()) {
             (0, _) => format!("no available PersistentVolume of class {class:?}"),
             (_, 0) => format!(
