@@ -928,6 +928,13 @@ impl Simulation {
         self.changes.push(c);
     }
 
+    /// Adds a line of text to the current step's changes, so steps that
+    /// other crates implement through [`crate::Extensions`] (a rebalance's
+    /// waves) say what they did in the step's report.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.changes.push(Change::Note { text: text.into() });
+    }
+
     /// Whether a node is Ready.
     pub fn node_ready(&self, n: NodeId) -> bool {
         self.nodes[n.index()].ready
