@@ -290,6 +290,29 @@ fn read_write_once_pod_names_the_pod_that_holds_the_claim() {
 }
 
 #[test]
+fn disk_conflict_names_the_pod_mounting_the_disk() {
+    let disk = "  volumes: [{name: d, awsElasticBlockStore: {volumeID: vol-1}}]\n";
+    let world = [
+        three_zones(),
+        pod("old", "n-a", &[], disk),
+        pod(
+            "new",
+            "",
+            &[],
+            &format!("  nodeSelector: {{topology.kubernetes.io/zone: a}}\n{disk}"),
+        ),
+    ]
+    .concat();
+    let (text, v, code) = why(&world, "new");
+    assert_eq!(code, 1, "{text}");
+    insta::assert_snapshot!("disk_text", text);
+    insta::assert_snapshot!("disk_json", serde_json::to_string_pretty(&v).unwrap());
+    let d = detail(&v, "n-a", "VolumeRestrictions");
+    assert_eq!(d["kind"], "disk_conflict");
+    assert_eq!(d["pods"], serde_json::json!(["default/old"]));
+}
+
+#[test]
 fn volume_limit_names_the_driver_its_limit_and_the_count() {
     let csinode = |n: &str, count: i32| {
         format!(
