@@ -666,6 +666,9 @@ fn render_text(
             e.objective_before,
             e.objective_after
         );
+        for v in &e.volumes {
+            let _ = writeln!(s, "      volume: {v}");
+        }
         if let Some(r) = report {
             if let Some(step) = r.steps.iter().find(|st| st.replan == 0 && st.pod == e.pod) {
                 let _ = writeln!(s, "      result: {}", step_result(step));

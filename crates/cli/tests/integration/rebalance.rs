@@ -168,3 +168,51 @@ fn a_live_dry_run_plans_and_evicts_nothing() {
         .all(|r| !r.path.ends_with("/eviction")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn example(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/rebalance")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Issue 19 §1: nine replicas of search-abc bound a0, a0, a0, a1, a1, a1,
+/// a2, a2, a2 with preferred zone anti-affinity take 6 evictions, two from
+/// each a-node (the descheduler's RemoveDuplicates also evicts 6).
+#[test]
+fn text_plan_of_the_nine_replica_zone_collapse() {
+    let file = example("zone-collapse.yaml");
+    let (stdout, stderr, code) = podplace_in(&here(), &["rebalance", "-f", &file, "--now", NOW]);
+    assert_eq!(code, 1, "stderr: {stderr}");
+    assert!(stdout.starts_with("Rebalance plan (built-in default profile): 6 evictions"));
+    insta::assert_snapshot!(stdout);
+}
+
+/// Issue 13: db-2 moves only within its zonal volume's reach and the plan
+/// says which volume; db-0 and db-1, on local volumes of a0, are left in
+/// place with the reason.
+#[test]
+fn a_statefulset_moves_within_its_volumes_reach() {
+    let file = example("statefulset-volumes.yaml");
+    let (stdout, stderr, code) =
+        podplace_in(&here(), &["rebalance", "-f", &file, "--now", NOW, "-v"]);
+    assert_eq!(code, 1, "stderr: {stderr}");
+    assert!(stdout.contains(
+        "      volume: PersistentVolume pv-db-2 (claim data-db-2) reaches 2 of 6 nodes: a0, a1"
+    ));
+    insta::assert_snapshot!(stdout);
+    let (json, _, _) = podplace_in(
+        &here(),
+        &["rebalance", "-f", &file, "--now", NOW, "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["evictions"][0]["volumes"][0],
+        "PersistentVolume pv-db-2 (claim data-db-2) reaches 2 of 6 nodes: a0, a1"
+    );
+    assert_eq!(
+        v["kept"][0]["reason"],
+        "its PersistentVolume pv-db-0 (claim data-db-0) reaches no node but a0: its replacement could only land there again"
+    );
+}
