@@ -711,6 +711,14 @@ impl<'a> World<'a> {
     /// `None` for a pod left Pending, else the node's name and its value
     /// of `key` (the node's name when it has none). This is how a fix is
     /// verified by placing again.
+    ///
+    /// Bounded: the pods are identical, so once one is left Pending every
+    /// later one is too (nothing binds in between), and at most one more
+    /// than all the nodes' `pods` allocatable together are placed — the
+    /// answer is then shorter than `replicas` and ends with `None`, so
+    /// count Pending replicas as `replicas` minus those placed
+    /// (`replicas: 2000000000` is neither two billion scheduling cycles nor
+    /// a vector of two billion entries).
     pub fn place_replicas(
         &self,
         workload: &WorkloadRef,
@@ -739,8 +747,23 @@ impl<'a> World<'a> {
             state.insert_node(node);
         }
         let mut cache = podplace_engine::SchedulerCache::new();
+        let slots: i64 = state
+            .nodes()
+            .iter()
+            .map(|n| n.allocatable.pods.max(0))
+            .fold(0, i64::saturating_add);
+        let replicas = replicas.min(
+            usize::try_from(slots)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1),
+        );
         let mut out = Vec::with_capacity(replicas);
         for i in 0..replicas {
+            if out.last().is_some_and(Option::is_none) {
+                // The same pod on the same state: Pending too.
+                out.push(None);
+                continue;
+            }
             let mut p = pod.clone();
             p.name = format!("{}-{i}", pod.name.trim_end_matches("-template")).into();
             p.node_name = None;

@@ -209,7 +209,7 @@ fn no_spread_rule(world: &World<'_>, s: &Subject<'_>, replicas: i32, sink: &mut 
             let placed = world.place_replicas(&s.workload, &pod, total, &[], sym);
             let domains: std::collections::BTreeSet<&str> =
                 placed.iter().flatten().map(|(_, d)| d.as_str()).collect();
-            let pending = placed.iter().filter(|p| p.is_none()).count();
+            let pending = total - placed.iter().flatten().count();
             fix.verified = Some(if pending == 0 {
                 format!(
                     "placing the {replicas} replicas again with it (the engine, on the nodes given) puts them on {} node(s), none Pending",

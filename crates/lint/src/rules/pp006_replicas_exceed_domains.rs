@@ -282,7 +282,7 @@ fn spread_keeps_pending(
         let key = c.topology_key;
         let key_text = world.text(key).to_string();
         let placed = world.place_replicas(&s.workload, &s.pod, total, &[], key);
-        let pending = placed.iter().filter(|p| p.is_none()).count();
+        let pending = total - placed.iter().flatten().count();
         if pending == 0 {
             continue;
         }
@@ -392,7 +392,7 @@ fn host_ports_exceed_nodes(
     };
     let total = usize::try_from(replicas).unwrap_or(0);
     let placed = world.place_replicas(&s.workload, &s.pod, total, &[], hostname);
-    let pending = placed.iter().filter(|p| p.is_none()).count();
+    let pending = total - placed.iter().flatten().count();
     if pending == 0 {
         return;
     }

@@ -255,16 +255,44 @@ fn replay(
     Some(n)
 }
 
-/// The pod spec of subject `s` in `inv` (its StatefulSet's template).
-fn spec_mut<'i>(inv: &'i mut Inventory, s: &Subject<'_>) -> Option<&'i mut PodSpec> {
-    inv.stateful_sets
-        .iter_mut()
-        .find(|x| {
-            x.object.metadata.name.as_deref() == Some(s.name.as_str())
-                && x.object.metadata.namespace.as_deref().unwrap_or("default") == s.namespace
-        })
-        .and_then(|x| x.object.spec.as_mut())
-        .and_then(|x| x.template.spec.as_mut())
+/// The replica count and pod spec of subject `s` in `inv` (its
+/// Deployment's, StatefulSet's, ReplicaSet's or ReplicationController's).
+fn workload_mut<'i>(
+    inv: &'i mut Inventory,
+    s: &Subject<'_>,
+) -> Option<(&'i mut Option<i32>, &'i mut PodSpec)> {
+    let is = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        m.name.as_deref() == Some(s.name.as_str())
+            && m.namespace.as_deref().unwrap_or("default") == s.namespace
+    };
+    use podplace_model::workloads::WorkloadKind as K;
+    match s.kind {
+        K::StatefulSet => inv
+            .stateful_sets
+            .iter_mut()
+            .find(|x| is(&x.object.metadata))
+            .and_then(|x| x.object.spec.as_mut())
+            .and_then(|x| Some((&mut x.replicas, x.template.spec.as_mut()?))),
+        K::Deployment => inv
+            .deployments
+            .iter_mut()
+            .find(|x| is(&x.object.metadata))
+            .and_then(|x| x.object.spec.as_mut())
+            .and_then(|x| Some((&mut x.replicas, x.template.spec.as_mut()?))),
+        K::ReplicaSet => inv
+            .replica_sets
+            .iter_mut()
+            .find(|x| is(&x.object.metadata))
+            .and_then(|x| x.object.spec.as_mut())
+            .and_then(|x| Some((&mut x.replicas, x.template.as_mut()?.spec.as_mut()?))),
+        K::ReplicationController => inv
+            .replication_controllers
+            .iter_mut()
+            .find(|x| is(&x.object.metadata))
+            .and_then(|x| x.object.spec.as_mut())
+            .and_then(|x| Some((&mut x.replicas, x.template.as_mut()?.spec.as_mut()?))),
+        _ => None,
+    }
 }
 
 /// What limits the replicas: a term or a spread constraint.
@@ -412,12 +440,8 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             let capacity = need.capacity;
             let replicas_path = FieldPath::of(&["spec", "replicas"]);
             let scaled = replay(world, &s.workload, |inv| {
-                for x in &mut inv.stateful_sets {
-                    if x.object.metadata.name.as_deref() == Some(s.name.as_str()) {
-                        if let Some(spec) = x.object.spec.as_mut() {
-                            spec.replicas = Some(i32::try_from(capacity).unwrap_or(0));
-                        }
-                    }
+                if let Some((replicas, _)) = workload_mut(inv, s) {
+                    *replicas = Some(i32::try_from(capacity).unwrap_or(0));
                 }
             });
             let verified = scaled.filter(|&(p, t)| p == t && t == capacity).map(|_| {
@@ -465,7 +489,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             // The anti-affinity term made preferred.
             if let Some(i) = need.term {
                 let soft = replay(world, &s.workload, |inv| {
-                    let Some(spec) = spec_mut(inv, s) else {
+                    let Some((_, spec)) = workload_mut(inv, s) else {
                         return;
                     };
                     let Some(anti) = spec

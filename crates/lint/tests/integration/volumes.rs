@@ -52,3 +52,15 @@ fn storage_in_every_zone_is_silent() {
         .collect();
     assert!(hits.is_empty(), "{hits:#?}");
 }
+
+#[test]
+fn deployment_sharing_a_claim_bound_in_one_zone() {
+    let (out, report) = report("positive/deployment-shared-claim-in-one-zone.yaml");
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP013")
+        .expect("a PP013 finding");
+    assert!(f.fix.as_ref().and_then(|x| x.verified.as_ref()).is_some());
+    insta::assert_snapshot!(out);
+}
