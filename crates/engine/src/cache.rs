@@ -14,9 +14,11 @@ use smallvec::SmallVec;
 
 use crate::cycle::Scratch;
 use crate::ids::NodeId;
+use crate::profile::Profile;
 use crate::state::ClusterState;
 use crate::statics::{unschedulable_taint, NodeStatics, ResourceScores, StaticsCache};
 use crate::topology::{KeyTable, Topology};
+use podplace_model::selector::{NodeSelector, NodeSelectorTerm};
 
 /// The scheduler's caches (see the module doc).
 #[derive(Debug, Clone, Default)]
@@ -30,12 +32,53 @@ pub struct SchedulerCache {
     topology: Topology,
     resource_scores: Box<ResourceScores>,
     scratch: Box<Scratch>,
+    /// The profile every cycle through this cache runs.
+    profile: Arc<Profile>,
+    /// The profile's addedAffinity compiled against the state's names
+    /// (rebuilt with the node-derived parts).
+    added_affinity: Option<Arc<AddedAffinity>>,
+}
+
+/// NodeAffinityArgs.addedAffinity compiled against a state's names.
+#[derive(Debug, Clone)]
+pub struct AddedAffinity {
+    /// Required terms (ANDed with the pod's own).
+    pub required: Option<NodeSelector>,
+    /// Preferred terms (added to the pod's own): (weight, term).
+    pub preferred: Vec<(i32, NodeSelectorTerm)>,
 }
 
 impl SchedulerCache {
-    /// An empty cache.
+    /// An empty cache running the default profile.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty cache running `profile`: every cycle through it uses the
+    /// profile's plugins, weights and arguments.
+    pub fn with_profile(profile: Arc<Profile>) -> Self {
+        SchedulerCache {
+            profile,
+            ..Self::default()
+        }
+    }
+
+    /// Switches to another profile, forgetting what depended on the old one.
+    pub fn set_profile(&mut self, profile: Arc<Profile>) {
+        if self.profile != profile {
+            self.profile = profile;
+            self.epoch = None;
+        }
+    }
+
+    /// The profile cycles through this cache run.
+    pub fn profile(&self) -> &Arc<Profile> {
+        &self.profile
+    }
+
+    /// The profile's addedAffinity, compiled for the synced state.
+    pub fn added_affinity(&self) -> Option<&Arc<AddedAffinity>> {
+        self.added_affinity.as_ref()
     }
 
     /// Forgets everything derived from nodes when `state`'s nodes are not
@@ -49,6 +92,11 @@ impl SchedulerCache {
         self.topology = Topology::default();
         self.resource_scores.clear();
         self.images = images_of(state);
+        self.added_affinity = self
+            .profile
+            .added_affinity
+            .as_ref()
+            .map(|a| Arc::new(compile_added(a, state)));
     }
 
     /// Per image name: on how many nodes, and the size the first node (by
@@ -65,7 +113,14 @@ impl SchedulerCache {
             return s;
         }
         let taint = unschedulable_taint(state);
-        let statics = Arc::new(NodeStatics::compute(state, &self.images, pod, &taint));
+        let statics = Arc::new(NodeStatics::compute_with(
+            state,
+            &self.images,
+            pod,
+            &taint,
+            &self.profile,
+            self.added_affinity.as_deref(),
+        ));
         self.statics.insert(pod, statics.clone());
         statics
     }
@@ -91,7 +146,7 @@ impl SchedulerCache {
         nodes: &[NodeId],
     ) -> Box<ResourceScores> {
         let mut scores = std::mem::take(&mut self.resource_scores);
-        scores.refresh(state, pod, nodes, state.node_versions());
+        scores.refresh(state, pod, nodes, state.node_versions(), &self.profile);
         scores
     }
 
@@ -108,6 +163,33 @@ impl SchedulerCache {
     /// Returns the buffers [`SchedulerCache::take_scratch`] lent.
     pub(crate) fn put_scratch(&mut self, scratch: Box<Scratch>) {
         self.scratch = scratch;
+    }
+}
+
+/// Compiles addedAffinity against a copy of the state's interner: names
+/// the state does not know get new symbols no node label carries (a node
+/// carrying them would change the node epoch, and this is rebuilt).
+fn compile_added(
+    affinity: &k8s_openapi::api::core::v1::NodeAffinity,
+    state: &ClusterState,
+) -> AddedAffinity {
+    let mut interner = state.interner().clone();
+    AddedAffinity {
+        required: affinity
+            .required_during_scheduling_ignored_during_execution
+            .as_ref()
+            .map(|s| NodeSelector::compile(s, &mut interner)),
+        preferred: affinity
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+            .map(|t| {
+                (
+                    t.weight,
+                    NodeSelectorTerm::compile(&t.preference, &mut interner),
+                )
+            })
+            .collect(),
     }
 }
 

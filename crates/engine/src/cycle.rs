@@ -7,6 +7,7 @@
 use podplace_model::intern::Sym;
 use podplace_model::objects::{Pod, Taint};
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 use crate::cache::SchedulerCache;
 use crate::ids::NodeId;
@@ -17,8 +18,9 @@ use crate::plugins::{
     node_resources_balanced_allocation, node_resources_fit, node_volume_limits,
     pod_topology_spread, scheduling_gates, volume_binding, volume_restrictions, volume_zone,
 };
+use crate::profile::Profile;
 use crate::state::{ClusterState, NodeInfo};
-use crate::statics::{static_rejection, unschedulable_taint, NodeStatics};
+use crate::statics::{static_rejection_with, unschedulable_taint, NodeStatics};
 use crate::status::{Code, Plugin, Status};
 
 pub use crate::names::WILDCARD_IP;
@@ -43,6 +45,10 @@ pub struct CycleState {
     pub zone: Option<volume_zone::State>,
     /// DynamicResources' allocated claims (`None`: skipped).
     pub claims: Option<dynamic_resources::State>,
+    /// The profile this cycle runs.
+    pub profile: Arc<Profile>,
+    /// Its addedAffinity, compiled for the state.
+    pub added_affinity: Option<Arc<crate::cache::AddedAffinity>>,
 }
 
 /// The score of one feasible node, per plugin (weighted) and in total.
@@ -78,7 +84,8 @@ pub struct Outcome {
     pub gated: Option<String>,
 }
 
-/// Score plugin weights of the default profile.
+/// Score plugin weights of the default profile ([`Profile::weight`] gives
+/// a configured profile's).
 pub fn weight(plugin: Plugin) -> i64 {
     match plugin {
         Plugin::TaintToleration => 3,
@@ -97,7 +104,13 @@ pub(crate) fn pre_filter(
     cache: &mut SchedulerCache,
     pod: &Pod,
 ) -> Result<(CycleState, Narrowed), Status> {
-    let narrowed = node_affinity::pre_filter(pod);
+    let profile = cache.profile().clone();
+    let on = |p: Plugin| profile.filters_with(p);
+    let narrowed = if on(Plugin::NodeAffinity) {
+        node_affinity::pre_filter(pod)
+    } else {
+        node_affinity::PreFilter::AllNodes
+    };
     if narrowed == node_affinity::PreFilter::Conflict {
         return Err(Status::reject(
             Code::UnschedulableAndUnresolvable,
@@ -105,13 +118,37 @@ pub(crate) fn pre_filter(
             node_affinity::REASON_CONFLICT,
         ));
     }
-    let restrictions = volume_restrictions::pre_filter(cluster, pod)?;
-    let volume_limits = node_volume_limits::pre_filter(pod);
-    let volumes = volume_binding::pre_filter(cluster, pod)?;
-    let zone = volume_zone::pre_filter(cluster, pod)?;
-    let spread = pod_topology_spread::pre_filter_with(cluster, cache, pod);
-    let affinity = ipa_filter::pre_filter_with(cluster, cache, pod);
-    let claims = dynamic_resources::pre_filter(cluster, pod)?;
+    let restrictions = if on(Plugin::VolumeRestrictions) {
+        volume_restrictions::pre_filter(cluster, pod)?
+    } else {
+        None
+    };
+    let volume_limits = on(Plugin::NodeVolumeLimits) && node_volume_limits::pre_filter(pod);
+    let volumes = if on(Plugin::VolumeBinding) {
+        volume_binding::pre_filter(cluster, pod)?
+    } else {
+        None
+    };
+    let zone = if on(Plugin::VolumeZone) {
+        volume_zone::pre_filter(cluster, pod)?
+    } else {
+        None
+    };
+    let spread = if on(Plugin::PodTopologySpread) {
+        pod_topology_spread::pre_filter_with(cluster, cache, pod)
+    } else {
+        None
+    };
+    let affinity = if on(Plugin::InterPodAffinity) {
+        ipa_filter::pre_filter_with(cluster, cache, pod)
+    } else {
+        None
+    };
+    let claims = if on(Plugin::DynamicResources) {
+        dynamic_resources::pre_filter(cluster, pod)?
+    } else {
+        None
+    };
     let narrowed = match narrowed {
         node_affinity::PreFilter::Only(names) => {
             Some((names, node_affinity::REASON_EXCLUDED.into()))
@@ -128,6 +165,8 @@ pub(crate) fn pre_filter(
         volumes,
         zone,
         claims,
+        profile,
+        added_affinity: cache.added_affinity().cloned(),
     };
     Ok((state, narrowed))
 }
@@ -146,8 +185,20 @@ pub fn run_filters(
     info: &NodeInfo,
 ) -> Status {
     let n = cluster.node(node);
-    if let Some(rejected) = static_rejection(pod, n, cluster.interner(), &state.unschedulable_taint)
-    {
+    let interner = cluster.interner();
+    let added_ok = state
+        .added_affinity
+        .as_ref()
+        .and_then(|a| a.required.as_ref())
+        .is_none_or(|r| r.matches(&n.labels, n.name_sym, interner));
+    if let Some(rejected) = static_rejection_with(
+        pod,
+        n,
+        interner,
+        &state.unschedulable_taint,
+        &state.profile,
+        added_ok,
+    ) {
         return rejected;
     }
     run_dynamic_filters(cluster, state, pod, node, info)
@@ -164,15 +215,18 @@ fn run_dynamic_filters(
     node: NodeId,
     info: &NodeInfo,
 ) -> Status {
-    if !pod.host_ports.is_empty() {
+    let profile = &state.profile;
+    if !pod.host_ports.is_empty() && profile.filters_with(Plugin::NodePorts) {
         let status = node_ports::filter(pod, info, state.wildcard_ip);
         if !status.is_success() {
             return status;
         }
     }
     let n = cluster.node(node);
-    if !node_resources_fit::fits(pod, n, info) {
-        return node_resources_fit::filter(pod, n, info, cluster.interner());
+    if profile.filters_with(Plugin::NodeResourcesFit)
+        && !node_resources_fit::fits_with(&profile.fit, pod, n, info, cluster.interner())
+    {
+        return node_resources_fit::filter_with(&profile.fit, pod, n, info, cluster.interner());
     }
     if let Some(s) = &state.restrictions {
         let status = volume_restrictions::filter(cluster, s, pod, info);
@@ -287,9 +341,28 @@ pub fn schedule(state: &ClusterState, cache: &mut SchedulerCache, pod: &Pod, see
     cache.sync(state);
     let mut scratch = cache.take_scratch();
     let end = run_cycle(state, cache, pod, seed, &mut scratch, Record::All);
-    let outcome = outcome_of(state, pod, end, &scratch);
+    let mut outcome = outcome_of(state, pod, end, &scratch);
     cache.put_scratch(scratch);
+    pre_bind(state, pod, &mut outcome);
     outcome
+}
+
+/// PreBind once a node is chosen: when it fails (a ResourceClaim whose
+/// `reservedFor` is full), the pod is not bound and the message is
+/// PreBind's error; the statuses and scores stay (every filter passed).
+/// Returns whether it failed.
+fn pre_bind(cluster: &ClusterState, pod: &Pod, outcome: &mut Outcome) -> bool {
+    if outcome.chosen.is_none() || pod.resource_claims.is_empty() {
+        return false;
+    }
+    match dynamic_resources::pre_bind(cluster, pod) {
+        Ok(()) => false,
+        Err(message) => {
+            outcome.chosen = None;
+            outcome.message = message;
+            true
+        }
+    }
 }
 
 /// Where a pod fits, as [`schedule_choice`] reports it.
@@ -376,6 +449,16 @@ fn quick_cycle<T>(
     cache.sync(cluster);
     let mut scratch = cache.take_scratch();
     let result = match run_cycle(cluster, cache, pod, seed, &mut scratch, record) {
+        CycleEnd::Chosen(_)
+            if !pod.resource_claims.is_empty()
+                && dynamic_resources::pre_bind(cluster, pod).is_err() =>
+        {
+            // PreBind fails: the full outcome, with PreBind's message.
+            let end = run_cycle(cluster, cache, pod, seed, &mut scratch, Record::All);
+            let mut outcome = outcome_of(cluster, pod, end, &scratch);
+            pre_bind(cluster, pod, &mut outcome);
+            Err(Box::new(outcome))
+        }
         CycleEnd::Chosen(node) => {
             let choice = Choice {
                 node,
@@ -446,8 +529,18 @@ fn outcome_of(cluster: &ClusterState, pod: &Pod, end: CycleEnd, scratch: &Scratc
             }
         }
         CycleEnd::NoFit(state) => {
-            let preemption =
-                default_preemption::post_filter(cluster, &state, pod, &scratch.statuses);
+            let preemption = if state.profile.preemption {
+                default_preemption::post_filter(cluster, &state, pod, &scratch.statuses)
+            } else {
+                default_preemption::Preemption {
+                    candidates: Vec::new(),
+                    message: if state.profile.filters_with(Plugin::DynamicResources) {
+                        default_preemption::dra_message(state.claims.as_ref()).to_string()
+                    } else {
+                        String::new()
+                    },
+                }
+            };
             let message = fit_error_message(node_count, &scratch.statuses, &preemption.message);
             Outcome {
                 statuses: scratch.statuses.clone(),
@@ -604,11 +697,21 @@ fn score_nodes(
         c
     }
 
-    let mut taints = column(scratch, &feasible, |n| statics.taint_score[n.index()]);
-    default_normalize(&mut taints, true);
-    scratch.columns.push((Plugin::TaintToleration, taints));
+    let profile = cache.profile().clone();
+    let on = |p: Plugin| profile.weight(p).is_some();
+    if on(Plugin::TaintToleration) {
+        let mut taints = column(scratch, &feasible, |n| statics.taint_score[n.index()]);
+        default_normalize(&mut taints, true);
+        scratch.columns.push((Plugin::TaintToleration, taints));
+    }
 
-    if node_affinity::scores(pod) {
+    if on(Plugin::NodeAffinity)
+        && (node_affinity::scores(pod)
+            || profile.added_affinity.as_ref().is_some_and(|a| {
+                a.preferred_during_scheduling_ignored_during_execution
+                    .is_some()
+            }))
+    {
         let mut s = column(scratch, &feasible, |n| {
             statics.node_affinity_score[n.index()]
         });
@@ -617,10 +720,17 @@ fn score_nodes(
     }
 
     let resources = cache.resource_scores(cluster, pod, &feasible);
-    let fit = column(scratch, &feasible, |n| resources.fit[n.index()]);
-    scratch.columns.push((Plugin::NodeResourcesFit, fit));
+    if on(Plugin::NodeResourcesFit) {
+        let fit = column(scratch, &feasible, |n| resources.fit[n.index()]);
+        scratch.columns.push((Plugin::NodeResourcesFit, fit));
+    }
 
-    if let Some(state) = pod_topology_spread::pre_score(cluster, cache, pod, &feasible) {
+    let spread = if on(Plugin::PodTopologySpread) {
+        pod_topology_spread::pre_score(cluster, cache, pod, &feasible)
+    } else {
+        None
+    };
+    if let Some(state) = spread {
         let mut s = column(scratch, &feasible, |n| {
             pod_topology_spread::score(&state, cluster, n)
         });
@@ -628,13 +738,24 @@ fn score_nodes(
         scratch.columns.push((Plugin::PodTopologySpread, s));
     }
 
-    if let Some(state) = ipa_score::pre_score(cluster, cache, pod) {
+    let affinity = if on(Plugin::InterPodAffinity) {
+        ipa_score::pre_score(cluster, cache, pod)
+    } else {
+        None
+    };
+    if let Some(state) = affinity {
         let mut s = column(scratch, &feasible, |n| ipa_score::score(&state, cluster, n));
         ipa_score::normalize(&mut s);
         scratch.columns.push((Plugin::InterPodAffinity, s));
     }
 
-    if node_resources_balanced_allocation::scores(pod) {
+    if on(Plugin::NodeResourcesBalancedAllocation)
+        && node_resources_balanced_allocation::scores_with(
+            &profile.balanced,
+            pod,
+            cluster.interner(),
+        )
+    {
         let s = column(scratch, &feasible, |n| resources.balanced[n.index()]);
         scratch
             .columns
@@ -642,16 +763,20 @@ fn score_nodes(
     }
     cache.put_resource_scores(resources);
 
-    let images = column(scratch, &feasible, |n| statics.image_score[n.index()]);
-    scratch.columns.push((Plugin::ImageLocality, images));
+    if on(Plugin::ImageLocality) {
+        let images = column(scratch, &feasible, |n| statics.image_score[n.index()]);
+        scratch.columns.push((Plugin::ImageLocality, images));
+    }
 
-    let zeros = column(scratch, &feasible, |_| 0);
-    scratch.columns.push((Plugin::DynamicResources, zeros));
+    if on(Plugin::DynamicResources) {
+        let zeros = column(scratch, &feasible, |_| 0);
+        scratch.columns.push((Plugin::DynamicResources, zeros));
+    }
 
     scratch.totals.clear();
     scratch.totals.resize(feasible.len(), 0);
     for (plugin, c) in &mut scratch.columns {
-        let w = weight(*plugin);
+        let w = profile.weight(*plugin).unwrap_or(0);
         for (score, total) in c.iter_mut().zip(scratch.totals.iter_mut()) {
             *score *= w;
             *total += *score;

@@ -44,12 +44,14 @@ pub mod message;
 pub mod names;
 pub mod place;
 pub mod plugins;
+pub mod profile;
 pub mod state;
 pub mod statics;
 pub mod status;
 pub mod topology;
 
 pub use cache::SchedulerCache;
+pub use profile::Profile;
 pub use cycle::{schedule, schedule_choice, schedule_watching, Choice, Outcome, Verdict};
 pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodHandle, PodId, TermId};

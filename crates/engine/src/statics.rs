@@ -12,17 +12,19 @@
 use std::sync::Arc;
 
 use podplace_model::intern::{Interner, Sym};
-use podplace_model::objects::{Node, Pod, Taint, TaintEffect, Toleration};
+use podplace_model::objects::{Node, Pod, Resources, Taint, TaintEffect, Toleration};
 use podplace_model::selector::{NodeSelector, NodeSelectorTerm, Requirement};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::cache::AddedAffinity;
 use crate::ids::NodeId;
 use crate::plugins::{
     image_locality, node_affinity, node_name, node_unschedulable, taint_toleration,
 };
+use crate::profile::Profile;
 use crate::state::ClusterState;
-use crate::status::Status;
+use crate::status::{Plugin, Status};
 
 /// The parts of a pod's spec the static verdicts read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,12 +82,34 @@ pub struct NodeStatics {
 }
 
 impl NodeStatics {
-    /// Evaluates the spec-only plugins of `pod` on every node.
+    /// Evaluates the spec-only plugins of `pod` on every node, as the
+    /// default profile runs them.
     pub fn compute(
         state: &ClusterState,
         images: &FxHashMap<Sym, (u32, i64)>,
         pod: &Pod,
         unschedulable_taint: &Taint,
+    ) -> Self {
+        Self::compute_with(
+            state,
+            images,
+            pod,
+            unschedulable_taint,
+            &Profile::default(),
+            None,
+        )
+    }
+
+    /// Evaluates the spec-only plugins of `pod` on every node as `profile`
+    /// runs them (disabled filters pass; addedAffinity, compiled for this
+    /// state, is ANDed into NodeAffinity's filter and added to its score).
+    pub fn compute_with(
+        state: &ClusterState,
+        images: &FxHashMap<Sym, (u32, i64)>,
+        pod: &Pod,
+        unschedulable_taint: &Taint,
+        profile: &Profile,
+        added: Option<&AddedAffinity>,
     ) -> Self {
         let nodes = state.nodes();
         let interner = state.interner();
@@ -97,17 +121,31 @@ impl NodeStatics {
             node_affinity_score: Vec::with_capacity(nodes.len()),
             image_score: Vec::with_capacity(nodes.len()),
         };
-        let scores_affinity = node_affinity::scores(pod);
+        let scores_affinity =
+            node_affinity::scores(pod) || added.is_some_and(|a| !a.preferred.is_empty());
         for node in nodes {
-            let affinity_ok = node_affinity::matches(pod, node, interner);
+            let added_ok = added
+                .and_then(|a| a.required.as_ref())
+                .is_none_or(|r| r.matches(&node.labels, node.name_sym, interner));
+            let affinity_ok = node_affinity::matches(pod, node, interner) && added_ok;
             let tolerated = taint_toleration::untolerated_taint(pod, node).is_none();
-            let reject = static_rejection(pod, node, interner, unschedulable_taint);
+            let reject =
+                static_rejection_with(pod, node, interner, unschedulable_taint, profile, added_ok);
             s.reject.push(reject);
             s.node_affinity_ok.push(affinity_ok);
             s.taints_tolerated.push(tolerated);
             s.taint_score.push(taint_toleration::score(pod, node));
             s.node_affinity_score.push(if scores_affinity {
                 node_affinity::score(pod, node, interner)
+                    + added.map_or(0, |a| {
+                        a.preferred
+                            .iter()
+                            .filter(|(w, t)| {
+                                *w != 0 && t.matches(&node.labels, node.name_sym, interner)
+                            })
+                            .map(|(w, _)| i64::from(*w))
+                            .sum()
+                    })
             } else {
                 0
             });
@@ -132,6 +170,53 @@ pub fn static_rejection(
         .or_else(|| failed(node_name::filter(pod, node)))
         .or_else(|| failed(taint_toleration::filter(pod, node)))
         .or_else(|| failed(node_affinity::filter(pod, node, interner)))
+}
+
+/// [`static_rejection`] as `profile` runs it: disabled filters pass, and
+/// `added_ok` is whether the node matches addedAffinity's required terms
+/// (checked before the pod's own, with the same reason).
+pub fn static_rejection_with(
+    pod: &Pod,
+    node: &Node,
+    interner: &Interner,
+    unschedulable_taint: &Taint,
+    profile: &Profile,
+    added_ok: bool,
+) -> Option<Status> {
+    let on = |p: Plugin| profile.filters_with(p);
+    let failed = |status: Status| (!status.is_success()).then_some(status);
+    let unschedulable = || {
+        on(Plugin::NodeUnschedulable)
+            .then(|| failed(node_unschedulable::filter(pod, node, unschedulable_taint)))
+            .flatten()
+    };
+    let name = || {
+        on(Plugin::NodeName)
+            .then(|| failed(node_name::filter(pod, node)))
+            .flatten()
+    };
+    let taints = || {
+        on(Plugin::TaintToleration)
+            .then(|| failed(taint_toleration::filter(pod, node)))
+            .flatten()
+    };
+    let affinity = || {
+        if !on(Plugin::NodeAffinity) {
+            return None;
+        }
+        if !added_ok {
+            return Some(Status::reject(
+                crate::status::Code::UnschedulableAndUnresolvable,
+                Plugin::NodeAffinity,
+                node_affinity::REASON,
+            ));
+        }
+        failed(node_affinity::filter(pod, node, interner))
+    };
+    unschedulable()
+        .or_else(name)
+        .or_else(taints)
+        .or_else(affinity)
 }
 
 /// How many templates are kept: more distinct specs than this between two
@@ -190,8 +275,9 @@ pub fn unschedulable_taint(state: &ClusterState) -> Taint {
 /// node the first was bound to changes.
 #[derive(Debug, Clone, Default)]
 pub struct ResourceScores {
-    /// (non-zero CPU, non-zero memory, requested CPU, requested memory).
-    shape: Option<(i64, i64, i64, i64)>,
+    /// (non-zero CPU, non-zero memory, requested CPU, requested memory),
+    /// and the other requests when the profile weighs other resources.
+    shape: Option<(i64, i64, i64, i64, Option<Resources>)>,
     /// The node's accounting version each score was computed at.
     computed_at: Vec<u64>,
     /// LeastAllocated raw score per node.
@@ -203,9 +289,31 @@ pub struct ResourceScores {
 impl ResourceScores {
     /// Brings the scores of `nodes` up to date for `pod`; `versions` holds
     /// each node's accounting version.
-    pub fn refresh(&mut self, state: &ClusterState, pod: &Pod, nodes: &[NodeId], versions: &[u64]) {
+    /// `profile` gives the scoring strategies and their resources (a cache
+    /// serves one profile; switching clears it).
+    pub fn refresh(
+        &mut self,
+        state: &ClusterState,
+        pod: &Pod,
+        nodes: &[NodeId],
+        versions: &[u64],
+        profile: &Profile,
+    ) {
         let (cpu, mem) = pod.non_zero_ignoring_pod_level;
-        let shape = Some((cpu, mem, pod.requests.milli_cpu, pod.requests.memory));
+        let others = profile
+            .fit
+            .resources
+            .iter()
+            .chain(&profile.balanced)
+            .any(|r| r.name != "cpu" && r.name != "memory")
+            .then(|| pod.requests.clone());
+        let shape = Some((
+            cpu,
+            mem,
+            pod.requests.milli_cpu,
+            pod.requests.memory,
+            others,
+        ));
         let count = state.nodes().len();
         if self.shape != shape || self.computed_at.len() != count {
             self.shape = shape;
@@ -220,9 +328,21 @@ impl ResourceScores {
             }
             let node = state.node(n);
             let info = state.node_info(n);
-            self.fit[i] = crate::plugins::node_resources_fit::score(pod, node, info);
-            self.balanced[i] =
-                crate::plugins::node_resources_balanced_allocation::score(pod, node, info);
+            let interner = state.interner();
+            self.fit[i] = crate::plugins::node_resources_fit::score_with(
+                &profile.fit,
+                pod,
+                node,
+                info,
+                interner,
+            );
+            self.balanced[i] = crate::plugins::node_resources_balanced_allocation::score_with(
+                &profile.balanced,
+                pod,
+                node,
+                info,
+                interner,
+            );
             self.computed_at[i] = versions[i];
         }
     }

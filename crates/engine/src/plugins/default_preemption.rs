@@ -43,7 +43,7 @@ pub struct Preemption {
 /// without claims, or one its PreFilter rejected), an allocated claim nobody
 /// reserved (deallocated, so the next attempt may allocate elsewhere), or
 /// nothing it can do.
-fn dra_message(claims: Option<&dynamic_resources::State>) -> &'static str {
+pub(crate) fn dra_message(claims: Option<&dynamic_resources::State>) -> &'static str {
     match claims {
         None => DRA_NOTHING_TO_DEALLOCATE,
         Some(s) if s.deallocatable => dynamic_resources::DEALLOCATED,

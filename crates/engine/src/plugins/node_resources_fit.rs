@@ -5,6 +5,7 @@ use podplace_model::intern::Interner;
 use podplace_model::objects::{Node, Pod};
 use smallvec::SmallVec;
 
+use crate::profile::{broken_linear, FitArgs, ScoringStrategy};
 use crate::state::NodeInfo;
 use crate::status::{Code, Plugin, Reason, Status};
 
@@ -169,6 +170,167 @@ pub fn score(pod: &Pod, node: &Node, info: &NodeInfo) -> i64 {
     } else {
         total / weights
     }
+}
+
+/// The (requested with the pod, allocatable) pair Score weighs for one
+/// configured resource, `None` when it is left out: a scalar resource the
+/// pod does not request, or one the node does not offer. `non_zero`:
+/// NodeResourcesFit counts requests with the 100m / 200Mi defaults,
+/// BalancedAllocation counts them as they are.
+pub(crate) fn resource_pair(
+    name: &str,
+    pod: &Pod,
+    node: &Node,
+    info: &NodeInfo,
+    interner: &Interner,
+    non_zero: bool,
+) -> Option<(i64, i64)> {
+    let alloc = &node.allocatable;
+    let (requested, allocatable) = match name {
+        "cpu" if non_zero => (
+            info.non_zero_requested
+                .0
+                .saturating_add(pod.non_zero_ignoring_pod_level.0),
+            alloc.milli_cpu,
+        ),
+        "memory" if non_zero => (
+            info.non_zero_requested
+                .1
+                .saturating_add(pod.non_zero_ignoring_pod_level.1),
+            alloc.memory,
+        ),
+        "cpu" => (
+            info.requested
+                .milli_cpu
+                .saturating_add(pod.requests.milli_cpu),
+            alloc.milli_cpu,
+        ),
+        "memory" => (
+            info.requested.memory.saturating_add(pod.requests.memory),
+            alloc.memory,
+        ),
+        "ephemeral-storage" => (
+            info.requested
+                .ephemeral_storage
+                .saturating_add(pod.requests.ephemeral_storage),
+            alloc.ephemeral_storage,
+        ),
+        other => {
+            let sym = interner.lookup(other)?;
+            let wanted = pod.requests.scalar(sym);
+            if wanted == 0 {
+                return None;
+            }
+            (
+                info.requested.scalar(sym).saturating_add(wanted),
+                alloc.scalar(sym),
+            )
+        }
+    };
+    (allocatable != 0).then_some((requested, allocatable))
+}
+
+/// `requested * 100 / capacity`, with requested capped at capacity
+/// (MostAllocated), in 128 bits so it cannot wrap.
+pub(crate) fn most_requested(requested: i64, capacity: i64) -> i64 {
+    if capacity <= 0 {
+        return 0;
+    }
+    let requested = requested.min(capacity).max(0);
+    i64::try_from(i128::from(requested) * 100 / i128::from(capacity)).unwrap_or(0)
+}
+
+/// RequestedToCapacityRatio's utilization: `requested * 100 / capacity`,
+/// clamped to 0..=100.
+pub(crate) fn utilization(requested: i64, capacity: i64) -> i64 {
+    if capacity <= 0 || requested <= 0 {
+        return 0;
+    }
+    if requested >= capacity {
+        return 100;
+    }
+    i64::try_from(i128::from(requested) * 100 / i128::from(capacity)).unwrap_or(100)
+}
+
+/// Score under `args`: the strategy's per-resource score, weighted by
+/// the resources' weights, over the resources the node offers (and, for
+/// scalar ones, the pod requests). LeastAllocated and MostAllocated divide
+/// in integers; RequestedToCapacityRatio leaves out resources scoring 0
+/// and rounds.
+pub fn score_with(
+    args: &FitArgs,
+    pod: &Pod,
+    node: &Node,
+    info: &NodeInfo,
+    interner: &Interner,
+) -> i64 {
+    let mut total: i64 = 0;
+    let mut weights: i64 = 0;
+    for spec in &args.resources {
+        let Some((requested, capacity)) =
+            resource_pair(&spec.name, pod, node, info, interner, true)
+        else {
+            continue;
+        };
+        let s = match &args.strategy {
+            ScoringStrategy::LeastAllocated => least_requested(requested, capacity),
+            ScoringStrategy::MostAllocated => most_requested(requested, capacity),
+            ScoringStrategy::RequestedToCapacityRatio(shape) => {
+                let s = broken_linear(shape, utilization(requested, capacity));
+                if s <= 0 {
+                    continue;
+                }
+                s
+            }
+        };
+        total = total.saturating_add(s.saturating_mul(spec.weight));
+        weights = weights.saturating_add(spec.weight);
+    }
+    if weights == 0 {
+        return 0;
+    }
+    match args.strategy {
+        ScoringStrategy::RequestedToCapacityRatio(_) => {
+            (total as f64 / weights as f64).round() as i64
+        }
+        _ => total / weights,
+    }
+}
+
+/// [`fits`] with `args`' ignored extended resources left unchecked.
+pub fn fits_with(
+    args: &FitArgs,
+    pod: &Pod,
+    node: &Node,
+    info: &NodeInfo,
+    interner: &Interner,
+) -> bool {
+    if !args.ignores_any() || pod.requests.scalar.is_empty() {
+        return fits(pod, node, info);
+    }
+    let mut pod = pod.clone();
+    pod.requests
+        .scalar
+        .retain(|(name, _)| !args.ignores(interner.resolve(*name)));
+    fits(&pod, node, info)
+}
+
+/// [`filter`] with `args`' ignored extended resources left unchecked.
+pub fn filter_with(
+    args: &FitArgs,
+    pod: &Pod,
+    node: &Node,
+    info: &NodeInfo,
+    interner: &Interner,
+) -> Status {
+    if !args.ignores_any() || pod.requests.scalar.is_empty() {
+        return filter(pod, node, info, interner);
+    }
+    let mut pod = pod.clone();
+    pod.requests
+        .scalar
+        .retain(|(name, _)| !args.ignores(interner.resolve(*name)));
+    filter(&pod, node, info, interner)
 }
 
 #[cfg(test)]

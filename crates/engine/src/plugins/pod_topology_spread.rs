@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::cache::SchedulerCache;
 use crate::groups::NodeCounts;
 use crate::ids::NodeId;
+use crate::profile::{DefaultConstraint, SpreadDefaults};
 use crate::state::ClusterState;
 use crate::statics::NodeStatics;
 use crate::status::{Code, Plugin, Status};
@@ -169,13 +170,64 @@ fn constraints_of(pod: &Pod, state: &ClusterState, action: WhenUnsatisfiable) ->
         .collect()
 }
 
+/// A profile's `List` default constraints with `action`, for a pod without
+/// constraints of its own: selecting what its Services, ReplicaSets,
+/// StatefulSets and ReplicationControllers select (none when nothing does).
+/// A topology key no node carries has no symbol in the state: such a
+/// constraint is left out (podplace cannot name it).
+fn listed_defaults(
+    list: &[DefaultConstraint],
+    pod: &Pod,
+    cluster: &ClusterState,
+    action: WhenUnsatisfiable,
+) -> Vec<Constraint> {
+    let wanted: Vec<&DefaultConstraint> = list
+        .iter()
+        .filter(|c| {
+            let dns = action == WhenUnsatisfiable::DoNotSchedule;
+            c.do_not_schedule == dns
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let selector = cluster.default_selector(pod);
+    if selector.is_everything() {
+        return Vec::new();
+    }
+    let self_match = selector.matches(&pod.labels, cluster.interner());
+    wanted
+        .into_iter()
+        .filter_map(|c| {
+            let key = cluster.interner().lookup(&c.topology_key)?;
+            Some(Constraint {
+                spec: SpreadConstraint {
+                    max_skew: c.max_skew,
+                    topology_key: key,
+                    when_unsatisfiable: action,
+                    selector: selector.clone(),
+                    min_domains: None,
+                    honor_node_affinity: true,
+                    honor_node_taints: false,
+                },
+                self_match,
+            })
+        })
+        .collect()
+}
+
 /// PreFilter: `None` means Skip (no DoNotSchedule constraints).
 pub fn pre_filter_with(
     cluster: &ClusterState,
     cache: &mut SchedulerCache,
     pod: &Pod,
 ) -> Option<FilterState> {
-    let constraints = constraints_of(pod, cluster, WhenUnsatisfiable::DoNotSchedule);
+    let constraints = match (&cache.profile().spread, pod.spread.is_empty()) {
+        (SpreadDefaults::List(list), true) => {
+            listed_defaults(list, pod, cluster, WhenUnsatisfiable::DoNotSchedule)
+        }
+        _ => constraints_of(pod, cluster, WhenUnsatisfiable::DoNotSchedule),
+    };
     if constraints.is_empty() {
         return None;
     }
@@ -335,9 +387,16 @@ pub fn pre_score<'a>(
     if cluster.nodes().is_empty() {
         return None;
     }
-    let require_all = !pod.spread.is_empty();
-    let constraints = if require_all {
+    // requireAllTopologies: a pod's own constraints, or defaults from a List.
+    let listed = match &cache.profile().spread {
+        SpreadDefaults::List(list) => Some(list.clone()),
+        SpreadDefaults::System => None,
+    };
+    let require_all = !pod.spread.is_empty() || listed.is_some();
+    let constraints = if !pod.spread.is_empty() {
         constraints_of(pod, cluster, WhenUnsatisfiable::ScheduleAnyway)
+    } else if let Some(list) = listed {
+        listed_defaults(&list, pod, cluster, WhenUnsatisfiable::ScheduleAnyway)
     } else {
         let selector = cluster.default_selector(pod);
         if selector.is_everything() {

@@ -4,7 +4,6 @@ use podplace_model::intern::Sym;
 use podplace_model::objects::Pod;
 use rustc_hash::FxHashMap;
 
-use super::HARD_POD_AFFINITY_WEIGHT;
 use crate::cache::SchedulerCache;
 use crate::ids::NodeId;
 use crate::state::terms::{existing_term_matches, TermKind};
@@ -22,6 +21,16 @@ pub struct State {
 
 /// PreScore: `None` means Skip (no term matched anything anywhere).
 pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) -> Option<State> {
+    let profile = cache.profile().clone();
+    if profile.ignore_preferred_terms_of_existing_pods
+        && pod.affinity.preferred_affinity.is_empty()
+        && pod.affinity.preferred_anti_affinity.is_empty()
+    {
+        // ignorePreferredTermsOfExistingPods: a pod without preferred terms
+        // of its own is not scored at all.
+        return None;
+    }
+    let hard_weight = profile.hard_pod_affinity_weight;
     let mut state = State::default();
     let mut touched = false;
     let own = pod
@@ -55,7 +64,8 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
     for group in cluster.held_groups_for(&pod.labels) {
         let weight = match group.kind {
             TermKind::RequiredAntiAffinity => continue,
-            TermKind::RequiredAffinity => HARD_POD_AFFINITY_WEIGHT,
+            TermKind::RequiredAffinity if hard_weight > 0 => hard_weight,
+            TermKind::RequiredAffinity => continue,
             TermKind::PreferredAffinity => i64::from(group.weight),
             TermKind::PreferredAntiAffinity => -i64::from(group.weight),
         };
