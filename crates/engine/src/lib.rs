@@ -51,10 +51,13 @@ pub mod status;
 pub mod topology;
 
 pub use cache::SchedulerCache;
-pub use profile::Profile;
 pub use cycle::{schedule, schedule_choice, schedule_watching, Choice, Outcome, Verdict};
 pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodHandle, PodId, TermId};
 pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
+pub use profile::Profile;
 pub use state::terms::{HeldKind, PodTerms, TermKind};
-pub use state::{ClusterState, CompactError, NodeInfo, PodEntry, StateStats, SymRemap};
+pub use state::{
+    ClusterState, CompactError, NodeInfo, PodEntry, StateStats, StorageChange, StorageKind,
+    StorageObject, SymRemap,
+};

@@ -65,7 +65,7 @@ use podplace_model::workloads::WorkloadRef;
 
 pub use column::PodColumn;
 pub use find::FindError;
-pub use podplace_engine::{BuildError, NodeId, PodId};
+pub use podplace_engine::{BuildError, NodeId, PodId, StorageChange, StorageKind, StorageObject};
 pub use pods::{Owner, PodRow, PodTable};
 
 /// The objects, the placed cluster state and the pod table (see the crate doc).
@@ -193,6 +193,19 @@ impl World {
         if let Some(p) = self.placement_of.get_mut(id) {
             *p = None;
         }
+    }
+
+    /// Applies one watch event on a storage or claim object (a
+    /// PersistentVolume, claim, class, CSI object or ResourceClaim) to the
+    /// state: the available-volume index follows without being rebuilt.
+    /// The loaded objects ([`World::inventory`]) stay as they were read;
+    /// the state is what scheduling reads. For a delete, whether the object
+    /// was there.
+    pub fn apply_storage_change(
+        &mut self,
+        change: StorageChange<'_>,
+    ) -> Result<bool, podplace_model::storage::StorageError> {
+        self.state.apply_storage_change(change)
     }
 
     /// Everything loaded (workloads expanded into pods).

@@ -259,3 +259,62 @@ fn pods_added_and_removed_keep_the_table_and_the_state_together() {
         "one row per live pod"
     );
 }
+
+/// A watch's storage events reach the world's state one object at a time:
+/// a local volume added on n2 makes a waiting claim's pod schedulable
+/// there, and deleting it makes the pod Pending again.
+#[test]
+fn storage_changes_reach_the_state() {
+    let mut w = world();
+    let class: k8s_openapi::api::storage::v1::StorageClass =
+        serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer"}))
+        .unwrap();
+    let claim: k8s_openapi::api::core::v1::PersistentVolumeClaim =
+        serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}}}))
+        .unwrap();
+    let volume: k8s_openapi::api::core::v1::PersistentVolume =
+        serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "pv-n2"},
+        "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "10Gi"}, "local": {"path": "/mnt/a"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n2"]}]}]}}}}))
+        .unwrap();
+    for change in [
+        StorageChange::Upsert(StorageObject::StorageClass(&class)),
+        StorageChange::Upsert(StorageObject::PersistentVolumeClaim(&claim)),
+    ] {
+        assert!(w.apply_storage_change(change).unwrap());
+    }
+    let p = podplace_testkit::pod("db-1")
+        .merge(serde_json::json!({"spec": {"volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}))
+        .build();
+    let pod = w.state_mut().compile_pod(&p).unwrap();
+    let chosen = |w: &mut World| {
+        let mut what_if = w.overlay();
+        let outcome = what_if.schedule(&pod);
+        outcome
+            .chosen
+            .map(|n| what_if.state().node(n).name.to_string())
+    };
+    assert_eq!(chosen(&mut w), None, "no volume yet");
+    w.apply_storage_change(StorageChange::Upsert(StorageObject::PersistentVolume(
+        &volume,
+    )))
+    .unwrap();
+    assert_eq!(chosen(&mut w).as_deref(), Some("n2"));
+    let gone = StorageChange::Delete {
+        kind: StorageKind::PersistentVolume,
+        namespace: "",
+        name: "pv-n2",
+    };
+    assert!(w.apply_storage_change(gone).unwrap());
+    assert!(!w.apply_storage_change(gone).unwrap());
+    assert_eq!(chosen(&mut w), None);
+}

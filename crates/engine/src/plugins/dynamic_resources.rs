@@ -1,13 +1,17 @@
 //! DynamicResources, first part: a pod's ResourceClaims must exist (a
-//! template's claim must have been created for the pod), must not be
-//! being deleted, and an allocated claim whose `reservedFor` is full of
-//! other consumers is in use; an allocated claim restricts the pod to the
-//! nodes of its allocation. Allocating devices from ResourceSlices
+//! template's claim must have been created for the pod) and must not be
+//! being deleted; an allocated claim restricts the pod to the nodes of its
+//! allocation. v1.36 puts no limit on sharing at PreFilter
+//! (`CanBeReserved` is always true): a claim whose `reservedFor` already
+//! holds 256 other consumers passes every filter, and PreBind's update
+//! adding the pod is refused by the API ([`pre_bind`]), so the pod stays
+//! Pending with that error. Allocating devices from ResourceSlices
 //! (DeviceClass CEL selectors) is not modelled: a pod with an unallocated
 //! claim is not placed and is reported as [`NOT_MODELLED`].
 
 use podplace_model::objects::Pod;
 use podplace_model::selector::NodeSelector;
+use podplace_model::storage::RESERVED_FOR_MAX;
 
 use crate::ids::NodeId;
 use crate::state::ClusterState;
@@ -15,7 +19,9 @@ use crate::status::{Code, Plugin, Status};
 
 /// Filter reason: an allocated claim's node selector excludes the node.
 pub const REASON_NOT_AVAILABLE: &str = "resourceclaim not available on the node";
-/// PreFilter reason: an allocated claim cannot take another consumer.
+/// PreFilter reason for an allocated claim that cannot take another
+/// consumer. v1.36 never gives it (`CanBeReserved` is always true; a full
+/// claim fails at PreBind: [`pre_bind`]); kept for older wording.
 pub const REASON_IN_USE: &str = "resourceclaim in use";
 /// What podplace reports for a pod whose claim still needs devices allocated.
 pub const NOT_MODELLED: &str = "not modelled: device allocation";
@@ -96,11 +102,7 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
         deallocatable: false,
     };
     for (name, claim) in claims {
-        let reserved_for_pod = claim.is_reserved_for(&pod.name, &pod.uid);
         if claim.allocated {
-            if !claim.can_be_reserved() && !reserved_for_pod {
-                return Err(reject(REASON_IN_USE.into()));
-            }
             state.deallocatable |= claim.reserved_for.is_empty();
             if let Some(s) = &claim.allocation_nodes {
                 state.available_on.push(s.clone());
@@ -120,6 +122,45 @@ pub fn pre_filter(cluster: &ClusterState, pod: &Pod) -> Result<Option<State>, St
 pub fn is_not_modelled(status: &Status) -> bool {
     status.plugin == Some(Plugin::DynamicResources)
         && status.reasons.iter().any(|r| r.starts_with(NOT_MODELLED))
+}
+
+/// The first allocated claim of the pod (in `spec.resourceClaims` order)
+/// whose `status.reservedFor` is full (256) without the pod: PreBind's
+/// reservation fails on it.
+pub fn full_claim<'a>(cluster: &ClusterState, pod: &'a Pod) -> Option<&'a str> {
+    let storage = cluster.storage();
+    pod.resource_claims
+        .iter()
+        .filter(|rc| !rc.skipped)
+        .filter_map(|rc| rc.claim.as_deref())
+        .find(|name| {
+            storage
+                .resource_claim(pod.namespace, name)
+                .is_some_and(|c| {
+                    c.allocated && !c.can_be_reserved() && !c.is_reserved_for(&pod.name, &pod.uid)
+                })
+        })
+}
+
+/// PreBind: adding the pod to each allocated claim's `status.reservedFor`
+/// (what [`ClusterState::bind`] assumes). A claim already holding 256
+/// consumers is refused by the API's validation, and the FailedScheduling
+/// message is that error, as kube-scheduler v1.36 reports it.
+pub fn pre_bind(cluster: &ClusterState, pod: &Pod) -> Result<(), String> {
+    let Some(name) = full_claim(cluster, pod) else {
+        return Ok(());
+    };
+    let ns = cluster.interner().resolve(pod.namespace);
+    let count = cluster
+        .storage()
+        .resource_claim(pod.namespace, name)
+        .map_or(0, |c| c.reserved_for.len());
+    Err(format!(
+        "running PreBind plugin \"DynamicResources\": add reservation to claim {ns}/{name}: \
+         ResourceClaim.resource.k8s.io {name:?} is invalid: status.reservedFor: Too many: {}: \
+         must have at most {RESERVED_FOR_MAX} items",
+        count + 1
+    ))
 }
 
 /// Filter.

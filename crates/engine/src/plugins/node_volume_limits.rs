@@ -80,7 +80,15 @@ pub fn filter(cluster: &ClusterState, pod: &Pod, node: NodeId, info: &NodeInfo) 
     let Some(csi) = cluster.storage().csi_nodes.get(&cluster.node(node).name) else {
         return Status::success();
     };
-    if csi.drivers.iter().all(|d| d.count.is_none()) {
+    let Some(lowest) = csi.drivers.iter().filter_map(|d| d.count).min() else {
+        return Status::success();
+    };
+    // Every driver's distinct volumes on the node, with the pod's, are at
+    // most all the volumes its pods and the pod use: when that is within
+    // the lowest limit, no driver can exceed its own (no need to look at
+    // the pods, which a node full of stateful pods would make costly for
+    // every pod and node).
+    if i64::from(info.attachable) + i64::from(crate::state::attachable(pod)) <= lowest {
         return Status::success();
     }
     let mut new = FxHashMap::default();

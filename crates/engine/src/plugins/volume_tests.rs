@@ -576,12 +576,15 @@ fn claim_user(name: &str) -> Value {
     )
 }
 
-const IN_USE: &str = "0/3 nodes are available: resourceclaim in use. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+/// kube-scheduler v1.36 does not limit sharing at PreFilter: the pod
+/// passes every filter and PreBind's reservation is refused by the API.
+const IN_USE: &str = "running PreBind plugin \"DynamicResources\": add reservation to claim default/shared: ResourceClaim.resource.k8s.io \"shared\" is invalid: status.reservedFor: Too many: 257: must have at most 256 items";
 
 /// Each placement of a run reserves the shared claim, as kube-scheduler's
 /// PreBind does: with 250 consumers, 6 more pods are placed and the 7th
-/// and 8th find `status.reservedFor` full (256). A pod that is removed, or
-/// finishes, or is unbound leaves the list and frees its place.
+/// and 8th find `status.reservedFor` full (256): their PreBind fails. A
+/// pod that is removed, or finishes, or is unbound leaves the list and
+/// frees its place.
 #[test]
 fn a_shared_claim_is_reserved_by_each_placement_until_256() {
     let pending: Vec<Value> = (0..8).map(|i| claim_user(&format!("p{i}"))).collect();

@@ -39,6 +39,7 @@ use crate::groups::{
 use crate::ids::{GroupId, NodeId, PodHandle, PodId, TermId};
 pub use compact::{CompactError, SymRemap};
 pub use selectors::OwnerSelectors;
+pub use storage::{StorageChange, StorageKind, StorageObject};
 use terms::{PodTerms, TermRegistry};
 
 /// A fresh value for a node version or node epoch, unique across every
@@ -60,6 +61,11 @@ pub struct NodeInfo {
     pub pods: Vec<PodId>,
     /// Host ports in use.
     pub used_ports: SmallVec<[HostPort; 2]>,
+    /// How many claims and in-tree volumes the pods use in all (an upper
+    /// bound of the distinct volumes the node attaches, per driver): a node
+    /// far below its CSINode limits passes NodeVolumeLimits without
+    /// looking at its pods.
+    pub attachable: u32,
 }
 
 impl NodeInfo {
@@ -69,6 +75,7 @@ impl NodeInfo {
         self.non_zero_requested.1 += pod.non_zero.1;
         self.pods.push(id);
         self.used_ports.extend(pod.host_ports.iter().cloned());
+        self.attachable += attachable(pod);
     }
 
     /// Removes a pod's accounting (used by unbind and by preemption's dry run).
@@ -79,12 +86,19 @@ impl NodeInfo {
         if let Some(i) = self.pods.iter().position(|&p| p == id) {
             self.pods.remove(i);
         }
+        self.attachable = self.attachable.saturating_sub(attachable(pod));
         for hp in &pod.host_ports {
             if let Some(i) = self.used_ports.iter().position(|u| u == hp) {
                 self.used_ports.remove(i);
             }
         }
     }
+}
+
+/// How many volumes of a pod NodeVolumeLimits may count: its claims and
+/// in-tree volumes.
+pub(crate) fn attachable(pod: &Pod) -> u32 {
+    (pod.volumes.claims.len() + pod.volumes.in_tree.len()) as u32
 }
 
 /// A pod known to the state and where it is.

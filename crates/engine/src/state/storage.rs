@@ -190,3 +190,105 @@ impl ClusterState {
             && self.storage_mut().delete_resource_claim(ns, name)
     }
 }
+
+/// One storage or claim object as a watch delivers it, for
+/// [`ClusterState::apply_storage_change`].
+#[derive(Debug, Clone, Copy)]
+pub enum StorageObject<'a> {
+    /// A PersistentVolume.
+    PersistentVolume(&'a core::PersistentVolume),
+    /// A PersistentVolumeClaim.
+    PersistentVolumeClaim(&'a core::PersistentVolumeClaim),
+    /// A StorageClass.
+    StorageClass(&'a storage::StorageClass),
+    /// A CSINode.
+    CsiNode(&'a storage::CSINode),
+    /// A CSIDriver.
+    CsiDriver(&'a storage::CSIDriver),
+    /// A CSIStorageCapacity.
+    CsiStorageCapacity(&'a storage::CSIStorageCapacity),
+    /// A ResourceClaim.
+    ResourceClaim(&'a resource::ResourceClaim),
+}
+
+/// The kinds of [`StorageObject`], to name one that was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// PersistentVolume (cluster-scoped).
+    PersistentVolume,
+    /// PersistentVolumeClaim.
+    PersistentVolumeClaim,
+    /// StorageClass (cluster-scoped).
+    StorageClass,
+    /// CSINode (cluster-scoped).
+    CsiNode,
+    /// CSIDriver (cluster-scoped).
+    CsiDriver,
+    /// CSIStorageCapacity.
+    CsiStorageCapacity,
+    /// ResourceClaim.
+    ResourceClaim,
+}
+
+/// A watch event on a storage or claim object: added or modified (the
+/// object as it is now), or deleted (its kind, namespace and name).
+#[derive(Debug, Clone, Copy)]
+pub enum StorageChange<'a> {
+    /// Added or modified.
+    Upsert(StorageObject<'a>),
+    /// Deleted; `namespace` is ignored for cluster-scoped kinds.
+    Delete {
+        /// The kind.
+        kind: StorageKind,
+        /// The namespace of a namespaced kind.
+        namespace: &'a str,
+        /// The name.
+        name: &'a str,
+    },
+}
+
+impl ClusterState {
+    /// Applies one watch event on a storage or claim object (one entry
+    /// point for a watch-fed owner); for a delete, whether the object was
+    /// there. The available-volume index follows without being rebuilt.
+    pub fn apply_storage_change(
+        &mut self,
+        change: StorageChange<'_>,
+    ) -> Result<bool, StorageError> {
+        Ok(match change {
+            StorageChange::Upsert(o) => {
+                match o {
+                    StorageObject::PersistentVolume(v) => {
+                        self.upsert_persistent_volume(v)?;
+                    }
+                    StorageObject::PersistentVolumeClaim(c) => {
+                        self.upsert_persistent_volume_claim(c)?
+                    }
+                    StorageObject::StorageClass(c) => self.upsert_storage_class(c),
+                    StorageObject::CsiNode(n) => self.upsert_csi_node(n),
+                    StorageObject::CsiDriver(d) => self.upsert_csi_driver(d),
+                    StorageObject::CsiStorageCapacity(c) => self.upsert_csi_storage_capacity(c)?,
+                    StorageObject::ResourceClaim(c) => self.upsert_resource_claim(c),
+                }
+                true
+            }
+            StorageChange::Delete {
+                kind,
+                namespace,
+                name,
+            } => match kind {
+                StorageKind::PersistentVolume => self.delete_persistent_volume(name),
+                StorageKind::PersistentVolumeClaim => {
+                    self.delete_persistent_volume_claim(namespace, name)
+                }
+                StorageKind::StorageClass => self.delete_storage_class(name),
+                StorageKind::CsiNode => self.delete_csi_node(name),
+                StorageKind::CsiDriver => self.delete_csi_driver(name),
+                StorageKind::CsiStorageCapacity => {
+                    self.delete_csi_storage_capacity(namespace, name)
+                }
+                StorageKind::ResourceClaim => self.delete_resource_claim(namespace, name),
+            },
+        })
+    }
+}
