@@ -690,6 +690,20 @@ impl Simulation {
         self.mark_owner(id);
         if self.nodes[node.index()].ready {
             self.push(now + grace.max(0), Event::PodGone(id));
+        } else if let Some(w) = self
+            .info(id)
+            .and_then(|i| i.owner)
+            .filter(|w| matches!(self.workloads[w.index()].ctl, Ctl::StatefulSet(_)))
+        {
+            // At most one pod per ordinal: no replacement until it is gone.
+            let node_name = self.world.state().node(node).name.to_string();
+            self.changes.push(Change::Note {
+                text: format!(
+                    "{} stays Terminating on {node_name} (NotReady): {} creates no replacement until the kubelet confirms it (restore {node_name}) or it is force-deleted",
+                    self.pod_name(id),
+                    self.workloads[w.index()].display()
+                ),
+            });
         }
     }
 

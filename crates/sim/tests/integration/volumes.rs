@@ -95,6 +95,12 @@ fn zonal_statefulset_replica_stays_pending_after_its_zone_is_lost() {
             == &format!("claim default/data-db-0: volume provisioned for {first}, reaching topology.kubernetes.io/zone=a")),
         "{l:#?}"
     );
+    // Evicted from the lost zone, it stays Terminating: no replacement.
+    let l = lines(&r.steps[2]);
+    assert!(
+        l.contains(&"default/db-0 stays Terminating on a1 (NotReady): StatefulSet/default/db creates no replacement until the kubelet confirms it (restore a1) or it is force-deleted".to_string()),
+        "{l:#?}"
+    );
     // The force-deleted replica is back, Pending, with the same claim.
     let last = r.steps.last().expect("steps");
     let after = &r.steps[3];
