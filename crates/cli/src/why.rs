@@ -850,6 +850,12 @@ fn render_text(
         } else if e
             .pod_reasons
             .iter()
+            .any(|r| r.kind == podplace_explain::PodReasonKind::ResourceClaimInUse)
+        {
+            "Why it is not bound (the filters pass, but binding fails):"
+        } else if e
+            .pod_reasons
+            .iter()
             .any(|r| r.kind == podplace_explain::PodReasonKind::NotModelled)
         {
             "Why podplace cannot place it (what it needs is not modelled; no node is looked at):"

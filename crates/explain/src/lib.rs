@@ -129,10 +129,19 @@ fn explain_unbound(
 
     let outcome = what_if.schedule(&pod);
     let prepared = analyze::prepare(what_if, &pod);
-    if let Err(status) = &prepared.storage.cycle {
-        if let Some(reason) = storage::pod_reason(what_if.state(), &pod, status) {
-            // A PreFilter plugin rejected the pod itself: no node was
-            // looked at, so no node's verdict, note or fix applies.
+    let refused = match &prepared.storage.cycle {
+        Err(status) => storage::pod_reason(what_if.state(), &pod, status),
+        // Every filter passed and a node was chosen, but PreBind refused.
+        Ok(_) if outcome.chosen.is_none() && !outcome.best.is_empty() => {
+            storage::pre_bind_reason(what_if.state(), &pod, &outcome.message)
+        }
+        Ok(_) => None,
+    };
+    {
+        if let Some(reason) = refused {
+            // A PreFilter plugin rejected the pod itself (no node was
+            // looked at), or binding failed whatever the node: no node's
+            // verdict, note or fix applies.
             return Explanation {
                 pod: pod_name,
                 workload,

@@ -708,3 +708,31 @@ pub(crate) fn pod_reason(cluster: &ClusterState, pod: &Pod, status: &Status) -> 
         text,
     })
 }
+
+/// The pod-level reason when every filter passes but PreBind refuses the
+/// pod: an allocated ResourceClaim whose `status.reservedFor` already holds
+/// the most consumers the API allows (v1.36 does not check this before
+/// binding, so the pod stays Pending with the API's error).
+pub(crate) fn pre_bind_reason(
+    cluster: &ClusterState,
+    pod: &Pod,
+    message: &str,
+) -> Option<PodReason> {
+    let name = dynamic_resources::full_claim(cluster, pod)?;
+    let claim = full(cluster, pod, name);
+    Some(PodReason {
+        plugin: Plugin::DynamicResources.name(),
+        code: "Error",
+        message: message.to_string(),
+        kind: PodReasonKind::ResourceClaimInUse,
+        text: format!(
+            "ResourceClaim {claim} is allocated and its status.reservedFor already lists \
+             {RESERVED_FOR_MAX} consumers (the most the API allows), none of them this pod. \
+             Every filter passes (kube-scheduler v1.36 does not limit sharing before binding), \
+             but PreBind's update adding the pod to reservedFor is refused, so the pod stays \
+             Pending until one of those consumers ends."
+        ),
+        claims: vec![claim],
+        held: false,
+    })
+}

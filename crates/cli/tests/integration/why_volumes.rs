@@ -471,7 +471,7 @@ fn prefilter_rejections_are_pod_level_reasons() {
             kind: "resource_claim_in_use",
             plugin: "DynamicResources",
             held: false,
-            says: "already lists 256 consumers",
+            says: "status.reservedFor: Too many: 257: must have at most 256 items",
         },
     ];
     for case in cases {
