@@ -46,11 +46,26 @@ struct JsonPlacement {
     gated: Option<String>,
 }
 
+/// Replicas of one workload counted rather than created (identical to
+/// `pod`, which can never be bound): they stay Pending with its message.
+#[derive(Debug, Serialize)]
+struct JsonCounted {
+    workload: String,
+    /// The replica whose verdict they share.
+    pod: String,
+    replicas: u64,
+    message: String,
+}
+
 #[derive(Debug, Serialize)]
 struct JsonOutput {
     placements: Vec<JsonPlacement>,
-    placed: usize,
-    pending: usize,
+    /// Counted replicas (`replicas: 2000000000`), not listed one by one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    counted: Vec<JsonCounted>,
+    placed: u64,
+    /// Pending pods, counted replicas included.
+    pending: u64,
 }
 
 /// How many feasible nodes kube-scheduler's default profile looks for before
@@ -110,8 +125,26 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             gated: p.gated.clone(),
         })
         .collect();
-    let placed = rows.iter().filter(|r| r.node.is_some()).count();
-    let pending_count = rows.len() - placed;
+    // Replicas counted by expansion share the verdict of the replica they
+    // follow, which can never be bound (see CountedReplicas).
+    let counted: Vec<JsonCounted> = world
+        .inventory()
+        .counted_replicas
+        .iter()
+        .filter_map(|c| {
+            let id = world.pod_id(&c.namespace, &c.pod)?;
+            let p = world.placement(id).filter(|p| p.node.is_none())?;
+            Some(JsonCounted {
+                workload: world.workload(id).to_string(),
+                pod: world.pod_name(id),
+                replicas: c.count,
+                message: p.message.clone(),
+            })
+        })
+        .collect();
+    let placed = rows.iter().filter(|r| r.node.is_some()).count() as u64;
+    let pending_count =
+        rows.len() as u64 - placed + counted.iter().map(|c| c.replicas).sum::<u64>();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match output {
@@ -120,13 +153,14 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
                 &mut out,
                 &JsonOutput {
                     placements: rows,
+                    counted,
                     placed,
                     pending: pending_count,
                 },
             )?;
             writeln!(out)?;
         }
-        OutputFormat::Text => render_text(&mut out, &rows, placed, pending_count)?,
+        OutputFormat::Text => render_text(&mut out, &rows, &counted, placed, pending_count)?,
     }
     // Pods left Pending fail the run (exit 1, as `why` does), so CI can
     // gate on a placement.
@@ -140,8 +174,9 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
 fn render_text(
     out: &mut impl Write,
     rows: &[JsonPlacement],
-    placed: usize,
-    pending: usize,
+    counted: &[JsonCounted],
+    placed: u64,
+    pending: u64,
 ) -> Result<()> {
     if rows.is_empty() {
         writeln!(out, "No pods are waiting to be scheduled.")?;
@@ -157,6 +192,15 @@ fn render_text(
             "{}",
             workload.if_supports_color(Stream::Stdout, |t| t.bold())
         )?;
+        // A workload with counted replicas: its Pending pods that share
+        // their message join the counted line (two billion replicas read as
+        // the placed ones and one line).
+        let counted_here: Vec<&JsonCounted> =
+            counted.iter().filter(|c| c.workload == workload).collect();
+        let folded = |p: &JsonPlacement| {
+            p.node.is_none() && counted_here.iter().any(|c| c.message == p.message)
+        };
+        let pods: Vec<&JsonPlacement> = pods.into_iter().filter(|p| !folded(p)).collect();
         let width = pods.iter().map(|p| p.pod.len()).max().unwrap_or(0);
         for p in pods {
             match &p.node {
@@ -195,9 +239,27 @@ fn render_text(
                 }
             }
         }
+        for c in counted_here {
+            let listed = rows
+                .iter()
+                .filter(|p| p.workload == c.workload && p.node.is_none() && p.message == c.message)
+                .count() as u64;
+            writeln!(
+                out,
+                "  {} more replicas of {} stay Pending: {}",
+                crate::text::thousands(c.replicas + listed),
+                c.workload,
+                c.message
+            )?;
+        }
     }
     writeln!(out)?;
-    writeln!(out, "{placed} placed, {pending} pending")?;
+    writeln!(
+        out,
+        "{} placed, {} pending",
+        crate::text::thousands(placed),
+        crate::text::thousands(pending)
+    )?;
     Ok(())
 }
 

@@ -94,4 +94,26 @@ pub struct Inventory {
     pub notices: Vec<String>,
     /// Problems that did not stop loading but the user should see.
     pub warnings: Vec<String>,
+    /// Replicas that workload expansion counted instead of creating (see
+    /// [`CountedReplicas`]): `replicas: 2000000000` on one small node
+    /// creates the replicas that can matter, not two billion pods.
+    pub counted_replicas: Vec<CountedReplicas>,
+}
+
+/// Replicas of one workload that expansion counted instead of creating,
+/// because each is provably decided as the pod it follows: they are
+/// identical to it (same template, same owner, nothing per pod such as a
+/// generic ephemeral volume), queue right after it, and it can never be
+/// bound — more replicas of the workload were created before it than all
+/// the nodes' `pods` allocatable together — so nothing binds between its
+/// verdict and theirs and each stays Pending with its message. (At least
+/// `expand::ALWAYS_CREATED` replicas are created either way.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountedReplicas {
+    /// The pods' namespace.
+    pub namespace: String,
+    /// The last replica created, whose verdict the counted ones share.
+    pub pod: String,
+    /// How many replicas were counted.
+    pub count: u64,
 }

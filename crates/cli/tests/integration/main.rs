@@ -5,6 +5,7 @@
 //! crate links its tests once instead of once per file.
 
 mod bounds;
+mod counted;
 mod hostile;
 mod installs;
 mod lint;

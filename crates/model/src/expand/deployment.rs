@@ -6,12 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::replica_set::replicated_pod;
-use super::{is_active, replicas, NewPods, Owner, PodIndex};
+use super::{add_replicas, is_active, replicas, NewPods, Owner, PodIndex};
 use crate::inventory::{Inventory, Sourced};
-use crate::naming::{
-    generate_name_base, pod_template_hash, replica_set_name, POD_TEMPLATE_HASH_LABEL,
-};
+use crate::naming::{pod_template_hash, replica_set_name, POD_TEMPLATE_HASH_LABEL};
 use crate::workloads::WorkloadKind;
 
 /// The annotation a Deployment's ReplicaSets carry their revision in.
@@ -126,17 +123,14 @@ pub(super) fn expand(
                 .as_ref()
                 .and_then(|s| s.template.clone())
                 .unwrap_or_else(|| spec.template.clone());
-            let base = generate_name_base(rs_owner.name);
-            for _ in active..want {
-                if new_pods.full() {
-                    break;
-                }
-                let name = index.fresh_name(rs_owner.namespace, &base);
-                new_pods.push(Sourced {
-                    object: replicated_pod(&rs_owner, &template, name),
-                    origin: d.origin.clone(),
-                });
-            }
+            add_replicas(
+                &rs_owner,
+                &template,
+                want.saturating_sub(active),
+                &d.origin,
+                index,
+                new_pods,
+            );
             continue;
         }
         // No ReplicaSet yet: the Deployment controller creates `name-<hash>`.
@@ -155,17 +149,7 @@ pub(super) fn expand(
             .as_ref()
             .and_then(|s| s.template.clone())
             .unwrap_or_default();
-        let base = generate_name_base(&rs_name);
-        for _ in 0..want {
-            if new_pods.full() {
-                break;
-            }
-            let name = index.fresh_name(owner.namespace, &base);
-            new_pods.push(Sourced {
-                object: replicated_pod(&rs_owner, &template, name),
-                origin: d.origin.clone(),
-            });
-        }
+        add_replicas(&rs_owner, &template, want, &d.origin, index, new_pods);
         handled_rs.insert((owner.namespace.to_string(), rs_name));
         new_replica_sets.push(Sourced {
             object: rs,

@@ -56,7 +56,9 @@ pub(super) fn expand(inv: &Inventory, index: &mut PodIndex, new_pods: &mut NewPo
             })
             .collect();
         let mut next_index = 0usize;
-        for _ in active.len()..want_active {
+        let missing = want_active.saturating_sub(active.len());
+        let create = new_pods.capped_count(&owner, missing);
+        for _ in 0..create {
             if new_pods.full() {
                 break;
             }

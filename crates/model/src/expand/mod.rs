@@ -31,7 +31,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 pub use self::admission::Admission;
-use crate::inventory::{Inventory, Sourced};
+use crate::inventory::{CountedReplicas, Inventory, Sourced};
 use crate::naming::UsedNames;
 pub use crate::naming::{name_suffix, pod_template_hash, synthetic_uid, NAME_ALPHABET};
 use crate::workloads::WorkloadKind;
@@ -214,6 +214,100 @@ struct NewPods {
     pods: Vec<Sourced<Pod>>,
     limit: usize,
     truncated: bool,
+    /// Most replicas created per workload: one more than all the nodes'
+    /// `pods` allocatable together, so the last one created can never be
+    /// bound (see [`CountedReplicas`]).
+    per_workload: usize,
+    /// Replicas counted instead of created.
+    counted: Vec<CountedReplicas>,
+    /// Workloads whose replicas past `per_workload` were left out (not
+    /// provably identical), in words.
+    capped: Vec<String>,
+}
+
+/// Replicas of one workload always created, whatever the nodes hold:
+/// worlds of every day (and nodes written without `status.allocatable`)
+/// expand exactly as the controllers would.
+pub const ALWAYS_CREATED: usize = 1_000;
+
+/// The most replicas of one workload worth creating: one more than all
+/// the nodes' `pods` allocatable together (the last one created can then
+/// never be bound), and at least [`ALWAYS_CREATED`].
+fn per_workload_limit(inv: &Inventory) -> usize {
+    let slots: i64 = inv
+        .nodes
+        .iter()
+        .filter_map(|n| n.object.status.as_ref()?.allocatable.as_ref()?.get("pods"))
+        .filter_map(|q| crate::quantity::Quantity::parse(&q.0).ok())
+        .map(|q| q.value().max(0))
+        .fold(0i64, i64::saturating_add);
+    usize::try_from(slots)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1)
+        .max(ALWAYS_CREATED)
+}
+
+/// Whether every pod from `template` is identical but for its name: no
+/// generic ephemeral volume (its claim is named after the pod) and no
+/// ResourceClaimTemplate (a claim per pod).
+fn identical_replicas(template: &PodTemplateSpec) -> bool {
+    let Some(spec) = template.spec.as_ref() else {
+        return true;
+    };
+    let ephemeral = spec.volumes.iter().flatten().any(|v| v.ephemeral.is_some());
+    let claim_templates = spec
+        .resource_claims
+        .iter()
+        .flatten()
+        .any(|c| c.resource_claim_template_name.is_some());
+    !ephemeral && !claim_templates
+}
+
+/// Creates `missing` replicas of a replicated controller (ReplicaSet,
+/// ReplicationController) named from `generateName: <owner>-`: at most
+/// [`NewPods::per_workload`], the rest counted ([`CountedReplicas`]) — or,
+/// when the template makes each pod different, left out with a warning.
+fn add_replicas(
+    owner: &Owner<'_>,
+    template: &PodTemplateSpec,
+    missing: usize,
+    origin: &crate::inventory::Origin,
+    index: &mut PodIndex,
+    new_pods: &mut NewPods,
+) {
+    let base = crate::naming::generate_name_base(owner.name);
+    let create = missing.min(new_pods.per_workload);
+    let mut last = None;
+    for _ in 0..create {
+        if new_pods.full() {
+            return;
+        }
+        let name = index.fresh_name(owner.namespace, &base);
+        last = Some(name.clone());
+        new_pods.push(Sourced {
+            object: replica_set::replicated_pod(owner, template, name),
+            origin: origin.clone(),
+        });
+    }
+    let rest = missing - create;
+    if rest == 0 {
+        return;
+    }
+    match last {
+        Some(pod) if identical_replicas(template) => new_pods.counted.push(CountedReplicas {
+            namespace: owner.namespace.to_string(),
+            pod,
+            count: rest as u64,
+        }),
+        _ => new_pods.capped.push(format!(
+            "{}/{}/{}: {} replicas are not created: {} were, more than the nodes hold, and its pods differ (a generic ephemeral volume or a ResourceClaimTemplate), so the rest cannot be counted as one",
+            owner.kind,
+            owner.namespace,
+            owner.name,
+            rest,
+            new_pods.per_workload
+        )),
+    }
 }
 
 impl NewPods {
@@ -227,6 +321,22 @@ impl NewPods {
 
     fn push(&mut self, pod: Sourced<Pod>) {
         self.pods.push(pod);
+    }
+
+    /// How many of `want` pods of `owner` (whose pods differ, so are not
+    /// counted) to create: at most [`NewPods::per_workload`]; the rest are
+    /// left out with a warning.
+    fn capped_count(&mut self, owner: &Owner<'_>, want: usize) -> usize {
+        if want > self.per_workload {
+            self.capped.push(format!(
+                "{}/{}/{}: only the first {} of {want} replicas are created: the nodes hold fewer pods",
+                owner.kind,
+                owner.namespace,
+                owner.name,
+                self.per_workload
+            ));
+        }
+        want.min(self.per_workload)
     }
 }
 
@@ -255,6 +365,9 @@ pub fn expand_workloads_up_to(inv: &mut Inventory, max_new_pods: usize) {
         pods: Vec::new(),
         limit: max_new_pods,
         truncated: false,
+        per_workload: per_workload_limit(inv),
+        counted: Vec::new(),
+        capped: Vec::new(),
     };
     // ReplicaSets a Deployment of the world controls: expanded through it.
     let mut handled_rs: HashSet<(String, String)> = HashSet::new();
@@ -270,6 +383,14 @@ pub fn expand_workloads_up_to(inv: &mut Inventory, max_new_pods: usize) {
             "workload expansion stopped after {generated} new pods (the limit); some replicas were not created"
         ));
     }
+    inv.warnings.append(&mut new_pods.capped);
+    let counted: u64 = new_pods.counted.iter().map(|c| c.count).sum();
+    if counted > 0 {
+        inv.notices.push(format!(
+            "{counted} replica(s) counted, not created: each is identical to a replica created before it that can never be bound"
+        ));
+    }
+    inv.counted_replicas.append(&mut new_pods.counted);
     inv.replica_sets.extend(new_replica_sets);
     let first_new = inv.pods.len();
     inv.pods.extend(new_pods.pods);

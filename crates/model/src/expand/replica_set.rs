@@ -6,8 +6,7 @@ use std::collections::HashSet;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 
-use super::{is_active, pod_from_template, replicas, NewPods, Owner, PodIndex};
-use crate::inventory::Sourced;
+use super::{add_replicas, is_active, pod_from_template, replicas, NewPods, Owner, PodIndex};
 use crate::inventory::{Inventory, Origin};
 use crate::naming::generate_name_base;
 use crate::workloads::WorkloadKind;
@@ -100,15 +99,12 @@ fn expand_replicated(
         .into_iter()
         .filter(|p| is_active(p))
         .count();
-    let base = generate_name_base(owner.name);
-    for _ in active..want {
-        if new_pods.full() {
-            break;
-        }
-        let name = index.fresh_name(owner.namespace, &base);
-        new_pods.push(Sourced {
-            object: replicated_pod(owner, template, name),
-            origin: origin.clone(),
-        });
-    }
+    add_replicas(
+        owner,
+        template,
+        want.saturating_sub(active),
+        origin,
+        index,
+        new_pods,
+    );
 }

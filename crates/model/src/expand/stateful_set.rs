@@ -101,7 +101,8 @@ pub(super) fn expand(inv: &Inventory, index: &mut PodIndex, new_pods: &mut NewPo
         let owner = Owner::new(WorkloadKind::StatefulSet, &sts.object.metadata);
         let revision = revision(&sts.object);
         let start = usize::try_from(start_ordinal(spec)).unwrap_or(0);
-        for ordinal in start..start + replicas(spec.replicas) {
+        let want = new_pods.capped_count(&owner, replicas(spec.replicas));
+        for ordinal in start..start + want {
             if new_pods.full() {
                 break;
             }

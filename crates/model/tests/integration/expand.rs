@@ -632,3 +632,49 @@ spec:
         ["tier NotIn [\"front\"]".to_string()]
     );
 }
+
+/// `replicas: 2000000000` (issue 19 §3): one more replica than the nodes
+/// hold is created (at least `ALWAYS_CREATED`), the rest are counted as
+/// identical to the last one created.
+#[test]
+fn replicas_past_what_the_nodes_hold_are_counted_not_created() {
+    use podplace_model::expand::ALWAYS_CREATED;
+    let node = |pods: u32| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: big}}\nstatus: {{allocatable: {{cpu: '64', memory: 64Gi, pods: '{pods}'}}}}\n---\n"
+        )
+    };
+    for (pods, created) in [(110u32, ALWAYS_CREATED), (2_000, 2_001)] {
+        let mut inv = world(&format!(
+            "{}{}",
+            node(pods),
+            DEPLOY.replace("replicas: 3", "replicas: 2000000000")
+        ));
+        expand_workloads(&mut inv);
+        let web: Vec<_> = inv
+            .pods
+            .iter()
+            .filter(|p| {
+                p.object
+                    .metadata
+                    .name
+                    .as_deref()
+                    .unwrap_or("")
+                    .starts_with("web-")
+            })
+            .collect();
+        assert_eq!(web.len(), created, "{pods} pods allocatable");
+        assert_eq!(inv.counted_replicas.len(), 1);
+        let c = &inv.counted_replicas[0];
+        assert_eq!(c.count, 2_000_000_000 - created as u64);
+        assert_eq!(c.namespace, "shop");
+        assert_eq!(
+            Some(c.pod.as_str()),
+            web.last().unwrap().object.metadata.name.as_deref()
+        );
+        assert!(inv.warnings.is_empty(), "{:?}", inv.warnings);
+    }
+    // Few enough replicas are all created, none counted.
+    let inv = expanded(DEPLOY);
+    assert!(inv.counted_replicas.is_empty());
+}
