@@ -29,6 +29,7 @@ pub fn all() -> Vec<Spec> {
     v.extend((0..15).map(gates));
     v.extend((0..20).map(dra));
     v.extend((0..14).map(wffc_multi));
+    v.extend((0..2).map(dra_full));
     v
 }
 
@@ -868,6 +869,49 @@ fn dra(i: usize) -> Spec {
     c.finish(
         "dra",
         format!("{desc}; twist {twist:?} on {blocked:?}"),
+        pod,
+        true,
+    )
+}
+
+/// A ResourceClaim shared by many running pods that use it, allocated on
+/// every node of the case: its `reservedFor` holds 256 of them, the most
+/// the API allows (v1.36's PreFilter lets the pod through; PreBind's
+/// reservation is refused by the API), or 255, leaving one place for the pod.
+fn dra_full(i: usize) -> Spec {
+    let name = format!("dra-full-{i:03}");
+    let n = 4;
+    let mut c = Case::new(name.clone(), n, i % 3);
+    let driver = format!("{name}.dra.example.com");
+    let class = format!("{name}-gpu");
+    c.objects.push(device_class(&class, &driver));
+    c.objects.push(resource_claim("shared", &class, false));
+    let many = if i.is_multiple_of(2) { 256 } else { 255 };
+    let mut reserved = Vec::new();
+    for k in 0..many {
+        // Small requests: 64 consumers per node leave room for the pod.
+        let mut p = PodB::new(&format!("old-{}", c.existing))
+            .app("gpu-user")
+            .on(c.node(k % n));
+        p.cpu = "10m".into();
+        p.resource_claims.push("shared".into());
+        reserved.push((p.name.clone(), format!("pod:{}", p.name)));
+        c.existing += 1;
+        c.objects.push(p.object());
+    }
+    let hosts: Vec<String> = (0..n).map(|k| c.node(k).to_string()).collect();
+    c.statuses.push((
+        "ResourceClaim",
+        "shared".into(),
+        claim_status(&driver, &hosts, &reserved),
+    ));
+    let mut pod = PodB::new("pod");
+    pod.resource_claims.push("shared".into());
+    c.finish(
+        "dra-full",
+        format!(
+            "a ResourceClaim allocated on every node, reserved for {many} running pods using it"
+        ),
         pod,
         true,
     )
