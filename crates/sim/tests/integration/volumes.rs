@@ -369,3 +369,37 @@ fn scaled_down_and_up_a_replica_returns_to_its_volume() {
         lines(back)
     );
 }
+
+/// A local volume bound by a bind stays bound when storage objects are
+/// applied later: the storage is compiled again and the binding assumed
+/// again, so another StatefulSet's claim does not get the same volume.
+#[test]
+fn applying_storage_later_keeps_bound_volumes_taken() {
+    let mut text = String::from("nodes:\n");
+    for (n, z) in [("n1", "a"), ("n2", "a")] {
+        text.push_str(&node(n, z, "4"));
+    }
+    text.push_str("objects:\n  - {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: local}, provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}\n");
+    text.push_str("  - {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv-n1}, spec: {storageClassName: local, capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], local: {path: /mnt/disk}, nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]}}}}\nsteps:\n");
+    text.push_str(&sts(1, "local"));
+    text.push_str("  - apply: {objects: [{apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: other}, provisioner: x}]}\n");
+    text.push_str(
+        &sts(1, "local")
+            .replace("name: db}", "name: cache}")
+            .replace("app: db", "app: cache")
+            .replace("serviceName: db", "serviceName: cache"),
+    );
+    let r = replay(&text);
+    assert_eq!(node_of(&r.steps[0], "default/db-0").as_deref(), Some("n1"));
+    let last = r.steps.last().unwrap();
+    let pending: Vec<_> = last.pending().collect();
+    assert_eq!(pending.len(), 1, "{:#?}", lines(last));
+    assert_eq!(pending[0].pod, "default/cache-0");
+    assert!(
+        pending[0]
+            .message
+            .contains("didn't find available persistent volumes to bind"),
+        "{}",
+        pending[0].message
+    );
+}
