@@ -211,15 +211,17 @@ pub const DEFAULT_FILTERS: [Plugin; 13] = [
 ];
 
 /// The default profile's Score plugins and weights, in order.
+/// (DynamicResources has no weight in v1.36's defaults, so 1; it scores 0
+/// for every node podplace models.)
 pub const DEFAULT_SCORES: [(Plugin, i64); 8] = [
     (Plugin::TaintToleration, 3),
     (Plugin::NodeAffinity, 2),
     (Plugin::NodeResourcesFit, 1),
     (Plugin::PodTopologySpread, 2),
     (Plugin::InterPodAffinity, 2),
+    (Plugin::DynamicResources, 1),
     (Plugin::NodeResourcesBalancedAllocation, 1),
     (Plugin::ImageLocality, 1),
-    (Plugin::DynamicResources, 2),
 ];
 
 impl Default for Profile {
