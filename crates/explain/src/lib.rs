@@ -210,6 +210,9 @@ fn explain_unbound(
         });
     }
     let nodes: Vec<NodeVerdict> = verdicts.into_iter().map(|(_, v)| v).collect();
+    if let Some(note) = storage::reach_note(what_if.state(), &pod, &nodes) {
+        notes.push(note);
+    }
     let groups = group::group(&nodes, &terms.views);
     let mut scores: Vec<ScoreRow> = outcome
         .scores

@@ -25,8 +25,8 @@ use smallvec::smallvec;
 
 use crate::analyze::selector_misses;
 use crate::model::{
-    ClaimNodes, Detail, PodReason, PodReasonKind, Reason, UnboundClaim, VolumeLimitView,
-    VolumeReach, ZoneMiss,
+    ClaimNodes, Detail, NodeVerdict, Note, NoteKind, PodReason, PodReasonKind, Reason,
+    UnboundClaim, VolumeLimitView, VolumeReach, ZoneMiss,
 };
 
 /// What the explanation prepared once about the pod's volumes and claims.
@@ -734,5 +734,61 @@ pub(crate) fn pre_bind_reason(
         ),
         claims: vec![claim],
         held: false,
+    })
+}
+
+/// When the pod's volumes keep it off some nodes: which nodes they reach
+/// at all (no VolumeBinding or VolumeZone reason there), since only those
+/// can ever run it, whatever else changes.
+pub(crate) fn reach_note(cluster: &ClusterState, pod: &Pod, nodes: &[NodeVerdict]) -> Option<Note> {
+    let volume = |v: &NodeVerdict| {
+        v.reasons
+            .iter()
+            .any(|r| r.plugin == "VolumeBinding" || r.plugin == "VolumeZone")
+    };
+    if !nodes.iter().any(volume) {
+        return None;
+    }
+    let blocked: rustc_hash::FxHashSet<&str> = nodes
+        .iter()
+        .filter(|v| volume(v))
+        .map(|v| v.node.as_str())
+        .collect();
+    let reach: Vec<&str> = cluster
+        .nodes()
+        .iter()
+        .map(|n| &*n.name)
+        .filter(|n| !blocked.contains(n))
+        .collect();
+    let claims: Vec<String> = pod
+        .volumes
+        .claims
+        .iter()
+        .map(|c| full(cluster, pod, &c.claim))
+        .collect();
+    let total = cluster.nodes().len();
+    const SHOWN: usize = 5;
+    let mut names = reach[..reach.len().min(SHOWN)].join(", ");
+    if reach.len() > SHOWN {
+        names.push_str(&format!(" and {} more", reach.len() - SHOWN));
+    }
+    let text = if reach.is_empty() {
+        format!(
+            "The pod's volumes (claim {}) reach none of the {total} nodes: no change to pods or \
+             rules can place it; only a node its volumes reach (or other volumes) can.",
+            claims.join(", ")
+        )
+    } else {
+        format!(
+            "The pod's volumes (claim {}) reach {} of the {total} nodes: {names}. Only those, \
+             or a node added where they are, can ever run it.",
+            claims.join(", "),
+            reach.len()
+        )
+    };
+    Some(Note {
+        kind: NoteKind::Info,
+        term: None,
+        text,
     })
 }

@@ -165,6 +165,14 @@ fn bundled_example_names_the_claim_its_volume_and_the_zone_it_needs() {
         z["volumes"][0]["labels"][0],
         serde_json::json!({"key": "topology.kubernetes.io/zone", "volume_value": "zone-a", "node_value": "zone-c"})
     );
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n["text"]
+            .as_str()
+            .unwrap()
+            .contains("reach 1 of the 3 nodes: worker-a.")),
+        "{:#}",
+        v["notes"]
+    );
     // The only fix frees worker-a, the one node in the volume's zone.
     assert_eq!(v["fixes"][0]["lands_on"], "worker-a");
 }
