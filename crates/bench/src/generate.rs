@@ -181,6 +181,16 @@ pub enum Object {
     ReplicaSet(Box<ReplicaSet>),
     /// A Pod, running or pending.
     Pod(Box<Pod>),
+    /// A PersistentVolume (`--volumes`).
+    PersistentVolume(Box<k8s_openapi::api::core::v1::PersistentVolume>),
+    /// A PersistentVolumeClaim (`--volumes`).
+    PersistentVolumeClaim(Box<k8s_openapi::api::core::v1::PersistentVolumeClaim>),
+    /// A StorageClass (`--volumes`).
+    StorageClass(Box<k8s_openapi::api::storage::v1::StorageClass>),
+    /// A CSINode (`--volumes`).
+    CsiNode(Box<k8s_openapi::api::storage::v1::CSINode>),
+    /// A CSIDriver (`--volumes`).
+    CsiDriver(Box<k8s_openapi::api::storage::v1::CSIDriver>),
 }
 
 impl k8s_openapi::serde::Serialize for Object {
@@ -190,6 +200,11 @@ impl k8s_openapi::serde::Serialize for Object {
             Object::Node(o) => o.serialize(s),
             Object::ReplicaSet(o) => o.serialize(s),
             Object::Pod(o) => o.serialize(s),
+            Object::PersistentVolume(o) => o.serialize(s),
+            Object::PersistentVolumeClaim(o) => o.serialize(s),
+            Object::StorageClass(o) => o.serialize(s),
+            Object::CsiNode(o) => o.serialize(s),
+            Object::CsiDriver(o) => o.serialize(s),
         }
     }
 }

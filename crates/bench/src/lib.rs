@@ -6,9 +6,11 @@
 //! of pending pods), [`snapshot`] writes it as one `v1 List` in JSON and YAML,
 //! and [`measure`] loads such a file through podplace's loader, builds the
 //! engine's cluster and places the pending pods, timing each step and reading
-//! the process's peak memory.
+//! the process's peak memory. [`storage`] adds StatefulSet-like claims and
+//! their PersistentVolumes (`--volumes N`).
 
 pub mod generate;
 pub mod measure;
 pub mod rng;
 pub mod snapshot;
+pub mod storage;

@@ -27,6 +27,10 @@ options:
   --new-pods N        pending pods to place (default 10000)
   --new-workloads N   workloads of the pending pods (default 20)
   --seed N            generator seed (default 1)
+  --volumes N         add about N PersistentVolumes: zonal ones pre-bound
+                      to running StatefulSet-like replicas, local ones
+                      available, CSINodes with attach limits, and claims
+                      on a share of the pending pods (default 0: none)
   --skip-yaml         do not write or load the YAML snapshot
   --compact-json      write JSON without whitespace (default: kubectl's
                       `-o json` layout, 4-space indent)
@@ -36,6 +40,7 @@ options:
 
 struct Args {
     shape: Shape,
+    volumes: usize,
     skip_yaml: bool,
     compact_json: bool,
     out_dir: Option<PathBuf>,
@@ -64,6 +69,7 @@ enum ArgsError {
 fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
     let mut a = Args {
         shape: Shape::default(),
+        volumes: 0,
         skip_yaml: false,
         compact_json: false,
         out_dir: None,
@@ -96,6 +102,7 @@ fn parse_args(args: &[String]) -> Result<Args, ArgsError> {
             "--new-pods" => a.shape.new_pods = number(flag)?,
             "--new-workloads" => a.shape.new_workloads = number(flag)?,
             "--seed" => a.shape.seed = number(flag)? as u64,
+            "--volumes" => a.volumes = number(flag)?,
             "--skip-yaml" => a.skip_yaml = true,
             "--compact-json" => a.compact_json = true,
             "--out-dir" => a.out_dir = Some(PathBuf::from(value(flag)?)),
@@ -242,7 +249,9 @@ fn bench(args: &Args) -> anyhow::Result<()> {
         shape.nodes, shape.pods, shape.new_pods
     );
     let t = Instant::now();
-    let snap = generate(&shape);
+    let mut snap = generate(&shape);
+    let storage = (args.volumes > 0)
+        .then(|| podplace_bench::storage::add_storage(&mut snap, args.volumes, shape.seed));
     let gen_s = t.elapsed().as_secs_f64();
     let stats = snap.stats.clone();
 
@@ -279,6 +288,7 @@ fn bench(args: &Args) -> anyhow::Result<()> {
     report(
         args,
         &stats,
+        storage.as_ref(),
         gen_s,
         (json_bytes, json_write_s),
         yaml,
@@ -294,6 +304,7 @@ fn bench(args: &Args) -> anyhow::Result<()> {
 fn report(
     args: &Args,
     stats: &podplace_bench::generate::Stats,
+    storage: Option<&podplace_bench::storage::StorageStats>,
     gen_s: f64,
     (json_bytes, json_write_s): (u64, f64),
     yaml: Option<(u64, f64)>,
@@ -331,6 +342,20 @@ fn report(
         stats.node_affinity,
         stats.infra
     );
+    if let Some(st) = storage {
+        println!(
+            "Storage: {} PersistentVolumes ({} zonal, pre-bound to the claims of {} running StatefulSet-like workloads' replicas; \
+             {} local, available), CSINodes with {} EBS attachments each; {} pending pods with a local WaitForFirstConsumer claim, \
+             {} with a zonal one to provision.\n",
+            thousands((st.prebound + st.local) as u64),
+            thousands(st.prebound as u64),
+            thousands(st.stateful_workloads as u64),
+            thousands(st.local as u64),
+            podplace_bench::storage::ATTACH_LIMIT,
+            thousands(st.pending_local as u64),
+            thousands(st.pending_zonal as u64),
+        );
+    }
     println!(
         "Snapshot: JSON {} ({}), YAML {}; written in {} / {} after generating in {} (setup, not measured).\n",
         mb(json_bytes),

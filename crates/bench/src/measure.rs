@@ -135,8 +135,20 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     t.stop(&mut out, "load");
     out["nodes"] = json!(inv.nodes.len());
     out["pods"] = json!(inv.pods.len());
-    out["objects"] =
-        json!(inv.nodes.len() + inv.pods.len() + inv.replica_sets.len() + inv.namespaces.len());
+    let storage_objects = inv.persistent_volumes.len()
+        + inv.persistent_volume_claims.len()
+        + inv.storage_classes.len()
+        + inv.csi_nodes.len()
+        + inv.csi_drivers.len();
+    out["objects"] = json!(
+        inv.nodes.len()
+            + inv.pods.len()
+            + inv.replica_sets.len()
+            + inv.namespaces.len()
+            + storage_objects
+    );
+    out["volumes"] = json!(inv.persistent_volumes.len());
+    out["claims"] = json!(inv.persistent_volume_claims.len());
     out["warnings"] = json!(inv.warnings.len());
     out["load_peak_kib"] = json!(peak_rss_kib());
     if !place {
