@@ -14,6 +14,7 @@ mod fixes;
 pub mod group;
 pub mod model;
 mod notes;
+mod pod_level;
 mod self_block;
 mod storage;
 pub mod topology_typo;
@@ -130,10 +131,10 @@ fn explain_unbound(
     let outcome = what_if.schedule(&pod);
     let prepared = analyze::prepare(what_if, &pod);
     let refused = match &prepared.storage.cycle {
-        Err(status) => storage::pod_reason(what_if.state(), &pod, status),
+        Err(status) => pod_level::pod_reason(what_if.state(), &pod, status),
         // Every filter passed and a node was chosen, but PreBind refused.
         Ok(_) if outcome.chosen.is_none() && !outcome.best.is_empty() => {
-            storage::pre_bind_reason(what_if.state(), &pod, &outcome.message)
+            pod_level::pre_bind_reason(what_if.state(), &pod, &outcome.message)
         }
         Ok(_) => None,
     };
