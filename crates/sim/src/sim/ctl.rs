@@ -738,6 +738,9 @@ impl Simulation {
                             pod: self.pod_name(p),
                             reason: reason.to_string(),
                         };
+                        if o >= start + replicas && deletes_claims_when_scaled(&spec) {
+                            self.drop_claims_with.insert(p);
+                        }
                         self.delete_pod(p, None, change);
                     }
                 }
@@ -1016,4 +1019,13 @@ impl Simulation {
             self.mark(w);
         }
     }
+}
+
+/// `persistentVolumeClaimRetentionPolicy.whenScaled: Delete` (GA since
+/// v1.32): the claims of a pod removed by a scale-down go with it.
+fn deletes_claims_when_scaled(spec: &k8s_openapi::api::apps::v1::StatefulSetSpec) -> bool {
+    spec.persistent_volume_claim_retention_policy
+        .as_ref()
+        .and_then(|p| p.when_scaled.as_deref())
+        == Some("Delete")
 }

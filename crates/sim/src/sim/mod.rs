@@ -323,6 +323,9 @@ pub struct Simulation {
     /// for their claim templates): `apply` compiles the storage again from
     /// them.
     storage_objects: Inventory,
+    /// Pods whose claims go with them (a StatefulSet scale-down under
+    /// `persistentVolumeClaimRetentionPolicy.whenScaled: Delete`).
+    drop_claims_with: FxHashSet<PodId>,
 }
 
 impl Simulation {
@@ -363,6 +366,7 @@ impl Simulation {
             loading: true,
             pod_revisions: FxHashMap::default(),
             storage_objects: Inventory::default(),
+            drop_claims_with: FxHashSet::default(),
         };
         sim.load(inv)?;
         sim.loading = false;
@@ -713,6 +717,9 @@ impl Simulation {
             return;
         }
         let owner = self.info(id).and_then(|i| i.owner);
+        if self.drop_claims_with.remove(&id) {
+            self.delete_pod_claims(id);
+        }
         self.world.remove_pod(id);
         self.pods.set(id, None);
         self.pending.retain(|&p| p != id);

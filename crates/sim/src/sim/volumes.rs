@@ -174,6 +174,38 @@ impl Simulation {
         self.changes.extend(created);
     }
 
+    /// Deletes the claims of a pod's `persistentVolumeClaim` volumes (the
+    /// garbage collector, once the StatefulSet made the pod their owner):
+    /// a provisioned volume goes with its claim; a static one stays taken
+    /// (Released) until storage objects are applied again.
+    pub(super) fn delete_pod_claims(&mut self, id: PodId) {
+        let pod = self.world.state().pod(id).clone();
+        let ns = self
+            .world
+            .state()
+            .interner()
+            .resolve(pod.namespace)
+            .to_string();
+        for pc in pod.volumes.claims.iter().filter(|c| !c.ephemeral) {
+            let key = (pod.namespace, pc.claim.clone());
+            if self
+                .world
+                .state_mut()
+                .storage_mut()
+                .claims
+                .remove(&key)
+                .is_some()
+            {
+                self.changes.push(Change::Note {
+                    text: format!(
+                        "deleted claim {ns}/{} with {ns}/{} (persistentVolumeClaimRetentionPolicy whenScaled: Delete)",
+                        pc.claim, pod.name
+                    ),
+                });
+            }
+        }
+    }
+
     /// The claims of a pod in the state, with how each stands.
     pub(super) fn claim_statuses(&self, id: PodId) -> ClaimStatuses {
         let state = self.world.state();

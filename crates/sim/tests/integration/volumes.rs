@@ -403,3 +403,48 @@ fn applying_storage_later_keeps_bound_volumes_taken() {
         pending[0].message
     );
 }
+
+/// `persistentVolumeClaimRetentionPolicy.whenScaled: Delete`: the claim
+/// goes with the scaled-down pod, so the replica scaled back up gets a new
+/// claim, provisioned wherever it lands now.
+#[test]
+fn claims_deleted_when_scaled_are_made_anew() {
+    let mut text = String::from("nodes:\n");
+    for (n, z, cpu) in [("a1", "a", "16"), ("b1", "b", "8")] {
+        text.push_str(&node(n, z, cpu));
+    }
+    text.push_str("objects:\n");
+    text.push_str(ZONAL_CLASS);
+    for n in ["a1", "b1"] {
+        text.push_str(&csi_node(n));
+    }
+    text.push_str("steps:\n");
+    text.push_str(&sts(1, "zonal").replace(
+        "            serviceName: db\n",
+        "            serviceName: db\n            persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}\n",
+    ));
+    text.push_str(
+        "  - scale: {workload: statefulset/db, replicas: 0}\n  - apply: {objects: [{apiVersion: v1, kind: Pod, metadata: {name: big}, spec: {nodeSelector: {kubernetes.io/hostname: a1}, containers: [{name: c, image: x, resources: {requests: {cpu: \"14\"}}}]}}]}\n  - scale: {workload: statefulset/db, replicas: 1}\n",
+    );
+    let r = replay(&text);
+    assert_eq!(node_of(&r.steps[0], "default/db-0").as_deref(), Some("a1"));
+    assert!(
+        lines(&r.steps[1]).contains(&"deleted claim default/data-db-0 with default/db-0 (persistentVolumeClaimRetentionPolicy whenScaled: Delete)".to_string()),
+        "{:#?}",
+        lines(&r.steps[1])
+    );
+    let back = &r.steps[3];
+    assert_eq!(
+        node_of(back, "default/db-0").as_deref(),
+        Some("b1"),
+        "{:#?}",
+        lines(back)
+    );
+    assert!(
+        lines(back)
+            .iter()
+            .any(|l| l.starts_with("created claim default/data-db-0")),
+        "{:#?}",
+        lines(back)
+    );
+}
