@@ -119,10 +119,10 @@ pub(crate) fn pod_reason(cluster: &ClusterState, pod: &Pod, status: &Status) -> 
     let list = claims.join(", ");
     let text = match kind {
         PodReasonKind::ClaimNotFound => format!(
-            "The pod mounts PersistentVolumeClaim {list}, which does not exist. {}'s \
-             PreFilter rejects the pod before any node is looked at, so no node, eviction or \
-             node change can help: create the claim (a StatefulSet's volumeClaimTemplates \
-             create it with the pod), or fix the claim name in the pod.",
+            "The pod mounts PersistentVolumeClaim {list}, which does not exist. The {} \
+             plugin's PreFilter rejects the pod before any node is looked at, so no node, \
+             eviction or node change can help: create the claim (a StatefulSet's \
+             volumeClaimTemplates create it with the pod), or fix the claim name in the pod.",
             plugin.name()
         ),
         PodReasonKind::EphemeralClaimNotCreated => format!(
