@@ -24,6 +24,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A kube-scheduler configuration (kubescheduler.config.k8s.io/v1
+    /// KubeSchedulerConfiguration, YAML or JSON): every command schedules
+    /// with its profiles (chosen by spec.schedulerName) instead of the
+    /// default profile; pods no profile serves are never placed.
+    #[arg(long = "scheduler-config", value_name = "FILE", global = true)]
+    scheduler_config: Option<PathBuf>,
 }
 
 /// Output formats.
@@ -116,6 +122,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Some(path) = &cli.scheduler_config {
+        match podplace_config::load(path) {
+            Ok(config) => {
+                podplace_engine::profile::configure(config.profiles);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let result = match cli.command {
         Command::Place(args) => place::run(&args),
         Command::Snapshot(args) => snapshot::run(args),

@@ -44,6 +44,10 @@ struct JsonPlacement {
     /// SchedulingGates' message when the pod is gated (never tried).
     #[serde(skip_serializing_if = "Option::is_none")]
     gated: Option<String>,
+    /// With `--scheduler-config`: the profile (scheduler name) that placed
+    /// or tried the pod; absent when no profile serves its spec.schedulerName.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<String>,
 }
 
 /// Replicas of one workload counted rather than created (identical to
@@ -79,6 +83,24 @@ fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
     let percentage = 50usize.saturating_sub(nodes / 125).max(5);
     let found = (nodes * percentage / 100).max(MIN_FEASIBLE);
     (found < nodes).then_some(found)
+}
+
+/// The configured profile serving a scheduler name (empty means
+/// default-scheduler), by name; only with `--scheduler-config` (without,
+/// every pod is default-scheduler's and the field is left out).
+fn profile_of(scheduler_name: &str) -> Option<String> {
+    if !podplace_engine::profile::is_configured() {
+        return None;
+    }
+    let name = if scheduler_name.is_empty() {
+        podplace_engine::profile::DEFAULT_SCHEDULER_NAME
+    } else {
+        scheduler_name
+    };
+    podplace_engine::profile::configured()
+        .iter()
+        .find(|p| p.scheduler_name == name)
+        .map(|p| p.scheduler_name.clone())
 }
 
 /// Runs `place`.
@@ -123,6 +145,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             tied: p.tied.iter().copied().map(node_name).collect(),
             score: p.score,
             gated: p.gated.clone(),
+            profile: profile_of(&state.pod(p.pod).scheduler_name),
         })
         .collect();
     // Replicas counted by expansion share the verdict of the replica they

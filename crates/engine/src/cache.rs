@@ -21,7 +21,7 @@ use crate::topology::{KeyTable, Topology};
 use podplace_model::selector::{NodeSelector, NodeSelectorTerm};
 
 /// The scheduler's caches (see the module doc).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SchedulerCache {
     /// The node epoch the node-derived parts were built for.
     epoch: Option<u64>,
@@ -37,6 +37,30 @@ pub struct SchedulerCache {
     /// The profile's addedAffinity compiled against the state's names
     /// (rebuilt with the node-derived parts).
     added_affinity: Option<Arc<AddedAffinity>>,
+    /// Caches of the other configured profiles, made when a pod names them.
+    siblings: Vec<SchedulerCache>,
+}
+
+impl Default for SchedulerCache {
+    /// A cache running the process's first profile
+    /// ([`crate::profile::configured`]: the default profile unless a
+    /// command was given `--scheduler-config`).
+    fn default() -> Self {
+        SchedulerCache {
+            epoch: None,
+            statics: StaticsCache::default(),
+            images: FxHashMap::default(),
+            topology: Topology::default(),
+            resource_scores: Box::default(),
+            scratch: Box::default(),
+            profile: crate::profile::configured()
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+            added_affinity: None,
+            siblings: Vec::new(),
+        }
+    }
 }
 
 /// NodeAffinityArgs.addedAffinity compiled against a state's names.
@@ -74,6 +98,44 @@ impl SchedulerCache {
     /// The profile cycles through this cache run.
     pub fn profile(&self) -> &Arc<Profile> {
         &self.profile
+    }
+
+    /// The cache of the profile serving `scheduler_name` (empty means
+    /// default-scheduler): this one, or one made for another configured
+    /// profile. `None` when no profile serves the name: such pods are
+    /// never scheduled.
+    pub fn serving(&mut self, scheduler_name: &str) -> Option<&mut SchedulerCache> {
+        let name = if scheduler_name.is_empty() {
+            crate::profile::DEFAULT_SCHEDULER_NAME
+        } else {
+            scheduler_name
+        };
+        if self.profile.scheduler_name == name {
+            return Some(self);
+        }
+        if let Some(i) = self
+            .siblings
+            .iter()
+            .position(|c| c.profile.scheduler_name == name)
+        {
+            return Some(&mut self.siblings[i]);
+        }
+        let profile = crate::profile::configured()
+            .into_iter()
+            .find(|p| p.scheduler_name == name)?;
+        self.siblings.push(SchedulerCache::with_profile(profile));
+        self.siblings.last_mut()
+    }
+
+    /// The scheduler names the process's profiles serve, in order.
+    pub fn scheduler_names(&self) -> Vec<String> {
+        let mut names = vec![self.profile.scheduler_name.clone()];
+        for p in crate::profile::configured() {
+            if !names.contains(&p.scheduler_name) {
+                names.push(p.scheduler_name.clone());
+            }
+        }
+        names
     }
 
     /// The profile's addedAffinity, compiled for the synced state.

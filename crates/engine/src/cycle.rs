@@ -338,6 +338,7 @@ pub fn schedule(state: &ClusterState, cache: &mut SchedulerCache, pod: &Pod, see
     if let Some(gated) = scheduling_gates::pre_enqueue(pod) {
         return gated_outcome(gated);
     }
+    let cache = route(cache, pod);
     cache.sync(state);
     let mut scratch = cache.take_scratch();
     let end = run_cycle(state, cache, pod, seed, &mut scratch, Record::All);
@@ -446,6 +447,7 @@ fn quick_cycle<T>(
     if let Some(gated) = scheduling_gates::pre_enqueue(pod) {
         return Err(Box::new(gated_outcome(gated)));
     }
+    let cache = route(cache, pod);
     cache.sync(cluster);
     let mut scratch = cache.take_scratch();
     let result = match run_cycle(cluster, cache, pod, seed, &mut scratch, record) {
@@ -476,6 +478,22 @@ fn quick_cycle<T>(
     };
     cache.put_scratch(scratch);
     result
+}
+
+/// The cache of the profile serving the pod's `spec.schedulerName` (this
+/// one when no configured profile does: callers that place check first).
+fn route<'c>(cache: &'c mut SchedulerCache, pod: &Pod) -> &'c mut SchedulerCache {
+    let own = {
+        let name = &*pod.scheduler_name;
+        name.is_empty() && cache.profile().scheduler_name == crate::profile::DEFAULT_SCHEDULER_NAME
+            || cache.profile().scheduler_name == name
+    };
+    if own || cache.serving(&pod.scheduler_name).is_none() {
+        return cache;
+    }
+    cache
+        .serving(&pod.scheduler_name)
+        .expect("checked just above")
 }
 
 /// The outcome for a pod SchedulingGates keeps out of the queue.

@@ -138,9 +138,12 @@ pub fn place_all(
         let mut still = Vec::new();
         for &id in &queue {
             let scheduler = &*cluster.pod(id).scheduler_name;
-            if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
+            // Pods no profile serves are never scheduled (another
+            // scheduler's, or a profile the configuration lacks).
+            if cache.serving(scheduler).is_none() {
                 let message = format!(
-                    "not scheduled by {DEFAULT_SCHEDULER}: spec.schedulerName is {scheduler:?}"
+                    "not scheduled by {}: spec.schedulerName is {scheduler:?}",
+                    cache.scheduler_names().join(", ")
                 );
                 results[id.index()] = Some(Placement {
                     pod: id,

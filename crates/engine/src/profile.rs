@@ -273,6 +273,30 @@ impl Profile {
     }
 }
 
+/// The profiles this process schedules with, set once by a command given
+/// `--scheduler-config` ([`configure`]); every [`crate::SchedulerCache`]
+/// made afterwards starts with the first and serves the others by
+/// `spec.schedulerName`.
+static CONFIGURED: std::sync::OnceLock<Vec<std::sync::Arc<Profile>>> = std::sync::OnceLock::new();
+
+/// Sets the process's profiles (once; `false` when already set or empty).
+pub fn configure(profiles: Vec<std::sync::Arc<Profile>>) -> bool {
+    !profiles.is_empty() && CONFIGURED.set(profiles).is_ok()
+}
+
+/// Whether [`configure`] was called (a command was given a configuration).
+pub fn is_configured() -> bool {
+    CONFIGURED.get().is_some()
+}
+
+/// The process's profiles: the configured ones, or the default profile.
+pub fn configured() -> Vec<std::sync::Arc<Profile>> {
+    CONFIGURED
+        .get()
+        .cloned()
+        .unwrap_or_else(|| vec![std::sync::Arc::new(Profile::default())])
+}
+
 /// The piecewise-linear function of a shape (points on the configured
 /// 0..=10 score axis, scaled ×10): the first point's score below it, the
 /// last point's above it, linear (integer division) in between.

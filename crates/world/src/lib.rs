@@ -252,7 +252,15 @@ impl World {
     pub fn other_scheduler(&self, id: PodId) -> bool {
         self.placement(id).is_some_and(|p| {
             let scheduler = &*self.state.pod(id).scheduler_name;
-            p.node.is_none() && !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER
+            let name = if scheduler.is_empty() {
+                DEFAULT_SCHEDULER
+            } else {
+                scheduler
+            };
+            p.node.is_none()
+                && !podplace_engine::profile::configured()
+                    .iter()
+                    .any(|profile| profile.scheduler_name == name)
         })
     }
 

@@ -13,6 +13,7 @@ mod live_cases;
 mod place;
 mod rebalance;
 mod rebalance_interval;
+mod scheduler_config;
 mod simulate;
 mod snapshot;
 mod support;
