@@ -26,7 +26,10 @@ fn zone_anti_affinity_with_a_single_zone_class() {
         .expect("a PP013 finding");
     let fix = f.fix.as_ref().expect("a fix");
     assert!(fix.patch.contains("replicas: 1"), "{}", fix.patch);
-    assert!(fix.verified.is_some(), "the fix is verified by placing again");
+    assert!(
+        fix.verified.is_some(),
+        "the fix is verified by placing again"
+    );
     insta::assert_snapshot!(out);
 }
 
