@@ -353,6 +353,10 @@ fn render_step(out: &mut impl Write, step: &StepReport, with_table: bool) -> Res
                     .to_string(),
             };
             writeln!(out, "    {colored}: {}", f.message)?;
+            // Findings whose message does not carry their fix say it below.
+            if let Some(fix) = f.fix.as_deref().filter(|_| !f.message.contains("fix:")) {
+                writeln!(out, "      fix: {fix}")?;
+            }
         }
     }
     writeln!(out)?;
