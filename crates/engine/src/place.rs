@@ -121,6 +121,88 @@ pub struct PlaceOptions {
     pub keep_outcomes: bool,
 }
 
+/// Runs of identical replicas among a world's waiting pods: pods of one
+/// controller that are identical but for their name (and uid and
+/// creation time), with nothing made per pod (no generic ephemeral
+/// volume, no resource claim). Such a pod, scheduled on the same cluster
+/// state as an identical one that did not fit, does not fit either with
+/// the same message: [`place_all_runs`] decides it in O(1) instead of
+/// filtering every node again (`replicas: 2000000000`).
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaRuns {
+    run: rustc_hash::FxHashMap<PodId, u32>,
+}
+
+impl ReplicaRuns {
+    /// The runs among the waiting pods of `inv`, built into `cluster`.
+    pub fn of(inv: &Inventory, cluster: &ClusterState) -> ReplicaRuns {
+        type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
+        let mut last: rustc_hash::FxHashMap<Key<'_>, (usize, u32)> =
+            rustc_hash::FxHashMap::default();
+        let mut runs = ReplicaRuns::default();
+        let mut next = 0u32;
+        for (i, p) in inv.pods.iter().enumerate() {
+            let pod = &p.object;
+            let Some(spec) = pod.spec.as_ref() else {
+                continue;
+            };
+            if spec.node_name.is_some() || !nothing_per_pod(spec) {
+                continue;
+            }
+            let meta = &pod.metadata;
+            let Some(owner) = meta
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|o| o.controller == Some(true))
+            else {
+                continue;
+            };
+            let ns = meta.namespace.as_deref().unwrap_or("default");
+            let Some(id) = cluster.pod_id(ns, meta.name.as_deref().unwrap_or("")) else {
+                continue;
+            };
+            let key = (
+                ns,
+                owner.kind.as_str(),
+                owner.name.as_str(),
+                owner.uid.as_str(),
+            );
+            let run = match last.get(&key) {
+                Some(&(j, run)) if same_but_name(&inv.pods[j].object, pod) => run,
+                _ => {
+                    next += 1;
+                    next
+                }
+            };
+            last.insert(key, (i, run));
+            runs.run.insert(id, run);
+        }
+        runs
+    }
+}
+
+/// No generic ephemeral volume (a claim named after the pod) and no
+/// resource claim (per pod, or reserved for pods by name).
+fn nothing_per_pod(spec: &k8s_openapi::api::core::v1::PodSpec) -> bool {
+    !spec.volumes.iter().flatten().any(|v| v.ephemeral.is_some())
+        && spec.resource_claims.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// Identical but for name, uid and creation time.
+fn same_but_name(a: &k8s_openapi::api::core::v1::Pod, b: &k8s_openapi::api::core::v1::Pod) -> bool {
+    let (ma, mb) = (&a.metadata, &b.metadata);
+    ma.namespace == mb.namespace
+        && ma.generate_name == mb.generate_name
+        && ma.labels == mb.labels
+        && ma.annotations == mb.annotations
+        && ma.owner_references == mb.owner_references
+        && ma.deletion_timestamp == mb.deletion_timestamp
+        && ma.finalizers == mb.finalizers
+        && a.spec == b.spec
+        && a.status == b.status
+}
+
 /// Schedules every pending pod in PrioritySort order (higher priority first,
 /// then arrival order), binding each as it is placed, and retries the pods
 /// that did not fit while binds keep happening.
@@ -130,13 +212,51 @@ pub fn place_all(
     pending: &[PodId],
     options: PlaceOptions,
 ) -> Vec<Placement> {
+    place_all_runs(cluster, cache, pending, options, &ReplicaRuns::default())
+}
+
+/// [`place_all`], deciding a pod of a [`ReplicaRuns`] run in O(1) when an
+/// identical pod did not fit and nothing was bound since: the cluster
+/// state is the one that pod saw, so its verdict and message are this
+/// pod's. (Not with [`PlaceOptions::keep_outcomes`], whose every
+/// placement carries its own full result.)
+pub fn place_all_runs(
+    cluster: &mut ClusterState,
+    cache: &mut SchedulerCache,
+    pending: &[PodId],
+    options: PlaceOptions,
+    runs: &ReplicaRuns,
+) -> Vec<Placement> {
     let mut queue: Vec<PodId> = pending.to_vec();
     queue.sort_by_key(|&id| std::cmp::Reverse(cluster.pod(id).priority));
     let mut results: Vec<Option<Placement>> = vec![None; cluster.pod_slots()];
+    // Binds so far, and per run the bind count and message of its last
+    // pod that did not fit.
+    let mut binds = 0u64;
+    let mut unfit: rustc_hash::FxHashMap<u32, (u64, String)> = rustc_hash::FxHashMap::default();
     loop {
         let mut bound_any = false;
         let mut still = Vec::new();
         for &id in &queue {
+            let run = (!options.keep_outcomes)
+                .then(|| runs.run.get(&id).copied())
+                .flatten();
+            if let Some((_, message)) = run
+                .and_then(|r| unfit.get(&r))
+                .filter(|(at, _)| *at == binds)
+            {
+                results[id.index()] = Some(Placement {
+                    pod: id,
+                    node: None,
+                    message: message.clone(),
+                    score: None,
+                    tied: Vec::new(),
+                    outcome: None,
+                    gated: None,
+                });
+                still.push(id);
+                continue;
+            }
             let scheduler = &*cluster.pod(id).scheduler_name;
             // Pods no profile serves are never scheduled (another
             // scheduler's, or a profile the configuration lacks).
@@ -200,7 +320,11 @@ pub fn place_all(
             if let Some(node) = node {
                 cluster.bind(id, node);
                 bound_any = true;
+                binds += 1;
             } else {
+                if let Some(r) = run {
+                    unfit.insert(r, (binds, message.clone()));
+                }
                 still.push(id);
             }
             results[id.index()] = Some(Placement {
@@ -222,4 +346,56 @@ pub fn place_all(
         .iter()
         .filter_map(|id| results[id.index()].take())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use podplace_model::load::{load, Source};
+
+    use super::{build_state, place_all, place_all_runs, PlaceOptions, ReplicaRuns};
+    use crate::cache::SchedulerCache;
+
+    /// Deciding identical replicas once per cluster state gives every pod
+    /// the node and message scheduling each of them gives: three node
+    /// sizes, replicas of two Deployments interleaved with a bare pod, more
+    /// than fit.
+    #[test]
+    fn runs_decide_as_scheduling_each_replica_does() {
+        let mut text = String::new();
+        for (i, cpu) in ["2", "3", "5"].iter().enumerate() {
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\nstatus: {{allocatable: {{cpu: '{cpu}', memory: 8Gi, pods: '110'}}}}\n---\n"
+            ));
+        }
+        for (name, cpu, replicas) in [("big", "1", 12), ("small", "300m", 20)] {
+            text.push_str(&format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers: [{{name: c, image: nginx, resources: {{requests: {{cpu: '{cpu}'}}}}}}]\n---\n"
+            ));
+        }
+        text.push_str("apiVersion: v1\nkind: Pod\nmetadata: {name: bare, namespace: default}\nspec:\n  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]\n");
+        let mut inv = load(&[Source::Bytes {
+            name: "w.yaml".to_string(),
+            data: text.into_bytes(),
+        }])
+        .unwrap();
+        podplace_model::expand::expand_workloads(&mut inv);
+        let placed = |with_runs: bool| {
+            let (mut state, pending) = build_state(&inv).unwrap();
+            let mut cache = SchedulerCache::new();
+            let opts = PlaceOptions::default();
+            let p = if with_runs {
+                let runs = ReplicaRuns::of(&inv, &state);
+                assert!(!runs.run.is_empty());
+                place_all_runs(&mut state, &mut cache, &pending, opts, &runs)
+            } else {
+                place_all(&mut state, &mut cache, &pending, opts)
+            };
+            p.into_iter()
+                .map(|p| (p.pod, p.node, p.message))
+                .collect::<Vec<_>>()
+        };
+        let (plain, runs) = (placed(false), placed(true));
+        assert!(plain.iter().any(|p| p.1.is_none()), "some stay Pending");
+        assert_eq!(plain, runs);
+    }
 }

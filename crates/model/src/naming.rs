@@ -141,6 +141,13 @@ pub fn generated_name(namespace: &str, base: &str, taken: impl FnMut(&str) -> bo
 pub struct UsedNames {
     /// `namespace/name` (a namespace has no `/`).
     names: FxHashSet<String>,
+    /// Per `namespace/base`, the attempt after the last name
+    /// [`UsedNames::fresh`] gave: every earlier attempt's name is taken
+    /// (names are never given back), so the next search starts there —
+    /// the same names as searching from attempt 0, without re-trying the
+    /// thousands before (a ReplicaSet of 100,000 replicas is not
+    /// quadratic).
+    next_attempt: rustc_hash::FxHashMap<String, u32>,
 }
 
 impl UsedNames {
@@ -161,7 +168,19 @@ impl UsedNames {
 
     /// A free name from `generateName: base` in `namespace` ([`generated_name`]), reserved.
     pub fn fresh(&mut self, namespace: &str, base: &str) -> String {
-        let name = generated_name(namespace, base, |n| self.contains(namespace, n));
+        let key = format!("{namespace}/{base}");
+        let mut attempt = self.next_attempt.get(&key).copied().unwrap_or(0);
+        let name = loop {
+            let name = format!(
+                "{base}{}",
+                name_suffix(&format!("{namespace}/{base}#{attempt}"))
+            );
+            if !self.contains(namespace, &name) {
+                break name;
+            }
+            attempt = attempt.wrapping_add(1);
+        };
+        self.next_attempt.insert(key, attempt.wrapping_add(1));
         self.reserve(namespace, &name);
         name
     }
@@ -224,5 +243,21 @@ mod tests {
         assert_eq!(UsedNames::new().fresh("ns", "web-"), a);
         assert_eq!(generated_name("ns", "web-", |_| false), a);
         assert_eq!(generated_name("ns", "web-", |n| n == a), b);
+    }
+
+    /// Starting where the last search ended gives the names a search from
+    /// attempt 0 gives, reservations in between included.
+    #[test]
+    fn fresh_names_match_a_search_from_the_first_attempt() {
+        let mut used = UsedNames::new();
+        for i in 0..3_000 {
+            if i % 7 == 0 {
+                let ahead = generated_name("ns", "web-", |n| used.contains("ns", n));
+                used.reserve("ns", &ahead);
+                continue;
+            }
+            let want = generated_name("ns", "web-", |n| used.contains("ns", n));
+            assert_eq!(used.fresh("ns", "web-"), want, "name {i}");
+        }
     }
 }

@@ -56,8 +56,7 @@ use std::borrow::Cow;
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::place::DEFAULT_SCHEDULER;
 use podplace_engine::{
-    build_state, place_all, schedule, ClusterState, Outcome, PlaceOptions, Placement,
-    SchedulerCache,
+    build_state, schedule, ClusterState, Outcome, PlaceOptions, Placement, SchedulerCache,
 };
 use podplace_model::inventory::Inventory;
 use podplace_model::objects::Pod;
@@ -104,7 +103,12 @@ impl World {
         let (mut state, pending) = build_state(&inventory)?;
         let mut cache = SchedulerCache::new();
         let placing = std::time::Instant::now();
-        let placements = place_all(&mut state, &mut cache, &pending, options);
+        // Identical replicas that cannot fit are decided once per state
+        // (`replicas: 2000000000`), not filtered again one by one.
+        let runs = podplace_engine::place::ReplicaRuns::of(&inventory, &state);
+        let placements = podplace_engine::place::place_all_runs(
+            &mut state, &mut cache, &pending, options, &runs,
+        );
         let placing_seconds = placing.elapsed().as_secs_f64();
         let mut placement_of = PodColumn::from_fn(state.pod_slots(), |_| None);
         for (i, p) in placements.iter().enumerate() {
