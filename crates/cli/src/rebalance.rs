@@ -556,7 +556,7 @@ fn print_plan(
     if verbose {
         let t = &plan.timings;
         eprintln!(
-            "planned in {:.2} s: world {:.2} s (of which placing the waiting pods {:.2} s), strategies {:.2} s, {} round(s): nominating {:.2} s, {} proof(s) in {:.2} s",
+            "planned in {:.2} s: world {:.2} s (of which placing the waiting pods {:.2} s), strategies {:.2} s, {} round(s): nominating {:.2} s, {} proof(s) in {:.2} s, {} candidate rank(s) in {:.2} s",
             plan.plan_seconds,
             t.world_seconds,
             t.placing_seconds,
@@ -564,7 +564,9 @@ fn print_plan(
             t.rounds,
             t.nominate_seconds,
             t.proofs,
-            t.prove_seconds
+            t.prove_seconds,
+            t.ranks,
+            t.rank_seconds
         );
     }
     if output == OutputFormat::Json {

@@ -338,6 +338,11 @@ pub struct Timings {
     pub proofs: usize,
     /// Checking and proving candidates, over all rounds.
     pub prove_seconds: f64,
+    /// Candidates ranked (again) against every enabled strategy's
+    /// objective ([`crate::victims`]), over all rounds.
+    pub ranks: usize,
+    /// Of nominating and proving, the time ranking took.
+    pub rank_seconds: f64,
 }
 
 impl Plan {

@@ -354,9 +354,13 @@ pub fn plan_world_spending(
         per_node: FxHashMap::default(),
         per_strategy_node: FxHashMap::default(),
         per_namespace: FxHashMap::default(),
+        ranks: 0,
+        rank_seconds: 0.0,
     };
 
     let kept = rounds(&mut planner, policy, &setup, &budgets, &mut timings);
+    timings.ranks = planner.ranks;
+    timings.rank_seconds = planner.rank_seconds;
 
     let summaries: Vec<StrategySummary> = planner
         .entries
@@ -689,6 +693,9 @@ struct Planner {
     per_node: FxHashMap<NodeId, u32>,
     per_strategy_node: FxHashMap<(usize, NodeId), u32>,
     per_namespace: FxHashMap<String, u32>,
+    /// Candidates ranked, and the time it took.
+    ranks: usize,
+    rank_seconds: f64,
 }
 
 impl Planner {
@@ -894,10 +901,13 @@ impl Planner {
     fn rank(&mut self, pod: PodId) -> Option<Rank> {
         self.cluster.pod_entry(pod)?;
         let from = self.cluster.pod_node(pod)?;
+        let started = Instant::now();
+        self.ranks += 1;
         let before = self.costs(pod, &[from]);
         self.cluster.unbind(pod);
         let after = self.costs(pod, &[from]);
         self.cluster.bind(pod, from);
+        self.rank_seconds += started.elapsed().as_secs_f64();
         let f = &self.facts[pod.index()];
         Some(Rank::new(
             f.prefer_no_eviction,

@@ -57,7 +57,14 @@ fn json_plan_of_the_drift_story() {
     v.as_object_mut().unwrap().remove("plan_seconds");
     // Durations vary; the counts of rounds and proofs are in the snapshot.
     let timings = v["timings"].as_object_mut().expect("timings");
-    for phase in ["world", "placing", "strategies", "nominate", "prove"] {
+    for phase in [
+        "world",
+        "placing",
+        "strategies",
+        "nominate",
+        "prove",
+        "rank",
+    ] {
         let seconds = timings.remove(&format!("{phase}_seconds"));
         assert!(seconds.and_then(|s| s.as_f64()).is_some(), "{phase}");
     }
