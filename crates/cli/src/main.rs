@@ -30,6 +30,12 @@ struct Cli {
     /// default profile; pods no profile serves are never placed.
     #[arg(long = "scheduler-config", value_name = "FILE", global = true)]
     scheduler_config: Option<PathBuf>,
+    /// Score every feasible node for every pod. Without it, podplace
+    /// samples as kube-scheduler does (percentageOfNodesToScore: with 100
+    /// nodes or more it stops filtering once it has found enough feasible
+    /// nodes, from a start index that rotates from pod to pod).
+    #[arg(long = "score-all-nodes", global = true)]
+    score_all_nodes: bool,
 }
 
 /// Output formats.
@@ -122,9 +128,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    let mut percentage = 0;
     if let Some(path) = &cli.scheduler_config {
         match podplace_config::load(path) {
             Ok(config) => {
+                percentage = config.percentage_of_nodes_to_score;
                 podplace_engine::profile::configure(config.profiles);
             }
             Err(e) => {
@@ -133,6 +141,10 @@ fn main() -> ExitCode {
             }
         }
     }
+    podplace_engine::sampling::configure(podplace_engine::sampling::Sampling {
+        enabled: !cli.score_all_nodes,
+        percentage,
+    });
     let result = match cli.command {
         Command::Place(args) => place::run(&args),
         Command::Snapshot(args) => snapshot::run(args),

@@ -126,11 +126,24 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     if nodes == 0 {
         eprintln!("warning: no nodes were loaded: every pod stays Pending");
     }
-    if let Some(found) = nodes_kube_scheduler_scores(nodes) {
+    let sampling = podplace_engine::sampling::configured();
+    if sampling.enabled && nodes >= podplace_engine::sampling::MIN_FEASIBLE_NODES_TO_FIND {
+        let found =
+            podplace_engine::sampling::num_feasible_nodes_to_find(None, sampling.percentage, nodes);
+        if found < nodes {
+            eprintln!(
+                "note: as kube-scheduler, podplace scores the first {found} feasible of the \
+                 {nodes} nodes it finds for each pod (percentageOfNodesToScore), visiting the \
+                 zone-interleaved node list from a start index that moves on from pod to pod; \
+                 exact with parallelism 1, and with more which nodes are found first is a race. \
+                 --score-all-nodes scores every node"
+            );
+        }
+    } else if let Some(found) = nodes_kube_scheduler_scores(nodes) {
         eprintln!(
-            "note: podplace filters and scores all {nodes} nodes for every pod; kube-scheduler's \
-             default (adaptive percentageOfNodesToScore) stops after {found} feasible nodes, \
-             so where several nodes score alike it may pick another of them"
+            "note: podplace filters and scores all {nodes} nodes for every pod (--score-all-nodes); \
+             kube-scheduler's default (adaptive percentageOfNodesToScore) stops after {found} \
+             feasible nodes, so where several nodes score alike it may pick another of them"
         );
     }
     let node_name = |n| state.node(n).name.to_string();

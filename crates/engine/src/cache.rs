@@ -39,6 +39,28 @@ pub struct SchedulerCache {
     added_affinity: Option<Arc<AddedAffinity>>,
     /// Caches of the other configured profiles, made when a pod names them.
     siblings: Vec<SchedulerCache>,
+    /// The node tree's list (zones interleaved), built with the
+    /// node-derived parts when sampling is on.
+    node_order: Vec<NodeId>,
+    /// kube-scheduler's `nextStartNodeIndex`.
+    next_start: usize,
+    /// The nodes the last sampled cycle scored (empty: every feasible node).
+    sampled: Option<SampledSet>,
+    /// Sampling for this cache (`None`: the process's).
+    sampling: Option<crate::sampling::Sampling>,
+}
+
+/// What the last cycle's sampling did, for answers that report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampledSet {
+    /// How many feasible nodes kube-scheduler looks for.
+    pub to_find: usize,
+    /// The index the node list was visited from.
+    pub start: usize,
+    /// How many nodes were processed.
+    pub processed: usize,
+    /// How many nodes passed the filters in all.
+    pub feasible_total: usize,
 }
 
 impl Default for SchedulerCache {
@@ -59,6 +81,10 @@ impl Default for SchedulerCache {
                 .unwrap_or_default(),
             added_affinity: None,
             siblings: Vec::new(),
+            node_order: Vec::new(),
+            next_start: 0,
+            sampled: None,
+            sampling: None,
         }
     }
 }
@@ -127,6 +153,110 @@ impl SchedulerCache {
         self.siblings.last_mut()
     }
 
+    /// Sets sampling for this cache alone (tests, and callers that must
+    /// score every node whatever the process says).
+    pub fn set_sampling(&mut self, sampling: crate::sampling::Sampling) {
+        self.sampling = Some(sampling);
+    }
+
+    fn sampling(&self) -> crate::sampling::Sampling {
+        self.sampling.unwrap_or_else(crate::sampling::configured)
+    }
+
+    /// kube-scheduler's `nextStartNodeIndex` as this cache carries it.
+    pub fn start_index(&self) -> usize {
+        self.next_start
+    }
+
+    /// Sets the start index (a fresh scheduler starts at 0).
+    pub fn set_start_index(&mut self, start: usize) {
+        self.next_start = start;
+    }
+
+    /// What the last cycle's sampling did (`None`: every feasible node was
+    /// scored).
+    pub fn last_sample(&self) -> Option<&SampledSet> {
+        self.sampled.as_ref()
+    }
+
+    /// The node list a cycle visits: the node tree's, or only the nodes a
+    /// PreFilter result names (in the tree's order).
+    fn visit_list(
+        &mut self,
+        state: &ClusterState,
+        narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
+    ) -> Vec<NodeId> {
+        if self.node_order.len() != state.nodes().len() {
+            self.node_order = crate::sampling::node_tree_order(state);
+        }
+        match narrowed {
+            None => self.node_order.clone(),
+            Some(names) => self
+                .node_order
+                .iter()
+                .copied()
+                .filter(|&n| names.contains(&state.node(n).name_sym))
+                .collect(),
+        }
+    }
+
+    /// Keeps only the feasible nodes kube-scheduler's sampling finds
+    /// (sorted by id again), and moves the start index on by the nodes
+    /// processed. Does nothing when sampling is off.
+    pub(crate) fn sample(
+        &mut self,
+        state: &ClusterState,
+        narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
+        feasible: &mut Vec<NodeId>,
+    ) {
+        let sampling = self.sampling();
+        self.sampled = None;
+        if !sampling.enabled || state.nodes().len() < crate::sampling::MIN_FEASIBLE_NODES_TO_FIND {
+            return;
+        }
+        let list = self.visit_list(state, narrowed);
+        let to_find = crate::sampling::num_feasible_nodes_to_find(
+            self.profile.percentage_of_nodes_to_score,
+            sampling.percentage,
+            list.len(),
+        );
+        let all = state.nodes().len();
+        let start = self.next_start % list.len().max(1);
+        let (found, processed) = crate::sampling::sample(&list, start, to_find, |n| {
+            feasible.binary_search(&n).is_ok()
+        });
+        self.next_start = (self.next_start + processed) % all;
+        self.sampled = Some(SampledSet {
+            to_find,
+            start,
+            processed,
+            feasible_total: feasible.len(),
+        });
+        let mut found = found;
+        found.sort_unstable();
+        *feasible = found;
+    }
+
+    /// Moves the start index on after a cycle where nothing fit (every
+    /// node of the list processed).
+    pub(crate) fn advance_start(
+        &mut self,
+        state: &ClusterState,
+        narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
+    ) {
+        let sampling = self.sampling();
+        self.sampled = None;
+        let all = state.nodes().len();
+        if !sampling.enabled || all < crate::sampling::MIN_FEASIBLE_NODES_TO_FIND {
+            return;
+        }
+        let processed = match narrowed {
+            None => all,
+            Some(_) => self.visit_list(state, narrowed).len(),
+        };
+        self.next_start = (self.next_start + processed) % all;
+    }
+
     /// The scheduler names the process's profiles serve, in order.
     pub fn scheduler_names(&self) -> Vec<String> {
         let mut names = vec![self.profile.scheduler_name.clone()];
@@ -151,6 +281,7 @@ impl SchedulerCache {
         }
         self.epoch = Some(state.node_epoch());
         self.statics.clear();
+        self.node_order.clear();
         self.topology = Topology::default();
         self.resource_scores.clear();
         self.images = images_of(state);

@@ -450,6 +450,7 @@ fn quick_cycle<T>(
     let cache = route(cache, pod);
     cache.sync(cluster);
     let mut scratch = cache.take_scratch();
+    let start = cache.start_index();
     let result = match run_cycle(cluster, cache, pod, seed, &mut scratch, record) {
         CycleEnd::Chosen(_)
             if !pod.resource_claims.is_empty()
@@ -470,6 +471,8 @@ fn quick_cycle<T>(
             Ok(finish(&scratch, choice))
         }
         _ => {
+            // The second run is the same attempt: the start index moves once.
+            cache.set_start_index(start);
             // Nothing fits: run again with every node's status, for the
             // message and preemption.
             let end = run_cycle(cluster, cache, pod, seed, &mut scratch, Record::All);
@@ -647,8 +650,16 @@ fn run_cycle(
         }
     }
     if scratch.feasible.is_empty() {
+        // Every node of the list was processed: the start index moves on
+        // by the list's length.
+        cache.advance_start(cluster, narrowed.as_ref().map(|(names, _)| names));
         return CycleEnd::NoFit(Box::new(state));
     }
+    cache.sample(
+        cluster,
+        narrowed.as_ref().map(|(names, _)| names),
+        &mut scratch.feasible,
+    );
     score_nodes(cluster, cache, pod, &statics, scratch);
     let best_total = scratch.totals.iter().copied().max().unwrap_or(0);
     for (&node, &total) in scratch.feasible.iter().zip(&scratch.totals) {

@@ -45,6 +45,7 @@ pub mod names;
 pub mod place;
 pub mod plugins;
 pub mod profile;
+pub mod sampling;
 pub mod state;
 pub mod statics;
 pub mod status;
