@@ -3,6 +3,7 @@
 //! when installed as `kubectl-podplace`.
 
 mod args;
+mod html;
 mod lint;
 mod live_cases;
 mod place;

@@ -9,8 +9,9 @@ use podplace_world::World;
 use serde::Serialize;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
+use crate::html::{GroupByArgs, ReportFormat};
 use crate::world::load_world;
-use crate::{Exit, OutputFormat};
+use crate::Exit;
 
 /// Arguments of `podplace place`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +22,10 @@ pub struct PlaceArgs {
     pub files: FileArgs,
     /// `-o`.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<ReportFormat>,
+    /// `--group-by` (`-o html`).
+    #[command(flatten)]
+    pub group_by: GroupByArgs,
     /// `--seed`.
     #[command(flatten)]
     pub seed: SeedArgs,
@@ -184,7 +188,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match output {
-        OutputFormat::Json => {
+        ReportFormat::Json => {
             serde_json::to_writer_pretty(
                 &mut out,
                 &JsonOutput {
@@ -196,7 +200,24 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             )?;
             writeln!(out)?;
         }
-        OutputFormat::Text => render_text(&mut out, &rows, &counted, placed, pending_count)?,
+        ReportFormat::Text => render_text(&mut out, &rows, &counted, placed, pending_count)?,
+        ReportFormat::Html => {
+            let report = podplace_report::PlaceReport {
+                map: crate::html::map_of(&world, &args.group_by.group_by),
+                counted: counted
+                    .into_iter()
+                    .map(|c| podplace_report::Counted {
+                        workload: c.workload,
+                        pod: c.pod,
+                        replicas: c.replicas,
+                        message: c.message,
+                    })
+                    .collect(),
+                placed,
+                pending: pending_count,
+            };
+            out.write_all(podplace_report::place_html(&report).as_bytes())?;
+        }
     }
     // Pods left Pending fail the run (exit 1, as `why` does), so CI can
     // gate on a placement.

@@ -17,9 +17,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::args::{FileArgs, KubeArgs, OutputArgs, PageArgs, SeedArgs, VerboseArgs};
+use crate::html::{GroupByArgs, ReportFormat};
 use crate::snapshot::{ClusterArgs, LiveError};
 use crate::world::load_world;
-use crate::{Exit, OutputFormat};
+use crate::Exit;
 use podplace_kube::FetchOptions;
 
 mod storage;
@@ -41,7 +42,10 @@ pub struct WhyArgs {
     pub namespace: Option<String>,
     /// `-o`.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<ReportFormat>,
+    /// `--group-by` (`-o html`).
+    #[command(flatten)]
+    pub group_by: GroupByArgs,
     /// `--seed`.
     #[command(flatten)]
     pub seed: SeedArgs,
@@ -228,11 +232,18 @@ pub fn explain_in(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.output.output {
-        OutputFormat::Json => {
+        ReportFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &json_view(&explanation, unreadable))?;
             writeln!(out)?;
         }
-        OutputFormat::Text => render_text(&mut out, &explanation, unreadable, source)?,
+        ReportFormat::Text => render_text(&mut out, &explanation, unreadable, source)?,
+        ReportFormat::Html => {
+            let report = podplace_report::WhyReport {
+                map: crate::html::map_of(&world.base, &args.group_by.group_by),
+                why: serde_json::to_value(json_view(&explanation, unreadable))?,
+            };
+            out.write_all(podplace_report::why_html(&report).as_bytes())?;
+        }
     }
     out.flush()?;
     if args.verbose.verbose {

@@ -127,10 +127,14 @@
     lg.textContent = "";
     if (state.mode === "reason") {
       lg.appendChild(el("h2", null, "Why nodes reject the pod"));
-      // Counts per reason, as the FailedScheduling line gives them.
+      // Counts per reason as the FailedScheduling line gives them: the
+      // first failing plugin's status per node (reasons come in filter
+      // order); NodeResourcesFit reports every insufficient resource at once.
       var byReason = {};
       Object.keys(reasonsOf).forEach(function (n) {
-        reasonsOf[n].forEach(function (r) {
+        var rs = reasonsOf[n];
+        rs.forEach(function (r, i) {
+          if (i > 0 && !(r.plugin === rs[0].plugin && r.plugin === "NodeResourcesFit")) return;
           var k = r.plugin + "\u0000" + r.reason;
           byReason[k] = (byReason[k] || 0) + 1;
         });
