@@ -21,6 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use podplace_engine::{PodHandle, PodId, SchedulerCache};
 use podplace_model::inventory::{Inventory, Origin, Sourced};
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
+use podplace_sim::report::Change;
 use podplace_sim::time::Duration;
 use podplace_sim::{Extensions, SimError, Simulation};
 
@@ -277,7 +278,10 @@ impl Extensions for SimRebalance {
     /// but the planned node (a node scored equal included) makes the rest of
     /// the plan moot: once the wave in progress is Ready the step plans
     /// again on the cluster as it is, within what the run has spent of the
-    /// policy's limits, and goes on in a new wave.
+    /// policy's limits, and goes on in a new wave (so a landing on a node
+    /// scored equal ends its wave early: the report says so per wave).
+    /// The step's report ends with a line per eviction: its wave, the node
+    /// it left, where its replacement landed and where the plan said.
     fn rebalance(&mut self, sim: &mut Simulation, policy: Option<&Path>) -> Result<(), SimError> {
         let policy = match policy {
             Some(p) => Policy::load(p).map_err(|e| SimError::Invalid(e.to_string()))?,
@@ -293,6 +297,7 @@ impl Extensions for SimRebalance {
         let mut wave = 0usize;
         let mut in_flight: Vec<PodHandle> = Vec::new();
         let mut replans = 0u32;
+        let mut ties = 0u32;
         // Landings on nodes scored equal also make the step plan again;
         // each such plan starts from a strictly smaller objective only in
         // the common case, so bound them by the pods there are.
@@ -391,6 +396,7 @@ impl Extensions for SimRebalance {
                     "as planned" => {}
                     "tied" if tie_replans_left > 0 => {
                         tie_replans_left -= 1;
+                        ties += 1;
                         continue 'plans;
                     }
                     _ if replans < MAX_REPLANS => {
@@ -409,6 +415,23 @@ impl Extensions for SimRebalance {
         }
         // The last wave's replacements Ready, as the step's report shows them.
         sim.settle()?;
+        // The step's report: what the plan did, wave by wave.
+        let waves = done.iter().map(|e| e.wave).max().unwrap_or(0);
+        sim.push_change(Change::Note {
+            text: format!(
+                "rebalance: {} eviction(s) in {waves} wave(s){}",
+                done.iter().filter(|e| e.refused.is_none()).count(),
+                match replans + ties {
+                    0 => String::new(),
+                    n => format!(
+                        ", planned again {n} time(s) after a landing not on the planned node"
+                    ),
+                }
+            ),
+        });
+        for line in &notes {
+            sim.push_change(Change::Note { text: line.clone() });
+        }
         self.notes.push(notes);
         self.steps.push(done);
         Ok(())

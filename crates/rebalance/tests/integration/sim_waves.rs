@@ -87,6 +87,21 @@ fn rebalanced(s: &Scenario, workload: &str, per_wave: usize) -> SimRebalance {
         (1..=waves.len()).collect::<Vec<_>>(),
         "{report}"
     );
+    // The step's report says it too, in the same lines.
+    let step = result
+        .steps
+        .iter()
+        .find(|s| s.step.starts_with("rebalance"))
+        .unwrap();
+    let said: Vec<String> = step.changes.iter().map(ToString::to_string).collect();
+    for line in notes {
+        assert!(said.contains(line), "{said:#?}");
+    }
+    assert!(
+        said.iter()
+            .any(|l| l.starts_with("rebalance: 6 eviction(s) in ")),
+        "{said:#?}"
+    );
     // One line per eviction, saying its wave and where it landed.
     for e in evictions {
         let line = notes

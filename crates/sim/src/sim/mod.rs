@@ -944,8 +944,9 @@ impl Simulation {
         self.findings.push(f);
     }
 
-    /// Adds a line to the current step's changes (the runner's notes).
-    pub(crate) fn push_change(&mut self, c: crate::report::Change) {
+    /// Adds a line to the current step's changes (the runner's notes, and
+    /// steps implemented elsewhere: the rebalance step's waves).
+    pub fn push_change(&mut self, c: crate::report::Change) {
         self.changes.push(c);
     }
 
