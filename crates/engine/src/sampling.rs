@@ -21,23 +21,15 @@ pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// kube-scheduler's `minFeasibleNodesPercentageToFind`.
 pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
-/// How sampling is configured for a process (see [`configure`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How sampling is configured for a process (see [`configure`]); the
+/// default is off (every feasible node scored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sampling {
     /// Whether to sample at all (`false`: score every feasible node, as
     /// podplace did before; `--score-all-nodes`).
     pub enabled: bool,
     /// The configuration's global `percentageOfNodesToScore` (0: adaptive).
     pub percentage: i32,
-}
-
-impl Default for Sampling {
-    fn default() -> Self {
-        Sampling {
-            enabled: false,
-            percentage: 0,
-        }
-    }
 }
 
 static CONFIGURED: std::sync::OnceLock<Sampling> = std::sync::OnceLock::new();

@@ -22,6 +22,7 @@ mod partial_snapshot;
 mod predictions;
 mod rbac;
 mod rebalance;
+mod scheduler_config;
 mod smoke;
 mod support;
 mod volumes;
@@ -49,6 +50,7 @@ fn all_tests() -> Vec<LiveTest> {
         predictions::tests(),
         volumes::tests(),
         controllers::tests(),
+        scheduler_config::tests(),
     ]
     .into_iter()
     .flatten()
