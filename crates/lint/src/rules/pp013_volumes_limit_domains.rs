@@ -58,6 +58,9 @@ struct Reach {
     /// The StorageClass that limits it by `allowedTopologies`, if that is
     /// what does.
     class: Option<String>,
+    /// A class without a provisioner: its name and the static volumes a
+    /// claim of the workload may bind (each replica needs one).
+    volumes: Option<(String, Vec<podplace_model::storage::VolumeId>)>,
 }
 
 /// A node selector in words (`topology.kubernetes.io/zone=a`).
@@ -121,6 +124,7 @@ fn class_reach(
                 selector_text(world, allowed)
             ),
             class: Some(class.to_string()),
+            volumes: None,
         });
     }
     if &*sc.provisioner != NO_PROVISIONER {
@@ -131,7 +135,9 @@ fn class_reach(
     let volumes: Vec<_> = storage
         .volumes
         .iter()
-        .filter(|v| {
+        .enumerate()
+        .map(|(i, v)| (podplace_model::storage::VolumeId(i as u32), v))
+        .filter(|(_, v)| {
             &*v.class == class
                 && !v.deleting
                 && match &v.claim_ref {
@@ -148,7 +154,7 @@ fn class_reach(
             let node = world.state.node(n);
             volumes
                 .iter()
-                .any(|v| v.reaches(&node.labels, node.name_sym, world.state.interner()))
+                .any(|(_, v)| v.reaches(&node.labels, node.name_sym, world.state.interner()))
         })
         .collect();
     Some(Reach {
@@ -158,6 +164,7 @@ fn class_reach(
             volumes.len()
         ),
         class: None,
+        volumes: Some((class.to_string(), volumes.iter().map(|(id, _)| *id).collect())),
     })
 }
 
@@ -219,6 +226,7 @@ fn workload_reach(world: &World<'_>, s: &Subject<'_>) -> Vec<Reach> {
                     selector_text(world, affinity)
                 ),
                 class: None,
+                volumes: None,
             });
         } else if let Some(r) = class_reach(world, storage, &c.class, c.request, &|_| false) {
             out.push(r);
@@ -377,6 +385,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             });
         }
         let replicas_n = usize::try_from(replicas).unwrap_or(0);
+        let mut reported = false;
         for need in needs {
             let key_text = world.text(need.key).to_string();
             let all_domains = world.domains(&eligible, need.key);
@@ -529,8 +538,89 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 "a volume cannot follow its pod out of the nodes it reaches: give the workload storage in every domain its rules spread it over, or fewer replicas".to_string(),
             );
             sink.push(&s.ignored, f);
+            reported = true;
             break;
+        }
+        if !reported && matches!(s.controller, crate::world::Controller::StatefulSet) {
+            volumes_run_out(world, s, &reaches, &eligible, replicas_n, sink);
         }
     }
     Ok(())
+}
+
+/// A StatefulSet whose claims bind static volumes (a class without a
+/// provisioner), with more replicas than such volumes the nodes its pods
+/// may use can mount: each replica needs one of its own, so the rest stay
+/// Pending (`didn't find available persistent volumes to bind`), whatever
+/// the spread rules.
+fn volumes_run_out(
+    world: &World<'_>,
+    s: &Subject<'_>,
+    reaches: &[Reach],
+    eligible: &[NodeId],
+    replicas: usize,
+    sink: &mut Sink,
+) {
+    let storage = world.state.storage();
+    for r in reaches {
+        let Some((class, volumes)) = &r.volumes else {
+            continue;
+        };
+        let usable = volumes
+            .iter()
+            .filter(|&&v| {
+                eligible.iter().any(|&n| {
+                    let node = world.state.node(n);
+                    storage
+                        .volume(v)
+                        .reaches(&node.labels, node.name_sym, world.state.interner())
+                })
+            })
+            .count();
+        if replicas <= usable {
+            continue;
+        }
+        let (placed, total) = world.placement_of(&s.workload);
+        if total == 0 || placed >= total {
+            return;
+        }
+        let templates_path = FieldPath::of(&["spec", "volumeClaimTemplates"]);
+        let path = world.first_written(
+            &s.origin,
+            &[templates_path, FieldPath::of(&["spec", "replicas"])],
+        );
+        let mut f = finding(
+            &INFO,
+            &s.id,
+            world.locate(&s.origin, &path),
+            "each replica needs a volume of its own",
+            format!(
+                "{replicas} replicas but only {usable} available PersistentVolume(s) of StorageClass {class} can be mounted on the nodes its pods may use: placed with its volumes, {} pod(s) stay Pending",
+                total - placed
+            ),
+        );
+        f.notes.push(r.why.clone());
+        let replicas_path = FieldPath::of(&["spec", "replicas"]);
+        let scaled = replay(world, &s.workload, |inv| {
+            if let Some((n, _)) = workload_mut(inv, s) {
+                *n = Some(i32::try_from(usable).unwrap_or(0));
+            }
+        });
+        if usable > 0 {
+            f.fix = Some(Fix {
+                description: format!("run {usable} replica(s), one per available volume"),
+                patch: MergePatch::new()
+                    .set(&replicas_path, Value::from(usable))
+                    .to_yaml(),
+                verified: scaled.filter(|&(p, t)| p == t && t == usable).map(|_| {
+                    format!("placing the manifests again with {usable} replica(s) (the engine, with the volumes) places every one")
+                }),
+            });
+        }
+        f.help = Some(format!(
+            "or add PersistentVolumes of StorageClass {class} on the nodes the pods may use (a local volume provisioner makes one per disk)"
+        ));
+        sink.push(&s.ignored, f);
+        return;
+    }
 }

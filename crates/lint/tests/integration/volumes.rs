@@ -67,3 +67,15 @@ fn deployment_sharing_a_claim_bound_in_one_zone() {
     assert!(f.fix.as_ref().and_then(|x| x.verified.as_ref()).is_some());
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn more_replicas_than_local_volumes() {
+    let (out, report) = report("positive/more-replicas-than-local-volumes.yaml");
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.rule.id == "PP013")
+        .expect("a PP013 finding");
+    assert!(f.fix.as_ref().and_then(|x| x.verified.as_ref()).is_some());
+    insta::assert_snapshot!(out);
+}
