@@ -55,7 +55,10 @@ pub fn encode_map(map: &Map, strings: &mut Interner) -> Value {
     });
     let p = &map.pods;
     let pods = json!({
-        "name": p.iter().map(|x| strings.intern(&x.name)).collect::<Vec<_>>(),
+        // Replicas' names share their workload's prefix: the prefix up to the
+        // last '-' is interned, the rest (a random suffix) kept inline.
+        "name_prefix": p.iter().map(|x| strings.intern(split_name(&x.name).0)).collect::<Vec<_>>(),
+        "name_rest": p.iter().map(|x| split_name(&x.name).1).collect::<Vec<_>>(),
         "workload": p.iter().map(|x| strings.intern(&x.workload)).collect::<Vec<_>>(),
         "node": p.iter().map(|x| x.node.map_or(-1, |i| i as i64)).collect::<Vec<_>>(),
         "cpu_m": p.iter().map(|x| x.cpu_milli).collect::<Vec<_>>(),
@@ -71,4 +74,13 @@ pub fn encode_map(map: &Map, strings: &mut Interner) -> Value {
 
 fn ceil_mib(bytes: i64) -> i64 {
     (bytes + MIB - 1).div_euclid(MIB)
+}
+
+/// A pod name split after its last '-' (`ns/web-7d9f8-` and `x2k9q`); a
+/// name without one is all rest.
+fn split_name(name: &str) -> (&str, &str) {
+    match name.rfind('-') {
+        Some(i) => name.split_at(i + 1),
+        None => ("", name),
+    }
 }

@@ -192,7 +192,7 @@ mod tests {
                         message: None,
                     },
                     MapPod {
-                        name: "ns/p2".into(),
+                        name: "ns/web-p2".into(),
                         workload: "Deployment ns/</script><b>".into(),
                         node: None,
                         message: Some("0/1 nodes are available".into()),
@@ -230,6 +230,8 @@ mod tests {
         assert_eq!(pods["node"], serde_json::json!([0, -1]));
         assert_eq!(s(&pods["msg"][1]), "0/1 nodes are available");
         assert_eq!(pods["msg"][0], -1);
+        assert_eq!(s(&pods["name_prefix"][1]), "ns/web-");
+        assert_eq!(pods["name_rest"][1], "p2");
         assert_eq!(data["map"]["nodes"]["mem_mi"], serde_json::json!([1024]));
     }
 }

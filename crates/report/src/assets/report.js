@@ -4,7 +4,8 @@
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
   var S = D.strings, M = D.map, N = M.nodes, P = M.pods;
-  var nodeCount = N.name.length, podCount = P.name.length;
+  var nodeCount = N.name.length, podCount = P.name_rest.length;
+  function podName(p) { return S[P.name_prefix[p]] + P.name_rest[p]; }
   var WHY = D.kind === "why" ? D.why : null;
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -202,7 +203,7 @@
     panel.appendChild(el("h2", null, "Taints"));
     panel.appendChild(N.taints[n].length ? table(N.taints[n].map(function (t) { return [S[t]]; })) : el("p", { "class": "muted" }, "none"));
     panel.appendChild(el("h2", null, "Pods (" + podsOn[n].length + ")"));
-    panel.appendChild(table(podsOn[n].slice(0, 500).map(function (p) { return [S[P.name[p]], S[P.workload[p]], P.cpu_m[p] + "m", mem(P.mem_mi[p])]; }), ["pod", "workload", "cpu", "memory"]));
+    panel.appendChild(table(podsOn[n].slice(0, 500).map(function (p) { return [podName(p), S[P.workload[p]], P.cpu_m[p] + "m", mem(P.mem_mi[p])]; }), ["pod", "workload", "cpu", "memory"]));
   }
 
   function drawPending() {
@@ -214,7 +215,7 @@
     pendingPods.forEach(function (p) {
       var k = P.workload[p] + ":" + P.msg[p];
       if (!groupsP[k]) { groupsP[k] = { w: S[P.workload[p]], m: P.msg[p] >= 0 ? S[P.msg[p]] : "", pods: [] }; order.push(k); }
-      groupsP[k].pods.push(S[P.name[p]]);
+      groupsP[k].pods.push(podName(p));
     });
     var ul = el("ul", { id: "pending-list" });
     order.slice(0, 300).forEach(function (k) {
