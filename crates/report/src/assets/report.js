@@ -111,7 +111,7 @@
         else if (feasible[n]) { color = "#aceebb"; text = "feasible, score " + feasible[n].total; }
         else { color = "#ffffff"; text = ""; }
       } else if (state.mode === "workload") {
-        color = counts[n] ? shade(0.25 + 0.75 * counts[n] / max) : "#ffffff"; text = counts[n] ? counts[n] + " replicas" : "";
+        color = counts[n] ? shade(0.25 + 0.75 * counts[n] / max) : "#ffffff"; text = counts[n] ? counts[n] + (counts[n] === 1 ? " replica" : " replicas") : "";
       } else if (state.mode === "cpu") {
         color = shade(reqCpu[n] / Math.max(1, N.cpu_m[n])); text = pct(reqCpu[n], N.cpu_m[n]) + "% CPU";
       } else {
@@ -191,7 +191,7 @@
           }), ["blocking pod", "workload", "term"]));
           if (r.blockers_total > r.blockers.length) d.appendChild(el("p", { "class": "muted" }, "and " + (r.blockers_total - r.blockers.length) + " more"));
         }
-        if (r.detail && r.detail.kind && r.detail.kind !== "pod_affinity") d.appendChild(el("pre", null, JSON.stringify(r.detail, null, 1)));
+        if (r.detail && Object.keys(r.detail).length > 1) d.appendChild(el("pre", null, JSON.stringify(r.detail, null, 1)));
         sec.appendChild(d);
       });
       panel.appendChild(sec);
