@@ -118,8 +118,9 @@ pub fn node_tree_order(cluster: &ClusterState) -> Vec<NodeId> {
 
 /// Which feasible nodes one cycle scores, given every node's verdict:
 /// visiting `order` from `start`, the first `to_find` feasible ones, and
-/// how many nodes were processed to find them (the start index moves on
-/// by that many).
+/// how many nodes were processed (the start index moves on by that many:
+/// the feasible ones kept and the rejected ones visited before the search
+/// stopped at one more feasible node).
 pub fn sample(
     order: &[NodeId],
     start: usize,
@@ -136,7 +137,14 @@ pub fn sample(
         if feasible(node) {
             found.push(node);
             if found.len() == to_find {
-                return (found, k + 1);
+                // kube-scheduler stops when it finds one feasible node more
+                // than it needs (that one is dropped unrecorded): the
+                // infeasible nodes before it were processed too.
+                let mut processed = k + 1;
+                while processed < n && !feasible(order[(start + processed) % n]) {
+                    processed += 1;
+                }
+                return (found, processed);
             }
         }
     }
