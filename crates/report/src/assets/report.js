@@ -109,9 +109,9 @@
         var rs = reasonsOf[n];
         if (rs && rs.length) { color = colorOf[rs[0].plugin]; text = rs[0].plugin; }
         else if (feasible[n]) { color = "#aceebb"; text = "feasible, score " + feasible[n].total; }
-        else { color = "#ffffff"; text = ""; }
+        else { color = "#eef1f4"; text = ""; }
       } else if (state.mode === "workload") {
-        color = counts[n] ? shade(0.25 + 0.75 * counts[n] / max) : "#ffffff"; text = counts[n] ? counts[n] + (counts[n] === 1 ? " replica" : " replicas") : "";
+        color = counts[n] ? shade(0.25 + 0.75 * counts[n] / max) : "#eef1f4"; text = counts[n] ? counts[n] + (counts[n] === 1 ? " replica" : " replicas") : "";
       } else if (state.mode === "cpu") {
         color = shade(reqCpu[n] / Math.max(1, N.cpu_m[n])); text = pct(reqCpu[n], N.cpu_m[n]) + "% CPU";
       } else {
