@@ -31,10 +31,11 @@ struct Cli {
     /// default profile; pods no profile serves are never placed.
     #[arg(long = "scheduler-config", value_name = "FILE", global = true)]
     scheduler_config: Option<PathBuf>,
-    /// Score every feasible node for every pod. Without it, podplace
-    /// samples as kube-scheduler does (percentageOfNodesToScore: with 100
-    /// nodes or more it stops filtering once it has found enough feasible
-    /// nodes, from a start index that rotates from pod to pod).
+    /// Score every feasible node for every pod. Without it, `place` and
+    /// `why` sample as kube-scheduler does (percentageOfNodesToScore: with
+    /// 100 nodes or more it stops filtering once it has found enough
+    /// feasible nodes, from a start index that rotates from pod to pod);
+    /// simulate, rebalance and lint always score every node.
     #[arg(long = "score-all-nodes", global = true)]
     score_all_nodes: bool,
 }
@@ -142,8 +143,14 @@ fn main() -> ExitCode {
             }
         }
     }
+    // Sampling models a scheduler started with the world's pods in its
+    // queue (the start index from 0, moved by each attempt): `place`, and
+    // `why`, which places the same world first (so both name the same
+    // node). simulate, rebalance's proofs and lint schedule what-ifs that
+    // would move the index with every hypothetical attempt, so they score
+    // every node.
     podplace_engine::sampling::configure(podplace_engine::sampling::Sampling {
-        enabled: !cli.score_all_nodes,
+        enabled: !cli.score_all_nodes && matches!(cli.command, Command::Place(_) | Command::Why(_)),
         percentage,
     });
     let result = match cli.command {
