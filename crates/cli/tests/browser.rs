@@ -189,6 +189,8 @@ impl Browser {
         let url = format!("file://{}", page.display());
         // A page opened before must not answer for this one.
         self.eval("document.body && document.body.removeAttribute('data-ready-ms')");
+        // Events are checked per page (assert_clean): start afresh.
+        self.events.clear();
         self.call("Page.navigate", json!({"url": url}));
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -345,6 +347,34 @@ fn vault_why_page_names_the_blocking_workload_of_a_clicked_node() {
     assert!(panel.contains(&workload), "panel lacks {workload}: {panel}");
     b.screenshot("vault-why");
     b.assert_clean(&page);
+    // A bound pod: its node is outlined as the chosen one, its panel open.
+    let bound: Value = serde_json::from_slice(&podplace(&[
+        "why",
+        "stokesnet/vault-0",
+        "-f",
+        "examples/stories/vault",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    let page = write_page(
+        "vault-0-why",
+        &[
+            "why",
+            "stokesnet/vault-0",
+            "-f",
+            "examples/stories/vault",
+            "-o",
+            "html",
+        ],
+    );
+    b.open(&page);
+    let chosen =
+        b.eval("[...document.querySelectorAll('#map .node.chosen')].map(n => n.dataset.node)");
+    assert_eq!(chosen, json!([bound["node"]]));
+    let panel = b.eval("document.getElementById('node-name').textContent");
+    assert_eq!(panel, bound["node"]);
+    b.assert_clean(&page);
 }
 
 #[test]
@@ -388,6 +418,19 @@ fn place_page_draws_every_node_and_the_pending_pods() {
         .count() as u64;
     assert!(shown.as_u64().unwrap() >= on_nodes, "{shown} < {on_nodes}");
     b.screenshot("vault-place");
+    b.assert_clean(&page);
+    // --group-by: one column per value of the label (a hostname each here).
+    let page = write_page(
+        "vault-place-by-host",
+        &[
+            &args[..],
+            &["-o", "html", "--group-by", "kubernetes.io/hostname"],
+        ]
+        .concat(),
+    );
+    b.open(&page);
+    let columns = b.eval("document.querySelectorAll('#map .group').length");
+    assert_eq!(columns.as_u64(), Some(names.len() as u64));
     b.assert_clean(&page);
 }
 
