@@ -52,6 +52,24 @@ struct JsonPlacement {
     /// or tried the pod; absent when no profile serves its spec.schedulerName.
     #[serde(skip_serializing_if = "Option::is_none")]
     profile: Option<String>,
+    /// With 100 nodes or more: the candidate set kube-scheduler's sampling
+    /// scored (`tied` and `node` are among them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampled: Option<JsonSampled>,
+}
+
+/// What sampling did for one pod (`place -o json`).
+#[derive(Debug, Serialize)]
+struct JsonSampled {
+    /// Feasible nodes kube-scheduler looks for (numFeasibleNodesToFind).
+    to_find: usize,
+    /// The start index in the zone-interleaved node list.
+    start: usize,
+    /// Nodes processed before it stopped (the start index moves on by this).
+    processed: usize,
+    /// Nodes that pass the filters in all (the candidates are the first
+    /// `to_find` of them found from `start`).
+    feasible: usize,
 }
 
 /// Replicas of one workload counted rather than created (identical to
@@ -163,6 +181,12 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             score: p.score,
             gated: p.gated.clone(),
             profile: profile_of(&state.pod(p.pod).scheduler_name),
+            sampled: p.sampled.as_ref().map(|s| JsonSampled {
+                to_find: s.to_find,
+                start: s.start,
+                processed: s.processed,
+                feasible: s.feasible_total,
+            }),
         })
         .collect();
     // Replicas counted by expansion share the verdict of the replica they

@@ -110,6 +110,10 @@ pub struct Placement {
     /// scheduling gates: [...]`): it was never tried and has no
     /// FailedScheduling message; `message` repeats this text.
     pub gated: Option<String>,
+    /// What sampling (percentageOfNodesToScore) did in the attempt that
+    /// placed the pod: the candidate set was `to_find` feasible nodes found
+    /// from `start` (`None`: every feasible node was scored).
+    pub sampled: Option<crate::cache::SampledSet>,
 }
 
 /// Options for [`place_all`].
@@ -253,6 +257,7 @@ pub fn place_all_runs(
                     tied: Vec::new(),
                     outcome: None,
                     gated: None,
+                    sampled: None,
                 });
                 still.push(id);
                 continue;
@@ -273,6 +278,7 @@ pub fn place_all_runs(
                     tied: Vec::new(),
                     outcome: None,
                     gated: None,
+                    sampled: None,
                 });
                 continue;
             }
@@ -286,6 +292,7 @@ pub fn place_all_runs(
                     tied: Vec::new(),
                     outcome: None,
                     gated: Some(gated),
+                    sampled: None,
                 });
                 continue;
             }
@@ -327,6 +334,9 @@ pub fn place_all_runs(
                 }
                 still.push(id);
             }
+            let sampled = node
+                .and_then(|_| cache.serving(&pod.scheduler_name))
+                .and_then(|c| c.last_sample().cloned());
             results[id.index()] = Some(Placement {
                 pod: id,
                 node,
@@ -335,6 +345,7 @@ pub fn place_all_runs(
                 tied,
                 outcome,
                 gated: None,
+                sampled,
             });
         }
         if !bound_any || still.is_empty() {
