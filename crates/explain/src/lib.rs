@@ -37,6 +37,12 @@ pub const MAX_BLOCKERS: usize = 10;
 /// many explanations can share it.
 pub fn explain(world: &World, id: PodId) -> Explanation {
     let mut what_if = world.base.overlay();
+    // With node sampling, which nodes are scored depends on the start
+    // index: rescore from the one the pod's own placement was visited
+    // from, so `why` names the node `place` chose, not the next window's.
+    if let Some(sampled) = world.base.placement(id).and_then(|p| p.sampled.as_ref()) {
+        what_if.parts().1.set_start_index(sampled.start);
+    }
     let bound = what_if.state().pod_node(id);
     if bound.is_some() {
         what_if.state_mut().unbind(id);

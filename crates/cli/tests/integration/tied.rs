@@ -68,3 +68,44 @@ fn why_names_five_tied_nodes_and_counts_the_rest() {
     let tied = v["tied"].as_array().unwrap_or_else(|| panic!("{json}"));
     assert_eq!(tied.len(), 40, "JSON keeps every tied node");
 }
+
+/// `count` identical nodes, one pod.
+fn identical_nodes(count: usize) -> Scratch {
+    let dir = Scratch::new("sampled");
+    let mut text = String::new();
+    for i in 0..count {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:03}\n  labels: {{kubernetes.io/hostname: node-{i:03}}}\nstatus:\n  allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"
+        ));
+    }
+    text.push_str(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\nspec:\n  containers:\n  - name: c\n    image: nginx\n    resources:\n      requests: {cpu: 100m, memory: 64Mi}\n",
+    );
+    std::fs::write(dir.join("world.yaml"), text).unwrap();
+    dir
+}
+
+/// With node sampling (311 nodes: kube-scheduler scores the first 149
+/// feasible ones from its start index), `why` rescores from the start
+/// index the pod's placement used, so the node it says kube-scheduler
+/// would pick is the one `place` chose, and its tied set is the same window.
+#[test]
+fn why_names_the_node_place_chose_when_sampling() {
+    let dir = identical_nodes(311);
+    let (json, err, code) = podplace_in(&dir.0, &["place", "-f", "world.yaml", "-o", "json"]);
+    assert_eq!(code, 0, "{json}{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let placed = v["placements"][0]["node"].as_str().unwrap().to_string();
+    assert_eq!(v["placements"][0]["sampled"]["to_find"], 149, "{json}");
+    let (out, err, code) = podplace_in(&dir.0, &["why", "web", "-f", "world.yaml"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("podplace places it on {placed}.")), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("kube-scheduler would pick"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(&format!("would pick {placed} ")),
+        "why picks another node than place ({placed}): {line}"
+    );
+}
