@@ -99,7 +99,10 @@ fn why_names_the_node_place_chose_when_sampling() {
     assert_eq!(v["placements"][0]["sampled"]["to_find"], 149, "{json}");
     let (out, err, code) = podplace_in(&dir.0, &["why", "web", "-f", "world.yaml"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(&format!("podplace places it on {placed}.")), "{out}");
+    assert!(
+        out.contains(&format!("podplace places it on {placed}.")),
+        "{out}"
+    );
     let line = out
         .lines()
         .find(|l| l.contains("kube-scheduler would pick"))
