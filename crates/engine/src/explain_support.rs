@@ -4,7 +4,6 @@
 //! disagree with the scheduler.
 
 use podplace_model::objects::{HostPort, Node, Pod, Taint, TaintEffect};
-use rustc_hash::FxHashMap;
 
 use crate::cache::SchedulerCache;
 use crate::cycle::CycleState;
@@ -89,64 +88,20 @@ pub fn pre_filter(
     crate::cycle::pre_filter(cluster, cache, pod).map(|(state, _)| state)
 }
 
-/// One CSI driver whose attach limit the pod would exceed on a node.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VolumeLimitExcess {
-    /// The driver (`ebs.csi.aws.com`).
-    pub driver: String,
-    /// The CSINode's `allocatable.count` for it.
-    pub limit: i64,
-    /// Distinct volumes of the driver the node's pods already use.
-    pub attached: usize,
-    /// Volumes of the pod the node does not attach yet.
-    pub adding: usize,
-}
+pub use crate::plugins::node_volume_limits::VolumeLimitExcess;
 
 /// Every driver whose limit NodeVolumeLimits finds exceeded on the node
-/// (its Filter stops at the first), counted as the plugin counts them.
+/// (its Filter rejects when there is any), by the plugin's own count.
 pub fn volume_limit_excess(
     cluster: &ClusterState,
     pod: &Pod,
     node: NodeId,
     info: &NodeInfo,
 ) -> Vec<VolumeLimitExcess> {
-    let mut out = Vec::new();
     let Some(csi) = cluster.storage().csi_nodes.get(&cluster.node(node).name) else {
-        return out;
+        return Vec::new();
     };
-    let mut new = FxHashMap::default();
-    node_volume_limits::volumes(cluster, pod, csi, &mut new);
-    let mut attached = FxHashMap::default();
-    for &p in &info.pods {
-        let existing = cluster.pod(p);
-        if !existing.volumes.is_empty() {
-            node_volume_limits::volumes(cluster, existing, csi, &mut attached);
-        }
-    }
-    for (driver, handles) in &new {
-        let Some(limit) = csi
-            .drivers
-            .iter()
-            .find(|d| *d.name == **driver)
-            .and_then(|d| d.count)
-        else {
-            continue;
-        };
-        let current = attached.get(driver);
-        let count = current.map_or(0, |c| c.len());
-        let adding = handles
-            .iter()
-            .filter(|h| current.is_none_or(|c| !c.contains(*h)))
-            .count();
-        if (count + adding) as i64 > limit {
-            out.push(VolumeLimitExcess {
-                driver: driver.clone(),
-                limit,
-                attached: count,
-                adding,
-            });
-        }
-    }
+    let mut out = node_volume_limits::excesses(cluster, pod, csi, info);
     out.sort_by(|a, b| a.driver.cmp(&b.driver));
     out
 }

@@ -36,7 +36,7 @@ fn class_driver(storage: &Storage, class: &str, csi: &CsiNode) -> Option<String>
 }
 
 /// The (driver, volume handle) pairs of a pod's attachable volumes.
-pub(crate) fn volumes(
+fn volumes(
     cluster: &ClusterState,
     pod: &Pod,
     csi: &CsiNode,
@@ -91,10 +91,40 @@ pub fn filter(cluster: &ClusterState, pod: &Pod, node: NodeId, info: &NodeInfo) 
     if i64::from(info.attachable) + i64::from(crate::state::attachable(pod)) <= lowest {
         return Status::success();
     }
+    if excesses(cluster, pod, csi, info).is_empty() {
+        Status::success()
+    } else {
+        Status::reject(Code::Unschedulable, Plugin::NodeVolumeLimits, REASON)
+    }
+}
+
+/// One CSI driver whose attach limit the pod would exceed on a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeLimitExcess {
+    /// The driver (`ebs.csi.aws.com`).
+    pub driver: String,
+    /// The CSINode's `allocatable.count` for it.
+    pub limit: i64,
+    /// Distinct volumes of the driver the node's pods already use.
+    pub attached: usize,
+    /// Volumes of the pod the node does not attach yet.
+    pub adding: usize,
+}
+
+/// Every driver of the node's CSINode whose limit the distinct volumes its
+/// pods attach, plus the pod's new ones, exceed: the Filter's count (it
+/// rejects when there is any), which `why` lists in full.
+pub(crate) fn excesses(
+    cluster: &ClusterState,
+    pod: &Pod,
+    csi: &CsiNode,
+    info: &NodeInfo,
+) -> Vec<VolumeLimitExcess> {
+    let mut out = Vec::new();
     let mut new = FxHashMap::default();
     volumes(cluster, pod, csi, &mut new);
     if new.is_empty() {
-        return Status::success();
+        return out;
     }
     let mut attached = FxHashMap::default();
     for &p in &info.pods {
@@ -103,24 +133,29 @@ pub fn filter(cluster: &ClusterState, pod: &Pod, node: NodeId, info: &NodeInfo) 
             volumes(cluster, existing, csi, &mut attached);
         }
     }
-    for (driver, handles) in &new {
+    for (driver, handles) in new {
         let Some(limit) = csi
             .drivers
             .iter()
-            .find(|d| *d.name == **driver)
+            .find(|d| *d.name == *driver)
             .and_then(|d| d.count)
         else {
             continue;
         };
-        let current = attached.get(driver);
+        let current = attached.get(&driver);
         let count = current.map_or(0, FxHashSet::len);
-        let added = handles
+        let adding = handles
             .iter()
             .filter(|h| current.is_none_or(|c| !c.contains(*h)))
             .count();
-        if (count + added) as i64 > limit {
-            return Status::reject(Code::Unschedulable, Plugin::NodeVolumeLimits, REASON);
+        if (count + adding) as i64 > limit {
+            out.push(VolumeLimitExcess {
+                driver,
+                limit,
+                attached: count,
+                adding,
+            });
         }
     }
-    Status::success()
+    out
 }
