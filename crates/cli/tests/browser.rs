@@ -11,6 +11,7 @@
 //! PODPLACE_BROWSER_REQUIRED=1 (CI, which installs it).
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -95,6 +96,9 @@ impl Browser {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // A group of its own, so every process Chromium starts can be
+            // stopped by the group's id (the browser's PID).
+            .process_group(0)
             .spawn()
             .expect("chromium starts");
         let input = child.stdin.take().unwrap();
@@ -242,9 +246,34 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    /// Asks Chromium to close (it then stops its renderer, GPU and
+    /// crashpad processes), waits at most 10 s for its PID to exit, then
+    /// kills what is left of its process group and waits, at most 10 s
+    /// more, until no process of the group remains.
     fn drop(&mut self) {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        let group = Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(i32::MAX));
+        let mut close = serde_json::to_vec(&json!({"id": 0, "method": "Browser.close"})).unwrap();
+        close.push(0);
+        if self
+            .input
+            .write_all(&close)
+            .and_then(|()| self.input.flush())
+            .is_ok()
+        {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = killpg(group, Signal::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && killpg(group, None).is_ok() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

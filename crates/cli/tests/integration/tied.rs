@@ -8,18 +8,7 @@ use crate::support::{podplace_in, Scratch};
 
 /// 40 identical nodes and one Deployment replica: all 40 nodes tie.
 fn forty_tied_nodes() -> Scratch {
-    let dir = Scratch::new("tied");
-    let mut text = String::new();
-    for i in 0..40 {
-        text.push_str(&format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:02}\n  labels: {{kubernetes.io/hostname: node-{i:02}}}\nstatus:\n  allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"
-        ));
-    }
-    text.push_str(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\nspec:\n  containers:\n  - name: c\n    image: nginx\n    resources:\n      requests: {cpu: 100m, memory: 64Mi}\n",
-    );
-    std::fs::write(dir.join("world.yaml"), text).unwrap();
-    dir
+    identical_nodes(40)
 }
 
 #[test]
@@ -69,13 +58,15 @@ fn why_names_five_tied_nodes_and_counts_the_rest() {
     assert_eq!(tied.len(), 40, "JSON keeps every tied node");
 }
 
-/// `count` identical nodes, one pod.
+/// `count` identical nodes (named `node-00`, `node-01`, ..., with as many
+/// digits as the last needs, at least two) and one pod that fits on each.
 fn identical_nodes(count: usize) -> Scratch {
-    let dir = Scratch::new("sampled");
+    let dir = Scratch::new("tied");
+    let width = count.saturating_sub(1).to_string().len().max(2);
     let mut text = String::new();
     for i in 0..count {
         text.push_str(&format!(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:03}\n  labels: {{kubernetes.io/hostname: node-{i:03}}}\nstatus:\n  allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:0width$}\n  labels: {{kubernetes.io/hostname: node-{i:0width$}}}\nstatus:\n  allocatable: {{cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"
         ));
     }
     text.push_str(
