@@ -7,8 +7,15 @@
 //! The data travels as compact columnar JSON with interned strings (see
 //! [`encode`] and docs/html-report.md): at 5,000 nodes and 150,000 pods a
 //! row-per-object encoding would be tens of megabytes.
+//!
+//! The same values are rendered as text ([`text`], one module per command)
+//! and JSON ([`json`]), so crates/cli only parses arguments, loads the
+//! world, calls the library and picks a renderer.
 
 mod encode;
+pub mod json;
+pub mod text;
+pub mod why;
 
 use minijinja::{Environment, Value};
 use serde::Serialize;

@@ -1,12 +1,12 @@
 //! The text of `why`'s volume and claim reasons: the claim, its volume and
 //! what the node misses, for every node of a group (their values may differ).
 
-use std::io::Write;
+use std::io::{Result, Write};
 
-use anyhow::Result;
 use podplace_explain::{group::volume_name, Detail, LabelMiss, NodeVerdict, Reason};
 
-use super::{few, node_values};
+use super::reason::node_values;
+use crate::text::few;
 
 /// The nodes of the group whose detail yields each value, in first-seen
 /// order: `[(value, nodes)]`.
