@@ -1,12 +1,11 @@
 //! `podplace place`: schedule every waiting pod and show where it lands.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::Result;
-use owo_colors::{OwoColorize, Stream};
+use podplace_report::place::{PlaceResult, Placement, Sampled};
+use podplace_report::Counted;
 use podplace_world::World;
-use serde::Serialize;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
 use crate::html::{GroupByArgs, ReportFormat};
@@ -32,66 +31,6 @@ pub struct PlaceArgs {
     /// `-v`.
     #[command(flatten)]
     pub verbose: VerboseArgs,
-}
-
-/// One pod's placement, as `-o json` prints it.
-#[derive(Debug, Serialize)]
-struct JsonPlacement {
-    pod: String,
-    workload: String,
-    node: Option<String>,
-    message: String,
-    /// Nodes that tied for the best score (the chosen one among them).
-    tied: Vec<String>,
-    /// The chosen node's total score.
-    score: Option<i64>,
-    /// SchedulingGates' message when the pod is gated (never tried).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    gated: Option<String>,
-    /// With `--scheduler-config`: the profile (scheduler name) that placed
-    /// or tried the pod; absent when no profile serves its spec.schedulerName.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    profile: Option<String>,
-    /// With 100 nodes or more: the candidate set kube-scheduler's sampling
-    /// scored (`tied` and `node` are among them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sampled: Option<JsonSampled>,
-}
-
-/// What sampling did for one pod (`place -o json`).
-#[derive(Debug, Serialize)]
-struct JsonSampled {
-    /// Feasible nodes kube-scheduler looks for (numFeasibleNodesToFind).
-    to_find: usize,
-    /// The start index in the zone-interleaved node list.
-    start: usize,
-    /// Nodes processed before it stopped (the start index moves on by this).
-    processed: usize,
-    /// Nodes that pass the filters in all (the candidates are the first
-    /// `to_find` of them found from `start`).
-    feasible: usize,
-}
-
-/// Replicas of one workload counted rather than created (identical to
-/// `pod`, which can never be bound): they stay Pending with its message.
-#[derive(Debug, Serialize)]
-struct JsonCounted {
-    workload: String,
-    /// The replica whose verdict they share.
-    pod: String,
-    replicas: u64,
-    message: String,
-}
-
-#[derive(Debug, Serialize)]
-struct JsonOutput {
-    placements: Vec<JsonPlacement>,
-    /// Counted replicas (`replicas: 2000000000`), not listed one by one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    counted: Vec<JsonCounted>,
-    placed: u64,
-    /// Pending pods, counted replicas included.
-    pending: u64,
 }
 
 /// How many feasible nodes kube-scheduler's default profile looks for before
@@ -169,10 +108,10 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         );
     }
     let node_name = |n| state.node(n).name.to_string();
-    let rows: Vec<JsonPlacement> = world
+    let rows: Vec<Placement> = world
         .placements()
         .iter()
-        .map(|p| JsonPlacement {
+        .map(|p| Placement {
             pod: world.pod_name(p.pod),
             workload: world.workload(p.pod).to_string(),
             node: p.node.map(node_name),
@@ -181,7 +120,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             score: p.score,
             gated: p.gated.clone(),
             profile: profile_of(&state.pod(p.pod).scheduler_name),
-            sampled: p.sampled.as_ref().map(|s| JsonSampled {
+            sampled: p.sampled.as_ref().map(|s| Sampled {
                 to_find: s.to_find,
                 start: s.start,
                 processed: s.processed,
@@ -191,14 +130,14 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         .collect();
     // Replicas counted by expansion share the verdict of the replica they
     // follow, which can never be bound (see CountedReplicas).
-    let counted: Vec<JsonCounted> = world
+    let counted: Vec<Counted> = world
         .inventory()
         .counted_replicas
         .iter()
         .filter_map(|c| {
             let id = world.pod_id(&c.namespace, &c.pod)?;
             let p = world.placement(id).filter(|p| p.node.is_none())?;
-            Some(JsonCounted {
+            Some(Counted {
                 workload: world.workload(id).to_string(),
                 pod: world.pod_name(id),
                 replicas: c.count,
@@ -207,141 +146,38 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         })
         .collect();
     let placed = rows.iter().filter(|r| r.node.is_some()).count() as u64;
-    let pending_count =
-        rows.len() as u64 - placed + counted.iter().map(|c| c.replicas).sum::<u64>();
+    let pending = rows.len() as u64 - placed + counted.iter().map(|c| c.replicas).sum::<u64>();
+    let result = PlaceResult {
+        placements: rows,
+        counted,
+        placed,
+        pending,
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match output {
         ReportFormat::Json => {
-            serde_json::to_writer_pretty(
-                &mut out,
-                &JsonOutput {
-                    placements: rows,
-                    counted,
-                    placed,
-                    pending: pending_count,
-                },
-            )?;
+            serde_json::to_writer_pretty(&mut out, &result)?;
             writeln!(out)?;
         }
-        ReportFormat::Text => render_text(&mut out, &rows, &counted, placed, pending_count)?,
+        ReportFormat::Text => podplace_report::text::place::render(&mut out, &result)?,
         ReportFormat::Html => {
             let report = podplace_report::PlaceReport {
                 map: crate::html::map_of(&world, &args.group_by.group_by),
-                counted: counted
-                    .into_iter()
-                    .map(|c| podplace_report::Counted {
-                        workload: c.workload,
-                        pod: c.pod,
-                        replicas: c.replicas,
-                        message: c.message,
-                    })
-                    .collect(),
+                counted: result.counted,
                 placed,
-                pending: pending_count,
+                pending,
             };
             out.write_all(podplace_report::place_html(&report).as_bytes())?;
         }
     }
     // Pods left Pending fail the run (exit 1, as `why` does), so CI can
     // gate on a placement.
-    Ok(if pending_count > 0 {
+    Ok(if pending > 0 {
         Exit::Findings
     } else {
         Exit::Ok
     })
-}
-
-fn render_text(
-    out: &mut impl Write,
-    rows: &[JsonPlacement],
-    counted: &[JsonCounted],
-    placed: u64,
-    pending: u64,
-) -> Result<()> {
-    if rows.is_empty() {
-        writeln!(out, "No pods are waiting to be scheduled.")?;
-        return Ok(());
-    }
-    let mut by_workload: BTreeMap<&str, Vec<&JsonPlacement>> = BTreeMap::new();
-    for r in rows {
-        by_workload.entry(&r.workload).or_default().push(r);
-    }
-    for (workload, pods) in by_workload {
-        writeln!(
-            out,
-            "{}",
-            workload.if_supports_color(Stream::Stdout, |t| t.bold())
-        )?;
-        // A workload with counted replicas: its Pending pods that share
-        // their message join the counted line (two billion replicas read as
-        // the placed ones and one line).
-        let counted_here: Vec<&JsonCounted> =
-            counted.iter().filter(|c| c.workload == workload).collect();
-        let folded = |p: &JsonPlacement| {
-            p.node.is_none() && counted_here.iter().any(|c| c.message == p.message)
-        };
-        let pods: Vec<&JsonPlacement> = pods.into_iter().filter(|p| !folded(p)).collect();
-        let width = pods.iter().map(|p| p.pod.len()).max().unwrap_or(0);
-        for p in pods {
-            match &p.node {
-                Some(node) => {
-                    let tie = if p.tied.len() > 1 {
-                        // A handful of names and a count of the rest (JSON lists all).
-                        let others: Vec<&String> = p.tied.iter().filter(|t| *t != node).collect();
-                        format!("  (tied with {})", crate::text::tied_names(&others))
-                    } else {
-                        String::new()
-                    };
-                    writeln!(
-                        out,
-                        "  {:width$}  {}{tie}",
-                        p.pod,
-                        node.if_supports_color(Stream::Stdout, |t| t.green())
-                    )?;
-                }
-                None if p.gated.is_some() => {
-                    writeln!(
-                        out,
-                        "  {:width$}  {}  {}",
-                        p.pod,
-                        "Gated".if_supports_color(Stream::Stdout, |t| t.yellow()),
-                        p.message
-                    )?;
-                }
-                None => {
-                    writeln!(
-                        out,
-                        "  {:width$}  {}  {}",
-                        p.pod,
-                        "Pending".if_supports_color(Stream::Stdout, |t| t.red()),
-                        p.message
-                    )?;
-                }
-            }
-        }
-        for c in counted_here {
-            let listed = rows
-                .iter()
-                .filter(|p| p.workload == c.workload && p.node.is_none() && p.message == c.message)
-                .count() as u64;
-            writeln!(
-                out,
-                "  {} more replicas of {} stay Pending: {}",
-                crate::text::thousands(c.replicas + listed),
-                c.workload,
-                c.message
-            )?;
-        }
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{} placed, {} pending",
-        crate::text::thousands(placed),
-        crate::text::thousands(pending)
-    )?;
-    Ok(())
 }
 
 #[cfg(test)]

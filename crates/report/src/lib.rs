@@ -14,6 +14,7 @@
 
 mod encode;
 pub mod json;
+pub mod place;
 pub mod text;
 pub mod why;
 

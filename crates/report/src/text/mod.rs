@@ -19,6 +19,7 @@ macro_rules! paint {
     };
 }
 
+pub mod place;
 pub mod why;
 
 /// Most tied node names text output lists: on big clusters hundreds of

@@ -1,0 +1,66 @@
+//! `place`'s report value: where every waiting pod lands (or why it stays
+//! Pending), as `place -o json` prints it. The text renderer
+//! ([`crate::text::place`]) and the HTML page read the same value.
+
+use serde::Serialize;
+
+use crate::Counted;
+
+/// `podplace place`'s answer: one row per pod it tried, the replicas it
+/// counted rather than created, and the totals. Serialized as it is, this is
+/// `place -o json` (docs/json-schema.md#place).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlaceResult {
+    /// Every pod tried, in queue order.
+    pub placements: Vec<Placement>,
+    /// Counted replicas (`replicas: 2000000000`), not listed one by one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counted: Vec<Counted>,
+    /// Pods placed.
+    pub placed: u64,
+    /// Pending pods, counted replicas included.
+    pub pending: u64,
+}
+
+/// One pod's placement.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Placement {
+    /// `namespace/name`.
+    pub pod: String,
+    /// The owning workload as podplace names it (`Deployment ns/name`).
+    pub workload: String,
+    /// The node it lands on; `None` while Pending or gated.
+    pub node: Option<String>,
+    /// The FailedScheduling message when Pending (empty when placed).
+    pub message: String,
+    /// Nodes that tied for the best score (the chosen one among them).
+    pub tied: Vec<String>,
+    /// The chosen node's total score.
+    pub score: Option<i64>,
+    /// SchedulingGates' message when the pod is gated (never tried).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gated: Option<String>,
+    /// With `--scheduler-config`: the profile (scheduler name) that placed
+    /// or tried the pod; absent when no profile serves its spec.schedulerName.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// With 100 nodes or more: the candidate set kube-scheduler's sampling
+    /// scored (`tied` and `node` are among them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<Sampled>,
+}
+
+/// What sampling did for one pod, so a reader can tell a tie broken inside
+/// a sampled window from one across the whole cluster.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Sampled {
+    /// Feasible nodes kube-scheduler looks for (numFeasibleNodesToFind).
+    pub to_find: usize,
+    /// The start index in the zone-interleaved node list.
+    pub start: usize,
+    /// Nodes processed before it stopped (the start index moves on by this).
+    pub processed: usize,
+    /// Nodes that pass the filters in all (the candidates are the first
+    /// `to_find` of them found from `start`).
+    pub feasible: usize,
+}
