@@ -77,6 +77,10 @@ pub struct LintArgs {
     /// `--seed`, when a rollout is replayed.
     #[command(flatten)]
     seed: SeedArgs,
+    /// The scheduler this command models: `--scheduler-config`'s profiles
+    /// and sampling (resolved once by `main`), or the default profile.
+    #[arg(skip)]
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// Runs `lint`.
@@ -232,6 +236,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
             .filter(|d| !d.is_empty())
             .collect(),
         seed: args.seed.seed(),
+        scheduler: args.scheduler.clone(),
     };
     let report = match lint(&manifests, &source_map, snapshot.as_ref(), &options) {
         Ok(r) => r,
@@ -243,7 +248,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     let rendered = match args.output.output {
         LintFormat::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            podplace_report::text::lint::render(&report, &source_map, color)
+            render::text::render(&report, &source_map, color)
         }
         LintFormat::Json => render::json::render(&report),
         LintFormat::Sarif => render::sarif::render(&report),

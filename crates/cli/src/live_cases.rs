@@ -169,7 +169,7 @@ fn place(case: &LiveCase, ungated: bool) -> Result<Got, String> {
     }])
     .map_err(|e| format!("loading: {e}"))?;
     podplace_model::expand::expand_workloads(&mut inventory);
-    let world = World::build(inventory, 0).map_err(|e| format!("building the world: {e}"))?;
+    let world = World::build(inventory, &Default::default(), 0).map_err(|e| format!("building the world: {e}"))?;
     let id = world
         .pod_id(&ns, &name)
         .ok_or_else(|| format!("the pod {ns}/{name} is not in the loaded world"))?;

@@ -130,12 +130,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    let mut percentage = 0;
+    let mut setup = podplace_engine::SchedulerSetup::default();
     if let Some(path) = &cli.scheduler_config {
         match podplace_config::load(path) {
             Ok(config) => {
-                percentage = config.percentage_of_nodes_to_score;
-                podplace_engine::profile::configure(config.profiles);
+                setup = podplace_engine::SchedulerSetup::configured(
+                    config.profiles,
+                    config.percentage_of_nodes_to_score,
+                );
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -149,11 +151,17 @@ fn main() -> ExitCode {
     // node). simulate, rebalance's proofs and lint schedule what-ifs that
     // would move the index with every hypothetical attempt, so they score
     // every node.
-    podplace_engine::sampling::configure(podplace_engine::sampling::Sampling {
-        enabled: !cli.score_all_nodes && matches!(cli.command, Command::Place(_) | Command::Why(_)),
-        percentage,
-    });
-    let result = match cli.command {
+    let sampled = !cli.score_all_nodes;
+    let mut command = cli.command;
+    match &mut command {
+        Command::Place(args) => args.scheduler = setup.clone().sampled(sampled),
+        Command::Why(args) => args.scheduler = setup.clone().sampled(sampled),
+        Command::Simulate(args) => args.scheduler = setup.clone(),
+        Command::Lint(args) => args.scheduler = setup.clone(),
+        Command::Rebalance(args) => args.scheduler = setup.clone(),
+        _ => {}
+    }
+    let result = match command {
         Command::Place(args) => place::run(&args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Why(args) => why::run(&args),

@@ -31,6 +31,10 @@ pub struct PlaceArgs {
     /// `-v`.
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    /// The scheduler this command models: `--scheduler-config`'s profiles
+    /// and sampling (resolved once by `main`), or the default profile.
+    #[arg(skip)]
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// How many feasible nodes kube-scheduler's default profile looks for before
@@ -46,26 +50,9 @@ fn nodes_kube_scheduler_scores(nodes: usize) -> Option<usize> {
     (found < nodes).then_some(found)
 }
 
-/// The configured profile serving a scheduler name (empty means
-/// default-scheduler), by name; only with `--scheduler-config` (without,
-/// every pod is default-scheduler's and the field is left out).
-fn profile_of(scheduler_name: &str) -> Option<String> {
-    if !podplace_engine::profile::is_configured() {
-        return None;
-    }
-    let name = if scheduler_name.is_empty() {
-        podplace_engine::profile::DEFAULT_SCHEDULER_NAME
-    } else {
-        scheduler_name
-    };
-    podplace_engine::profile::configured()
-        .iter()
-        .find(|p| p.scheduler_name == name)
-        .map(|p| p.scheduler_name.clone())
-}
-
 /// Runs `place`.
 pub fn run(args: &PlaceArgs) -> Result<Exit> {
+    let setup = &args.scheduler;
     let output = args.output.output;
     let (seed, verbose) = (args.seed.seed(), args.verbose.verbose);
     let inventory = match load_world(&args.files, verbose) {
@@ -75,7 +62,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
-    let world = match World::build(inventory, seed) {
+    let world = match World::build(inventory, setup, seed) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
@@ -87,7 +74,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     if nodes == 0 {
         eprintln!("warning: no nodes were loaded: every pod stays Pending");
     }
-    let sampling = podplace_engine::sampling::configured();
+    let sampling = setup.sampling;
     if sampling.enabled && nodes >= podplace_engine::sampling::MIN_FEASIBLE_NODES_TO_FIND {
         let found =
             podplace_engine::sampling::num_feasible_nodes_to_find(None, sampling.percentage, nodes);
@@ -119,7 +106,9 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             tied: p.tied.iter().copied().map(node_name).collect(),
             score: p.score,
             gated: p.gated.clone(),
-            profile: profile_of(&state.pod(p.pod).scheduler_name),
+            profile: world
+                .configured_profile(&state.pod(p.pod).scheduler_name)
+                .map(str::to_string),
             sampled: p.sampled.as_ref().map(|s| Sampled {
                 to_find: s.to_find,
                 start: s.start,

@@ -93,6 +93,10 @@ pub struct RebalanceArgs {
     /// Cluster and namespaces (live mode).
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// The scheduler this command models: `--scheduler-config`'s profiles
+    /// and sampling (resolved once by `main`), or the default profile.
+    #[arg(skip)]
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// A rebalance flag whose value cannot be used; the message names the flag.
@@ -178,6 +182,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
         seed: args.seed.seed(),
         now,
         max_rounds: 100,
+        scheduler: args.scheduler.clone(),
     };
     if !args.files.filenames.is_empty() {
         if args.execute || args.interval.is_some() {

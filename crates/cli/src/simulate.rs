@@ -34,6 +34,10 @@ pub struct SimulateArgs {
     /// Leave the placement table out of the text output.
     #[arg(long)]
     pub no_table: bool,
+    /// The scheduler this command models: `--scheduler-config`'s profiles
+    /// and sampling (resolved once by `main`), or the default profile.
+    #[arg(skip)]
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// One pod's placement in `-o json`.
@@ -85,7 +89,7 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
         seed: scenario.seed,
         ..Default::default()
     };
-    let run = match podplace_sim::run(&scenario, &mut rebalance) {
+    let run = match podplace_sim::run_with(&scenario, &args.scheduler, &mut rebalance) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -52,6 +52,10 @@ pub struct WhyArgs {
     /// Without -f: how the live cluster is read.
     #[command(flatten)]
     pub page: PageArgs,
+    /// The scheduler this command models: `--scheduler-config`'s profiles
+    /// and sampling (resolved once by `main`), or the default profile.
+    #[arg(skip)]
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// Runs `why`.
@@ -188,7 +192,7 @@ pub fn explain_in(
     source: Source,
 ) -> Result<Exit> {
     let started = Instant::now();
-    let world = match World::new(inventory, args.seed.seed()) {
+    let world = match World::new(inventory, &args.scheduler, args.seed.seed()) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");

@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 
 use crate::cycle::Scratch;
 use crate::ids::NodeId;
-use crate::profile::Profile;
+use crate::profile::{Profile, SchedulerSetup};
 use crate::state::ClusterState;
 use crate::statics::{unschedulable_taint, NodeStatics, ResourceScores, StaticsCache};
 use crate::topology::{KeyTable, Topology};
@@ -37,8 +37,10 @@ pub struct SchedulerCache {
     /// The profile's addedAffinity compiled against the state's names
     /// (rebuilt with the node-derived parts).
     added_affinity: Option<Arc<AddedAffinity>>,
-    /// Caches of the other configured profiles, made when a pod names them.
+    /// Caches of the setup's other profiles, made when a pod names them.
     siblings: Vec<SchedulerCache>,
+    /// The scheduler this cache is part of: every profile and its sampling.
+    setup: Arc<SchedulerSetup>,
     /// The node tree's list (zones interleaved), built with the
     /// node-derived parts when sampling is on.
     node_order: Vec<NodeId>,
@@ -46,8 +48,8 @@ pub struct SchedulerCache {
     next_start: usize,
     /// The nodes the last sampled cycle scored (empty: every feasible node).
     sampled: Option<SampledSet>,
-    /// Sampling for this cache (`None`: the process's).
-    sampling: Option<crate::sampling::Sampling>,
+    /// Sampling for this cache (the setup's unless set apart).
+    sampling: crate::sampling::Sampling,
 }
 
 /// What the last cycle's sampling did, for answers that report it.
@@ -64,10 +66,23 @@ pub struct SampledSet {
 }
 
 impl Default for SchedulerCache {
-    /// A cache running the process's first profile
-    /// ([`crate::profile::configured`]: the default profile unless a
-    /// command was given `--scheduler-config`).
+    /// A cache of kube-scheduler without a configuration: the default
+    /// profile, every feasible node scored.
     fn default() -> Self {
+        SchedulerCache::for_setup(&SchedulerSetup::default())
+    }
+}
+
+impl SchedulerCache {
+    /// An empty cache of a scheduler: running the setup's first profile,
+    /// serving the others by `spec.schedulerName`, sampling as it says.
+    pub fn for_setup(setup: &SchedulerSetup) -> Self {
+        let setup = Arc::new(setup.clone());
+        let profile = setup.profiles.first().cloned().unwrap_or_default();
+        SchedulerCache::running(profile, setup)
+    }
+
+    fn running(profile: Arc<Profile>, setup: Arc<SchedulerSetup>) -> Self {
         SchedulerCache {
             epoch: None,
             statics: StaticsCache::default(),
@@ -75,16 +90,14 @@ impl Default for SchedulerCache {
             topology: Topology::default(),
             resource_scores: Box::default(),
             scratch: Box::default(),
-            profile: crate::profile::configured()
-                .into_iter()
-                .next()
-                .unwrap_or_default(),
+            profile,
             added_affinity: None,
             siblings: Vec::new(),
+            sampling: setup.sampling,
+            setup,
             node_order: Vec::new(),
             next_start: 0,
             sampled: None,
-            sampling: None,
         }
     }
 }
@@ -104,13 +117,19 @@ impl SchedulerCache {
         Self::default()
     }
 
-    /// An empty cache running `profile`: every cycle through it uses the
-    /// profile's plugins, weights and arguments.
+    /// An empty cache running `profile` alone (a scheduler with that one
+    /// profile, every feasible node scored): every cycle through it uses
+    /// the profile's plugins, weights and arguments.
     pub fn with_profile(profile: Arc<Profile>) -> Self {
-        SchedulerCache {
-            profile,
-            ..Self::default()
-        }
+        SchedulerCache::for_setup(&SchedulerSetup {
+            profiles: vec![profile],
+            ..SchedulerSetup::default()
+        })
+    }
+
+    /// The scheduler this cache is part of (its profiles and sampling).
+    pub fn setup(&self) -> &SchedulerSetup {
+        &self.setup
     }
 
     /// Switches to another profile, forgetting what depended on the old one.
@@ -146,21 +165,21 @@ impl SchedulerCache {
         {
             return Some(&mut self.siblings[i]);
         }
-        let profile = crate::profile::configured()
-            .into_iter()
-            .find(|p| p.scheduler_name == name)?;
-        self.siblings.push(SchedulerCache::with_profile(profile));
+        let profile = self.setup.serving(name)?.clone();
+        let mut sibling = SchedulerCache::running(profile, self.setup.clone());
+        sibling.sampling = self.sampling;
+        self.siblings.push(sibling);
         self.siblings.last_mut()
     }
 
     /// Sets sampling for this cache alone (tests, and callers that must
-    /// score every node whatever the process says).
+    /// score every node whatever the setup says).
     pub fn set_sampling(&mut self, sampling: crate::sampling::Sampling) {
-        self.sampling = Some(sampling);
+        self.sampling = sampling;
     }
 
     fn sampling(&self) -> crate::sampling::Sampling {
-        self.sampling.unwrap_or_else(crate::sampling::configured)
+        self.sampling
     }
 
     /// kube-scheduler's `nextStartNodeIndex` as this cache carries it.
@@ -257,10 +276,10 @@ impl SchedulerCache {
         self.next_start = (self.next_start + processed) % all;
     }
 
-    /// The scheduler names the process's profiles serve, in order.
+    /// The scheduler names the setup's profiles serve, in order.
     pub fn scheduler_names(&self) -> Vec<String> {
         let mut names = vec![self.profile.scheduler_name.clone()];
-        for p in crate::profile::configured() {
+        for p in &self.setup.profiles {
             if !names.contains(&p.scheduler_name) {
                 names.push(p.scheduler_name.clone());
             }

@@ -56,7 +56,7 @@ pub use cycle::{schedule, schedule_choice, schedule_watching, Choice, Outcome, V
 pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodHandle, PodId, TermId};
 pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
-pub use profile::Profile;
+pub use profile::{Profile, SchedulerSetup};
 pub use state::terms::{HeldKind, PodTerms, TermKind};
 pub use state::{
     ClusterState, CompactError, NodeInfo, PodEntry, StateStats, StorageChange, StorageKind,

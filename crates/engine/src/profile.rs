@@ -273,28 +273,77 @@ impl Profile {
     }
 }
 
-/// The profiles this process schedules with, set once by a command given
-/// `--scheduler-config` ([`configure`]); every [`crate::SchedulerCache`]
-/// made afterwards starts with the first and serves the others by
-/// `spec.schedulerName`.
-static CONFIGURED: std::sync::OnceLock<Vec<std::sync::Arc<Profile>>> = std::sync::OnceLock::new();
-
-/// Sets the process's profiles (once; `false` when already set or empty).
-pub fn configure(profiles: Vec<std::sync::Arc<Profile>>) -> bool {
-    !profiles.is_empty() && CONFIGURED.set(profiles).is_ok()
+/// What one scheduler runs: its profiles (after defaulting) and its node
+/// sampling. Each world, cache and conformance case carries its own, so
+/// one process can answer for differently configured schedulers at once
+/// (tests run in parallel threads; a conformance corpus mixes configs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerSetup {
+    /// The profiles, never empty: the first runs in the cache built for
+    /// the setup, the others serve pods naming them in `spec.schedulerName`.
+    pub profiles: Vec<std::sync::Arc<Profile>>,
+    /// Node sampling (`percentageOfNodesToScore` at the configuration's
+    /// top level, and whether to model it at all).
+    pub sampling: crate::sampling::Sampling,
+    /// Whether the profiles come from a KubeSchedulerConfiguration (answers
+    /// then name the profile that placed each pod).
+    pub configured: bool,
 }
 
-/// Whether [`configure`] was called (a command was given a configuration).
-pub fn is_configured() -> bool {
-    CONFIGURED.get().is_some()
+impl Default for SchedulerSetup {
+    /// kube-scheduler without a configuration: the default profile, and
+    /// every feasible node scored (the library's default).
+    fn default() -> Self {
+        SchedulerSetup {
+            profiles: vec![std::sync::Arc::new(Profile::default())],
+            sampling: crate::sampling::Sampling::default(),
+            configured: false,
+        }
+    }
 }
 
-/// The process's profiles: the configured ones, or the default profile.
-pub fn configured() -> Vec<std::sync::Arc<Profile>> {
-    CONFIGURED
-        .get()
-        .cloned()
-        .unwrap_or_else(|| vec![std::sync::Arc::new(Profile::default())])
+impl SchedulerSetup {
+    /// A configured scheduler: these profiles (the default profile when
+    /// empty) and the configuration's global `percentageOfNodesToScore`
+    /// (0: adaptive); sampling is off until [`SchedulerSetup::sampled`].
+    pub fn configured(profiles: Vec<std::sync::Arc<Profile>>, percentage: i32) -> Self {
+        let mut setup = SchedulerSetup {
+            configured: !profiles.is_empty(),
+            ..SchedulerSetup::default()
+        };
+        if !profiles.is_empty() {
+            setup.profiles = profiles;
+        }
+        setup.sampling.percentage = percentage;
+        setup
+    }
+
+    /// The same setup with sampling modelled (`true`) or every feasible
+    /// node scored (`false`).
+    pub fn sampled(mut self, enabled: bool) -> Self {
+        self.sampling.enabled = enabled;
+        self
+    }
+
+    /// The profile serving `scheduler_name` (empty means
+    /// default-scheduler); `None` when no profile does: such pods are
+    /// never scheduled.
+    pub fn serving(&self, scheduler_name: &str) -> Option<&std::sync::Arc<Profile>> {
+        let name = if scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER_NAME
+        } else {
+            scheduler_name
+        };
+        self.profiles.iter().find(|p| p.scheduler_name == name)
+    }
+
+    /// The scheduler names the profiles serve, in order.
+    pub fn scheduler_names(&self) -> Vec<String> {
+        self.profiles
+            .iter()
+            .map(|p| p.scheduler_name.clone())
+            .collect()
+    }
 }
 
 /// The piecewise-linear function of a shape (points on the configured

@@ -21,8 +21,9 @@ pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 /// kube-scheduler's `minFeasibleNodesPercentageToFind`.
 pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
-/// How sampling is configured for a process (see [`configure`]); the
-/// default is off (every feasible node scored).
+/// How a scheduler samples nodes (part of its
+/// [`crate::profile::SchedulerSetup`]); the default is off (every feasible
+/// node scored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sampling {
     /// Whether to sample at all (`false`: score every feasible node, as
@@ -30,19 +31,6 @@ pub struct Sampling {
     pub enabled: bool,
     /// The configuration's global `percentageOfNodesToScore` (0: adaptive).
     pub percentage: i32,
-}
-
-static CONFIGURED: std::sync::OnceLock<Sampling> = std::sync::OnceLock::new();
-
-/// Sets the process's sampling (once). Commands turn it on unless
-/// `--score-all-nodes`; the library default is off, scoring every node.
-pub fn configure(sampling: Sampling) -> bool {
-    CONFIGURED.set(sampling).is_ok()
-}
-
-/// The process's sampling.
-pub fn configured() -> Sampling {
-    CONFIGURED.get().copied().unwrap_or_default()
 }
 
 /// `numFeasibleNodesToFind`: every node below 100; else the profile's

@@ -4,7 +4,7 @@
 //! cluster would, and the pod table). Each explanation takes a what-if of it
 //! ([`Base::overlay`]) to unbind its pod, schedule and verify fixes on.
 
-use podplace_engine::{BuildError, PodId};
+use podplace_engine::{BuildError, PodId, SchedulerSetup};
 use podplace_model::inventory::Inventory;
 pub use podplace_world::FindError;
 use podplace_world::World as Base;
@@ -18,10 +18,15 @@ pub struct World {
 }
 
 impl World {
-    /// Builds the cluster and places every waiting pod in queue order.
-    pub fn new(inventory: Inventory, seed: u64) -> Result<Self, BuildError> {
+    /// Builds the cluster and places every waiting pod in queue order,
+    /// with the scheduler `setup` describes (profiles, sampling).
+    pub fn new(
+        inventory: Inventory,
+        setup: &SchedulerSetup,
+        seed: u64,
+    ) -> Result<Self, BuildError> {
         Ok(World {
-            base: Base::build(inventory, seed)?,
+            base: Base::build(inventory, setup, seed)?,
         })
     }
 

@@ -18,7 +18,7 @@ fn notes(selector: &str) -> Vec<String> {
         data: text.into_bytes(),
     }])
     .expect("loads");
-    let world = World::new(inv, 0).expect("builds");
+    let world = World::new(inv, &Default::default(), 0).expect("builds");
     let id = world.find_pod("shop/big", None).expect("pod");
     explain(&world, id)
         .notes

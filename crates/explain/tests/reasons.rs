@@ -33,7 +33,7 @@ fn world(docs: &[String]) -> World {
     }])
     .expect("world loads");
     podplace_model::expand::expand_workloads(&mut inv);
-    World::new(inv, 0).expect("cluster builds")
+    World::new(inv, &Default::default(), 0).expect("cluster builds")
 }
 
 /// Loads a world, places its waiting pods and explains `target`; also
@@ -667,7 +667,7 @@ fn story(paths: &[&str]) -> World {
         .collect();
     let mut inv = load(&sources).expect("story loads");
     podplace_model::expand::expand_workloads(&mut inv);
-    World::new(inv, 0).expect("cluster builds")
+    World::new(inv, &Default::default(), 0).expect("cluster builds")
 }
 
 #[test]

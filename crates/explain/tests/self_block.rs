@@ -15,7 +15,7 @@ fn world(paths: &[std::path::PathBuf], extra: &str) -> World {
     }
     let mut inv = load(&sources).expect("world loads");
     podplace_model::expand::expand_workloads(&mut inv);
-    World::new(inv, 0).expect("cluster builds")
+    World::new(inv, &Default::default(), 0).expect("cluster builds")
 }
 
 fn install(name: &str) -> std::path::PathBuf {

@@ -10,8 +10,7 @@
 //! re-implements selector or scheduling semantics. Findings ([`finding`])
 //! point at the YAML line and column of the offending term, through the
 //! loader's [`SourceMap`], and carry a fix as a merge patch; [`render`]
-//! prints them as JSON or SARIF 2.1.0 (podplace-report prints them as
-//! rustc-style text).
+//! prints them as rustc-style text, JSON or SARIF 2.1.0.
 
 pub mod finding;
 pub mod kubelet;
@@ -78,6 +77,9 @@ pub struct LintOptions {
     /// Seed for the engine's choice among equally scored nodes (rollout
     /// verification), so results are reproducible.
     pub seed: u64,
+    /// The scheduler replays run with (profiles, sampling): the default
+    /// one, or what `--scheduler-config` describes.
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// What a lint run found.
@@ -190,7 +192,13 @@ pub fn lint(
     }
     let completed = snapshot.and_then(kubelet::complete);
     let snapshot = completed.as_ref().map(|c| &c.inventory).or(snapshot);
-    let world = world::World::build(manifests, source_map, snapshot, options.seed)?;
+    let world = world::World::build(
+        manifests,
+        source_map,
+        snapshot,
+        &options.scheduler,
+        options.seed,
+    )?;
     let mut sink = Sink::default();
     let pp011 = rules::pp011_no_eligible_node::INFO.id;
     if let Some(c) = &completed {

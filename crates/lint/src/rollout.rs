@@ -116,11 +116,13 @@ pub fn replay(
     namespace: &str,
     name: &str,
     strategy: Option<DeploymentStrategy>,
+    setup: &podplace_engine::SchedulerSetup,
 ) -> Result<RolloutResult, LintError> {
     let change = RolloutChange {
         template: None,
         strategy,
         find_fix: false,
+        scheduler: setup.clone(),
     };
     simulate_rollout(world, namespace, name, &change).map_err(|e| LintError::Simulation {
         object: format!("Deployment/{namespace}/{name}"),

@@ -512,13 +512,14 @@ impl<'a> World<'a> {
         manifests: &'a Inventory,
         source_map: &'a SourceMap,
         snapshot: Option<&'a Inventory>,
+        setup: &podplace_engine::SchedulerSetup,
         seed: u64,
     ) -> Result<World<'a>, LintError> {
         let mut applied = crate::rollout::merge(manifests, snapshot);
         podplace_model::expand::expand_workloads(&mut applied);
         applied.warnings.clear();
         applied.notices.clear();
-        let placed = Base::build(applied, seed).map_err(LintError::Build)?;
+        let placed = Base::build(applied, setup, seed).map_err(LintError::Build)?;
         let mut state = placed.overlay().into_state();
         // Workload resolution across both inventories.
         let mut merged = Inventory::default();
@@ -746,7 +747,7 @@ impl<'a> World<'a> {
             }
             state.insert_node(node);
         }
-        let mut cache = podplace_engine::SchedulerCache::new();
+        let mut cache = podplace_engine::SchedulerCache::for_setup(self.placed.setup());
         let slots: i64 = state
             .nodes()
             .iter()

@@ -59,6 +59,8 @@ pub struct PlanOptions {
     pub now: Timestamp,
     /// Safety cap on planning rounds.
     pub max_rounds: usize,
+    /// The scheduler moves are proven with (profiles, sampling).
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// Seed 0, the wall clock's time, 100 rounds.
@@ -68,6 +70,7 @@ impl Default for PlanOptions {
             seed: 0,
             now: wall_clock(),
             max_rounds: 100,
+            scheduler: podplace_engine::SchedulerSetup::default(),
         }
     }
 }
@@ -212,9 +215,14 @@ pub struct World {
 impl World {
     /// Builds the world of an inventory: the cluster, waiting pods placed in
     /// queue order, facts and budgets.
-    pub fn from_inventory(inv: &Inventory, seed: u64) -> Result<World, Error> {
+    pub fn from_inventory(
+        inv: &Inventory,
+        setup: &podplace_engine::SchedulerSetup,
+        seed: u64,
+    ) -> Result<World, Error> {
         let world = podplace_world::World::build_with(
             inv.clone(),
+            setup,
             PlaceOptions {
                 seed,
                 keep_outcomes: false,
@@ -281,7 +289,7 @@ pub fn plan_spending(
     spent: &Spent,
 ) -> Result<Planned, Error> {
     let started = Instant::now();
-    let world = World::from_inventory(inv, opts.seed)?;
+    let world = World::from_inventory(inv, &opts.scheduler, opts.seed)?;
     plan_world_spending(world, policy, opts, started, spent)
 }
 

@@ -166,7 +166,7 @@ pub fn world_of(sim: &Simulation) -> Result<World, SimError> {
         .map_err(|e| SimError::Invalid(e.to_string()))?;
     Ok(World {
         state: cluster.overlay(),
-        cache: SchedulerCache::new(),
+        cache: SchedulerCache::for_setup(sim.world().setup()),
         facts,
         budgets,
         priority_classes: Vec::new(),

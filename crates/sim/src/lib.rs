@@ -24,6 +24,6 @@ pub mod sim;
 pub mod time;
 
 pub use rollout::{simulate_rollout, RolloutChange, RolloutResult, Stall};
-pub use runner::{run, Extensions, NoExtensions, Run};
+pub use runner::{run, run_with, Extensions, NoExtensions, Run};
 pub use scenario::{Scenario, Step};
 pub use sim::{Options, SimError, Simulation, WorkloadId};

@@ -21,6 +21,8 @@ pub struct RolloutChange {
     pub strategy: Option<DeploymentStrategy>,
     /// Search for a strategy change when the rollout stalls.
     pub find_fix: bool,
+    /// The scheduler that places the rollout's pods (profiles, sampling).
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// Where a stalled rollout stopped.
@@ -74,6 +76,7 @@ pub fn simulate_rollout(
         world,
         Options {
             no_fix_search: !change.find_fix,
+            scheduler: change.scheduler.clone(),
             ..Default::default()
         },
     )?;

@@ -68,8 +68,18 @@ pub fn load_world(scenario: &Scenario) -> Result<Inventory, SimError> {
     Ok(podplace_model::load::load(&sources)?)
 }
 
-/// Runs a whole scenario.
+/// Runs a whole scenario with kube-scheduler's default profile.
 pub fn run(scenario: &Scenario, ext: &mut dyn Extensions) -> Result<Run, SimError> {
+    run_with(scenario, &podplace_engine::SchedulerSetup::default(), ext)
+}
+
+/// Runs a whole scenario with the scheduler `setup` describes (a
+/// `--scheduler-config`'s profiles and sampling).
+pub fn run_with(
+    scenario: &Scenario,
+    setup: &podplace_engine::SchedulerSetup,
+    ext: &mut dyn Extensions,
+) -> Result<Run, SimError> {
     let inv = load_world(scenario)?;
     let mut sim = Simulation::new(
         &inv,
@@ -77,6 +87,7 @@ pub fn run(scenario: &Scenario, ext: &mut dyn Extensions) -> Result<Run, SimErro
             seed: scenario.seed,
             ready_after: scenario.ready_after.clone(),
             no_fix_search: false,
+            scheduler: setup.clone(),
         },
     )?;
     sim.settle()?;

@@ -33,7 +33,9 @@
 //! inventory.nodes.push(Sourced { object: node, origin: origin.clone() });
 //! inventory.pods.push(Sourced { object: pod, origin });
 //!
-//! let world = World::build(inventory, 0).unwrap();
+//! // kube-scheduler without a configuration (a KubeSchedulerConfiguration
+//! // gives its profiles and sampling: `SchedulerSetup::configured`).
+//! let world = World::build(inventory, &podplace_world::SchedulerSetup::default(), 0).unwrap();
 //! let web = world.find_pod("web", None).unwrap();
 //! assert_eq!(world.pod_name(web), "shop/web");
 //! assert_eq!(world.workload(web).to_string(), "Pod/shop/web");
@@ -54,7 +56,6 @@ pub mod pods;
 use std::borrow::Cow;
 
 use k8s_openapi::api::core::v1 as core;
-use podplace_engine::place::DEFAULT_SCHEDULER;
 use podplace_engine::{
     build_state, schedule, ClusterState, Outcome, PlaceOptions, Placement, SchedulerCache,
 };
@@ -64,7 +65,9 @@ use podplace_model::workloads::WorkloadRef;
 
 pub use column::PodColumn;
 pub use find::FindError;
-pub use podplace_engine::{BuildError, NodeId, PodId, StorageChange, StorageKind, StorageObject};
+pub use podplace_engine::{
+    BuildError, NodeId, PodId, SchedulerSetup, StorageChange, StorageKind, StorageObject,
+};
 pub use pods::{Owner, PodRow, PodTable};
 
 /// The objects, the placed cluster state and the pod table (see the crate doc).
@@ -86,10 +89,17 @@ pub struct World {
 
 impl World {
     /// Compiles `inventory` into a cluster state and places every waiting
-    /// pod in queue order, choosing among equally scored nodes with `seed`.
-    pub fn build(inventory: Inventory, seed: u64) -> Result<World, BuildError> {
+    /// pod in queue order with the scheduler `setup` describes (its
+    /// profiles and sampling), choosing among equally scored nodes with
+    /// `seed`.
+    pub fn build(
+        inventory: Inventory,
+        setup: &SchedulerSetup,
+        seed: u64,
+    ) -> Result<World, BuildError> {
         World::build_with(
             inventory,
+            setup,
             PlaceOptions {
                 seed,
                 keep_outcomes: false,
@@ -99,9 +109,13 @@ impl World {
 
     /// [`World::build`] with every [`PlaceOptions`] (`keep_outcomes` keeps
     /// each placement's full scheduling result).
-    pub fn build_with(inventory: Inventory, options: PlaceOptions) -> Result<World, BuildError> {
+    pub fn build_with(
+        inventory: Inventory,
+        setup: &SchedulerSetup,
+        options: PlaceOptions,
+    ) -> Result<World, BuildError> {
         let (mut state, pending) = build_state(&inventory)?;
-        let mut cache = SchedulerCache::new();
+        let mut cache = SchedulerCache::for_setup(setup);
         let placing = std::time::Instant::now();
         // Identical replicas that cannot fit are decided once per state
         // (`replicas: 2000000000`), not filtered again one by one.
@@ -136,11 +150,11 @@ impl World {
     /// An empty world (no objects, no nodes, no pods) for a caller that
     /// builds it up change by change: the simulation, which adds nodes and
     /// pods as its controllers create them. Removed pods' slots are reused.
-    pub fn empty(seed: u64) -> World {
+    pub fn empty(setup: &SchedulerSetup, seed: u64) -> World {
         World {
             inventory: Inventory::default(),
             state: ClusterState::new(),
-            cache: SchedulerCache::new(),
+            cache: SchedulerCache::for_setup(setup),
             pods: PodTable::default(),
             placements: Vec::new(),
             placement_of: PodColumn::default(),
@@ -228,6 +242,25 @@ impl World {
         &self.cache
     }
 
+    /// The scheduler this world is placed by: its profiles (which serves a
+    /// pod's `spec.schedulerName`) and its sampling.
+    pub fn setup(&self) -> &SchedulerSetup {
+        self.cache.setup()
+    }
+
+    /// The profile serving a pod's `spec.schedulerName`, when the world's
+    /// scheduler was configured (`None` without a configuration, where
+    /// every pod is default-scheduler's, and for names no profile serves).
+    pub fn configured_profile(&self, scheduler_name: &str) -> Option<&str> {
+        let setup = self.setup();
+        if !setup.configured {
+            return None;
+        }
+        setup
+            .serving(scheduler_name)
+            .map(|p| p.scheduler_name.as_str())
+    }
+
     /// The seed placement chose among equally scored nodes with; what-ifs
     /// schedule with it too, so they agree with the placement.
     pub fn seed(&self) -> u64 {
@@ -251,20 +284,16 @@ impl World {
         self.placement(id).is_some_and(|p| p.node.is_some())
     }
 
-    /// Whether the pod was waiting for a scheduler other than
-    /// kube-scheduler (`spec.schedulerName`), so podplace left it alone.
+    /// Whether the pod was waiting for a scheduler no profile of the
+    /// world's scheduler serves (`spec.schedulerName`), so podplace left it
+    /// alone.
     pub fn other_scheduler(&self, id: PodId) -> bool {
         self.placement(id).is_some_and(|p| {
-            let scheduler = &*self.state.pod(id).scheduler_name;
-            let name = if scheduler.is_empty() {
-                DEFAULT_SCHEDULER
-            } else {
-                scheduler
-            };
             p.node.is_none()
-                && !podplace_engine::profile::configured()
-                    .iter()
-                    .any(|profile| profile.scheduler_name == name)
+                && self
+                    .setup()
+                    .serving(&self.state.pod(id).scheduler_name)
+                    .is_none()
         })
     }
 

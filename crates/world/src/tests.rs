@@ -41,7 +41,7 @@ fn world_with(pods: Vec<PodB>) -> World {
     for p in defaults.into_iter().chain(pods) {
         inv.pods.push(sourced(p.build()));
     }
-    World::build(inv, 0).expect("world builds")
+    World::build(inv, &SchedulerSetup::default(), 0).expect("world builds")
 }
 
 fn world() -> World {
@@ -317,4 +317,95 @@ fn storage_changes_reach_the_state() {
     assert!(w.apply_storage_change(gone).unwrap());
     assert!(!w.apply_storage_change(gone).unwrap());
     assert_eq!(chosen(&mut w), None);
+}
+
+/// Three nodes, `a` already half full; pods `p-*` requesting 1 CPU each.
+fn packing_world(setup: &SchedulerSetup) -> World {
+    let mut inv = Inventory::default();
+    for n in ["a", "b", "c"] {
+        inv.nodes
+            .push(sourced(node(n).capacity("8", "16Gi", "110").build()));
+    }
+    inv.pods
+        .push(sourced(pod("busy").requests("4", "8Gi").on("a").build()));
+    for i in 0..3 {
+        inv.pods
+            .push(sourced(pod(&format!("p-{i}")).requests("1", "1Gi").build()));
+    }
+    World::build(inv, setup, 0).expect("world builds")
+}
+
+fn nodes_of(w: &World) -> Vec<String> {
+    w.placements()
+        .iter()
+        .map(|p| {
+            p.node
+                .map_or("-".into(), |n| w.state().node(n).name.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn each_world_places_with_its_own_scheduler_setup_even_in_parallel() {
+    use podplace_engine::profile::{Profile, ScoringStrategy};
+    use std::sync::Arc;
+    let mut packing = Profile::default();
+    packing.fit.strategy = ScoringStrategy::MostAllocated;
+    let most = SchedulerSetup::configured(vec![Arc::new(packing)], 0);
+    let default = SchedulerSetup::default();
+    // Many threads at once: a process-wide profile would leak between them.
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let setup = if i % 2 == 0 {
+                most.clone()
+            } else {
+                default.clone()
+            };
+            std::thread::spawn(move || (i, nodes_of(&packing_world(&setup))))
+        })
+        .collect();
+    for h in handles {
+        let (i, nodes) = h.join().expect("thread");
+        if i % 2 == 0 {
+            // MostAllocated packs onto the busiest node.
+            assert_eq!(nodes, ["a", "a", "a"], "MostAllocated world {i}");
+        } else {
+            // LeastAllocated (the default) spreads away from it.
+            assert!(
+                !nodes.contains(&"a".to_string()),
+                "default world {i}: {nodes:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_world_names_the_configured_profile_serving_each_pod() {
+    use podplace_engine::profile::Profile;
+    use std::sync::Arc;
+    let batch = Profile {
+        scheduler_name: "batch".into(),
+        ..Profile::default()
+    };
+    let configured =
+        SchedulerSetup::configured(vec![Arc::new(Profile::default()), Arc::new(batch)], 0);
+    let w = world_with(vec![pod("other").merge(serde_json::json!({
+        "spec": {"schedulerName": "nobody"}
+    }))]);
+    assert_eq!(w.configured_profile(""), None, "no configuration: no name");
+    let other = w.find_pod("other", None).expect("other");
+    assert!(w.other_scheduler(other));
+    let mut inv = w.inventory().clone();
+    inv.pods.push(sourced(
+        pod("b")
+            .merge(serde_json::json!({"spec": {"schedulerName": "batch"}}))
+            .build(),
+    ));
+    let w = World::build(inv, &configured, 0).expect("world");
+    assert_eq!(w.configured_profile(""), Some("default-scheduler"));
+    assert_eq!(w.configured_profile("batch"), Some("batch"));
+    assert_eq!(w.configured_profile("nobody"), None);
+    let b = w.find_pod("b", None).expect("b");
+    assert!(w.placed_by_podplace(b), "the batch profile serves b");
+    assert!(w.other_scheduler(w.find_pod("other", None).expect("other")));
 }

@@ -305,7 +305,7 @@ async fn predict_in_process(live: &Live, pod: &Pod) -> Result<(Prediction, Inven
         },
     });
     podplace_model::expand::expand_workloads(&mut inv);
-    let world = Placed::build(inv, 0).map_err(|e| anyhow!("{e}"))?;
+    let world = Placed::build(inv, &Default::default(), 0).map_err(|e| anyhow!("{e}"))?;
     let name = pod.metadata.name.as_deref().unwrap_or("");
     let [one] = world.placements() else {
         bail!(

@@ -97,7 +97,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let hard = first.what.clone();
         let hard_path = first.path.clone();
         let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
-        let result = match replay(merged, &s.namespace, &s.name, None) {
+        let result = match replay(merged, &s.namespace, &s.name, None, world.placed.setup()) {
             Ok(r) => r,
             Err(e) => {
                 // The world could not be replayed: say so on this object
@@ -191,7 +191,13 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             if recreate && !verified.is_empty() {
                 break;
             }
-            let Ok(outcome) = replay(merged, &s.namespace, &s.name, Some(candidate.clone())) else {
+            let Ok(outcome) = replay(
+                merged,
+                &s.namespace,
+                &s.name,
+                Some(candidate.clone()),
+                world.placed.setup(),
+            ) else {
                 continue;
             };
             if !outcome.completes {

@@ -248,7 +248,7 @@ fn replay(
     podplace_model::expand::expand_workloads(&mut applied);
     applied.warnings.clear();
     applied.notices.clear();
-    let placed = podplace_world::World::build(applied, world.seed).ok()?;
+    let placed = podplace_world::World::build(applied, world.placed.setup(), world.seed).ok()?;
     let state = placed.state();
     let mut n = (0, 0);
     for (id, _) in state.live_pods() {

@@ -80,7 +80,8 @@ fn measure(label: &str, text: String) {
     let linted = started.elapsed();
     // Where the time goes: the world, then each rule.
     let started = Instant::now();
-    let world = podplace_lint::world::World::build(&inv, &map, None, 0).expect("world");
+    let world = podplace_lint::world::World::build(&inv, &map, None, &Default::default(), 0)
+        .expect("world");
     let mut phases = vec![format!(
         "world {:.1} ms",
         started.elapsed().as_secs_f64() * 1e3

@@ -184,6 +184,7 @@ fn opts(seed: u64) -> PlanOptions {
         seed,
         now: "2026-11-22T04:00:00Z".parse::<Timestamp>().unwrap(),
         max_rounds: 100,
+        scheduler: Default::default(),
     }
 }
 
@@ -205,7 +206,7 @@ struct Search {
 /// which also refuses a landing that may come back (the node left ties
 /// for best).
 fn search(inv: &Inventory, policy: &Policy, seed: u64, goal: i64, cap: usize) -> Option<Search> {
-    let world = World::from_inventory(inv, seed).unwrap();
+    let world = World::from_inventory(inv, &Default::default(), seed).unwrap();
     let World {
         mut state,
         mut cache,

@@ -152,6 +152,7 @@ fn opts(seed: u64) -> PlanOptions {
         seed,
         now: "2026-11-22T04:00:00Z".parse::<Timestamp>().unwrap(),
         max_rounds: 100,
+        scheduler: Default::default(),
     }
 }
 

@@ -32,6 +32,7 @@ fn opts() -> PlanOptions {
         seed: 0,
         now: "2026-11-22T03:42:00Z".parse::<Timestamp>().unwrap(),
         max_rounds: 100,
+        scheduler: Default::default(),
     }
 }
 

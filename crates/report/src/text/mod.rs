@@ -19,7 +19,6 @@ macro_rules! paint {
     };
 }
 
-pub mod lint;
 pub mod place;
 pub mod why;
 

@@ -293,6 +293,7 @@ fn plan_opts() -> PlanOptions {
         seed: 0,
         now: "2026-11-25T00:00:00Z".parse::<Timestamp>().unwrap(),
         max_rounds: 100,
+        scheduler: Default::default(),
     }
 }
 

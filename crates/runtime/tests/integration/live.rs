@@ -30,6 +30,7 @@ fn plan_opts() -> PlanOptions {
         seed: 0,
         now: now(),
         max_rounds: 100,
+        scheduler: Default::default(),
     }
 }
 

@@ -284,6 +284,9 @@ pub struct Options {
     /// Do not search for strategy fixes when a rollout is stuck (used by
     /// the search itself).
     pub no_fix_search: bool,
+    /// The scheduler that places the simulation's pods (profiles,
+    /// sampling).
+    pub scheduler: podplace_engine::SchedulerSetup,
 }
 
 /// A running simulation.
@@ -336,7 +339,7 @@ impl Simulation {
     pub fn new(inv: &Inventory, options: Options) -> Result<Simulation, SimError> {
         let mut sim = Simulation {
             world: {
-                let mut world = World::empty(options.seed);
+                let mut world = World::empty(&options.scheduler, options.seed);
                 // Events, drains and reports hold pod ids across time.
                 world.state_mut().set_slot_reuse(false);
                 world
