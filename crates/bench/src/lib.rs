@@ -10,7 +10,9 @@
 //! their PersistentVolumes (`--volumes N`).
 
 pub mod generate;
+pub mod loads;
 pub mod measure;
+pub mod memory;
 pub mod rng;
 pub mod snapshot;
 pub mod storage;

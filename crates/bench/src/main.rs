@@ -13,6 +13,13 @@ use podplace_bench::generate::{generate, Shape, NODES_PER_RACK, ZONES};
 use podplace_bench::{measure, snapshot};
 use serde_json::Value;
 
+/// mimalloc rather than the system allocator: loading a snapshot makes
+/// millions of small allocations, and glibc's malloc spent a quarter of the
+/// load in malloc/free and growing its arenas (measured in
+/// `docs/performance.md`). The `podplace` binary uses the same allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 usage: podplace-bench [options]
 
@@ -120,6 +127,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("measure") {
         return measure_command(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("loads") {
+        return podplace_bench::loads::command(&args[1..]);
     }
     let args = match parse_args(&args) {
         Ok(a) => a,

@@ -130,9 +130,14 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
         .map_err(MeasureError::read(file))?
         .len();
     let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
+    let sampler = crate::memory::Sampler::start();
     let t = Timer::start();
     let mut inv = load(&[Source::Path(file.to_path_buf())])?;
     t.stop(&mut out, "load");
+    let m = sampler.peaks();
+    out["load_peak_anon_kib"] = json!(m.anon_kib);
+    out["load_peak_file_kib"] = json!(m.file_kib);
+    out["threads"] = json!(threads());
     out["nodes"] = json!(inv.nodes.len());
     out["pods"] = json!(inv.pods.len());
     let storage_objects = inv.persistent_volumes.len()
@@ -214,6 +219,9 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
         .collect();
     out["checks"] = json!(checks);
     out["peak_kib"] = json!(peak_rss_kib());
+    let m = sampler.peaks();
+    out["peak_anon_kib"] = json!(m.anon_kib);
+    out["peak_file_kib"] = json!(m.file_kib);
     Ok(out)
 }
 
@@ -229,4 +237,14 @@ pub fn json_value_reference(file: &Path) -> Result<Value, MeasureError> {
     out["items"] = json!(v["items"].as_array().map_or(0, Vec::len));
     out["peak_kib"] = json!(peak_rss_kib());
     Ok(out)
+}
+
+/// The threads the loader decodes with: `RAYON_NUM_THREADS` when set, else
+/// every core.
+pub fn threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -10,15 +10,18 @@
 //! ([`crate::validate`]) and added to an [`Inventory`]. Any error stops the
 //! whole load and names the file, line and column, the object and the field.
 
+#[cfg(test)]
+mod differential;
 mod error;
+mod input;
 mod json;
 pub mod limits;
+mod parallel;
 pub mod partial;
 mod yaml;
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
@@ -35,6 +38,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{Cause, LoadError, LoadErrorDetail, LoadErrorKind};
+pub use input::{read_bounded, InvalidUtf8};
 pub use yaml::yaml_message;
 
 use crate::inventory::{Inventory, Origin, Sourced};
@@ -173,7 +177,7 @@ fn on_loader_thread<T: Send>(
 /// multi-document stream keeps its own lines.
 #[derive(Debug, Default)]
 pub struct SourceMap {
-    files: Vec<FileData>,
+    files: Vec<FileData<'static>>,
     /// (file index, line, column) of an object's origin → its anchor.
     objects: HashMap<(usize, usize, usize), Anchor>,
     by_name: HashMap<String, usize>,
@@ -211,26 +215,28 @@ impl SourceMap {
         self.by_name
             .get(file)
             .and_then(|&i| self.files.get(i))
-            .map(|f| f.text.as_str())
+            .map(|f| f.text.as_ref())
     }
-}
-
-/// One input read into memory.
-struct Input {
-    name: String,
-    bytes: Vec<u8>,
-    /// For [`Source::Embedded`]: the lists holding the objects.
-    lists: Option<Vec<FieldPath>>,
-    /// Given by the user (an empty one is an error) rather than found in a directory.
-    explicit: bool,
 }
 
 /// A file's text and, for YAML, its parsed documents (kept for locating fields).
 #[derive(Debug)]
-struct FileData {
+struct FileData<'t> {
     name: String,
-    text: String,
+    text: input::Text<'t>,
     yaml: Vec<yaml::SNode>,
+}
+
+impl FileData<'_> {
+    /// The same file with its text copied, for a [`SourceMap`] that
+    /// outlives the inputs.
+    fn into_owned(self) -> FileData<'static> {
+        FileData {
+            name: self.name,
+            text: std::borrow::Cow::Owned(self.text.into_owned()),
+            yaml: self.yaml,
+        }
+    }
 }
 
 /// Where an object sits: its file and document, and the list items leading to it.
@@ -289,367 +295,6 @@ fn locate_exact(files: &[FileData], anchor: &Anchor, path: &[PathSegment]) -> bo
             node.and_then(|n| n.find(path)).is_some()
         }
         AnchorAt::Json { offset } => json::find(&f.text, *offset, path).is_some(),
-    }
-}
-
-/// Reads sources, walking directories; each file (and stdin) at most
-/// `max_bytes` long.
-fn read_inputs(
-    sources: &[Source],
-    opts: &LoadOptions,
-) -> Result<(Vec<Input>, Vec<String>), LoadError> {
-    let max_bytes = opts.max_input_bytes;
-    let mut inputs = Vec::new();
-    let mut notices = Vec::new();
-    for src in sources {
-        match src {
-            Source::Stdin => {
-                let bytes =
-                    read_capped(std::io::stdin().lock(), max_bytes, 0).map_err(|e| match e {
-                        Capped::Io(e) => LoadError::new(
-                            LoadErrorKind::Io,
-                            "-",
-                            format!("cannot read standard input: {e}"),
-                        ),
-                        Capped::TooLarge => too_large("-", max_bytes),
-                    })?;
-                inputs.push(Input {
-                    name: "-".to_string(),
-                    bytes,
-                    lists: None,
-                    explicit: true,
-                });
-            }
-            Source::Bytes { name, data } => {
-                if data.len() as u64 > max_bytes {
-                    return Err(too_large(name, max_bytes));
-                }
-                inputs.push(Input {
-                    name: name.clone(),
-                    bytes: data.clone(),
-                    lists: None,
-                    explicit: true,
-                })
-            }
-            Source::Embedded { name, data, lists } => {
-                if data.len() as u64 > max_bytes {
-                    return Err(too_large(name, max_bytes));
-                }
-                inputs.push(Input {
-                    name: name.clone(),
-                    bytes: data.clone(),
-                    lists: Some(lists.clone()),
-                    explicit: true,
-                })
-            }
-            Source::Path(p) => {
-                let name = p.display().to_string();
-                let meta = std::fs::metadata(p).map_err(|e| {
-                    LoadError::new(LoadErrorKind::Io, &name, format!("cannot read: {e}"))
-                })?;
-                if meta.is_dir() {
-                    let mut files = Vec::new();
-                    let mut seen = HashSet::new();
-                    walk(p, &mut files, &mut seen, 0)?;
-                    if files.is_empty() {
-                        notices.push(format!(
-                            "{name}: no *.yaml, *.yml or *.json files in this directory"
-                        ));
-                    }
-                    for f in files {
-                        let fname = f.display().to_string();
-                        let bytes = read_file(&f, &fname, opts)?;
-                        inputs.push(Input {
-                            name: fname,
-                            bytes,
-                            lists: None,
-                            explicit: false,
-                        });
-                    }
-                } else {
-                    let bytes = read_file(p, &name, opts)?;
-                    inputs.push(Input {
-                        name,
-                        bytes,
-                        lists: None,
-                        explicit: true,
-                    });
-                }
-            }
-        }
-    }
-    Ok((inputs, notices))
-}
-
-/// Why [`read_capped`] stopped.
-enum Capped {
-    Io(std::io::Error),
-    TooLarge,
-}
-
-/// Reads `reader` to its end, failing as soon as it holds more than
-/// `max_bytes` (so `/dev/zero` or `yes` stop at the limit, not when memory
-/// runs out). `expected` sizes the buffer up front.
-fn read_capped(reader: impl Read, max_bytes: u64, expected: u64) -> Result<Vec<u8>, Capped> {
-    let mut bytes = Vec::new();
-    // The file's own size (plus the byte that proves its end) when it is
-    // known and allowed, so a large snapshot is read without regrowing.
-    let reserve = expected.min(max_bytes).saturating_add(1);
-    bytes.reserve(usize::try_from(reserve).unwrap_or(0));
-    reader
-        .take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(Capped::Io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(Capped::TooLarge);
-    }
-    Ok(bytes)
-}
-
-/// The error for an input over the limit, naming it and the flag.
-fn too_large(name: &str, max_bytes: u64) -> LoadError {
-    let what = if name == "-" {
-        "standard input"
-    } else {
-        "the file"
-    };
-    LoadError::new(
-        LoadErrorKind::Limit,
-        name,
-        format!(
-            "{what} is larger than the input limit of {}; raise it with --max-input-size if it really is one world",
-            limits::Bytes(max_bytes).with_exact()
-        ),
-    )
-}
-
-/// Reads one file named on the command line or found in a directory: a
-/// regular file, or a FIFO (a named pipe, or a pipe such as `<(command)`),
-/// which is opened within `opts.fifo_open_timeout` (opening one blocks
-/// until a writer opens it). Devices and sockets are refused (`-f
-/// /dev/zero` would never end).
-fn read_file(path: &Path, name: &str, opts: &LoadOptions) -> Result<Vec<u8>, LoadError> {
-    let max_bytes = opts.max_input_bytes;
-    let io =
-        |e: std::io::Error| LoadError::new(LoadErrorKind::Io, name, format!("cannot read: {e}"));
-    let meta = std::fs::metadata(path).map_err(io)?;
-    let file_type = meta.file_type();
-    let capped = |e: Capped| match e {
-        Capped::Io(e) => io(e),
-        Capped::TooLarge => too_large(name, max_bytes),
-    };
-    if file_type.is_file() {
-        if meta.len() > max_bytes {
-            return Err(too_large(name, max_bytes));
-        }
-        let file = std::fs::File::open(path).map_err(io)?;
-        return read_capped(file, max_bytes, meta.len()).map_err(capped);
-    }
-    if !is_fifo(&file_type) {
-        return Err(LoadError::new(
-            LoadErrorKind::Io,
-            name,
-            format!(
-                "cannot read: not a regular file ({}); podplace reads files, directories, pipes and standard input (-)",
-                special_kind(&file_type)
-            ),
-        ));
-    }
-    let file = open_within(path, opts.fifo_open_timeout)
-        .map_err(io)?
-        .ok_or_else(|| {
-            LoadError::new(
-                LoadErrorKind::Io,
-                name,
-                format!(
-                    "cannot read: a FIFO that nothing opened for writing within {:?}; start its writer first, or pipe into -f -",
-                    opts.fifo_open_timeout
-                ),
-            )
-        })?;
-    read_capped(file, max_bytes, 0).map_err(capped)
-}
-
-/// Reads one file other than a `-f` input (a policy, a scenario) with the
-/// same bounds as `-f`: at most `opts.max_input_bytes`, a FIFO opened
-/// within `opts.fifo_open_timeout`, devices and sockets refused, so `-f`'s
-/// hostile inputs (`/dev/zero`, a FIFO with no writer, a huge file) end in
-/// an error naming the file there too.
-pub fn read_bounded(path: &Path, opts: &LoadOptions) -> Result<Vec<u8>, LoadError> {
-    read_file(path, &path.display().to_string(), opts)
-}
-
-/// Opens `path` for reading on a helper thread, giving up after `timeout`
-/// (`Ok(None)`). A thread left blocked in open() ends when a writer comes,
-/// or with the process.
-fn open_within(
-    path: &Path,
-    timeout: std::time::Duration,
-) -> std::io::Result<Option<std::fs::File>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let owned = path.to_path_buf();
-    std::thread::Builder::new()
-        .name("podplace-open".to_string())
-        .spawn(move || {
-            let _ = tx.send(std::fs::File::open(owned));
-        })?;
-    match rx.recv_timeout(timeout) {
-        Ok(opened) => opened.map(Some),
-        Err(_) => Ok(None),
-    }
-}
-
-#[cfg(unix)]
-fn is_fifo(t: &std::fs::FileType) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    t.is_fifo()
-}
-
-#[cfg(not(unix))]
-fn is_fifo(_: &std::fs::FileType) -> bool {
-    false
-}
-
-/// What a file that is not a regular file, directory or FIFO is.
-#[cfg(unix)]
-fn special_kind(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(_: &std::fs::FileType) -> &'static str {
-    "a special file"
-}
-
-fn has_manifest_extension(p: &Path) -> bool {
-    matches!(
-        p.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref(),
-        Some("yaml" | "yml" | "json")
-    )
-}
-
-/// Collects manifest files under `dir`, sorted by name, following symlinks
-/// but never visiting a directory twice.
-fn walk(
-    dir: &Path,
-    out: &mut Vec<PathBuf>,
-    seen: &mut HashSet<PathBuf>,
-    depth: usize,
-) -> Result<(), LoadError> {
-    let name = dir.display().to_string();
-    if depth > 64 {
-        return Err(LoadError::new(
-            LoadErrorKind::Io,
-            &name,
-            "directories nested more than 64 levels deep",
-        ));
-    }
-    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if !seen.insert(canonical) {
-        return Ok(());
-    }
-    let rd = std::fs::read_dir(dir).map_err(|e| {
-        LoadError::new(
-            LoadErrorKind::Io,
-            &name,
-            format!("cannot read directory: {e}"),
-        )
-    })?;
-    let mut entries: Vec<PathBuf> = Vec::new();
-    for entry in rd {
-        let entry = entry.map_err(|e| {
-            LoadError::new(
-                LoadErrorKind::Io,
-                &name,
-                format!("cannot read directory: {e}"),
-            )
-        })?;
-        entries.push(entry.path());
-    }
-    entries.sort();
-    for p in entries {
-        let Ok(meta) = std::fs::metadata(&p) else {
-            continue;
-        };
-        if meta.is_dir() {
-            walk(&p, out, seen, depth + 1)?;
-        } else if meta.is_file() && has_manifest_extension(&p) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
-/// Decodes UTF-8 (dropping a BOM), naming the first bad byte otherwise.
-fn decode_text(name: &str, bytes: Vec<u8>) -> Result<String, LoadError> {
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(LoadError::new(
-            LoadErrorKind::Encoding,
-            name,
-            "the file is UTF-16 encoded; podplace reads UTF-8 (convert it, e.g. with `iconv -f UTF-16 -t UTF-8`)",
-        )
-        .at(1, 1));
-    }
-    let bytes = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
-    };
-    String::from_utf8(bytes).map_err(|e| {
-        let bad = InvalidUtf8::of(&e);
-        LoadError::new(LoadErrorKind::Encoding, name, bad.to_string()).at(bad.line, bad.column)
-    })
-}
-
-/// The first byte of a file that is not UTF-8, and where it stands: every
-/// reader of text (manifests, rebalance policies, simulate scenarios) names
-/// it the same way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InvalidUtf8 {
-    /// Byte offset of the first invalid byte.
-    pub offset: usize,
-    /// That byte.
-    pub byte: u8,
-    /// 1-based line of the byte.
-    pub line: usize,
-    /// 1-based column of the byte, in characters.
-    pub column: usize,
-}
-
-impl InvalidUtf8 {
-    /// Locates the first invalid byte of the input `e` failed on.
-    pub fn of(e: &std::string::FromUtf8Error) -> Self {
-        let offset = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let prefix = String::from_utf8_lossy(&bytes[..offset]);
-        let (line, column) = json::line_col(&prefix, offset);
-        InvalidUtf8 {
-            offset,
-            byte: bytes[offset],
-            line,
-            column,
-        }
-    }
-}
-
-impl std::fmt::Display for InvalidUtf8 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "invalid UTF-8 at byte offset {} (byte 0x{:02x}): podplace reads UTF-8 text",
-            self.offset, self.byte
-        )
     }
 }
 
@@ -761,6 +406,17 @@ const KNOWN: [(&str, &str); 24] = [
     ("resource.k8s.io/v1", "ResourceSlice"),
     (partial::API_VERSION, partial::KIND),
 ];
+
+/// Every kind this podplace reads, as `apiVersion/kind` (`v1/Pod`,
+/// `policy/v1/PodDisruptionBudget`): what a snapshot it writes lists as
+/// held ([`partial::SnapshotStatus::kinds`]).
+pub fn snapshot_kinds() -> Vec<String> {
+    KNOWN
+        .iter()
+        .filter(|(_, k)| *k != partial::KIND)
+        .map(|(a, k)| format!("{a}/{k}"))
+        .collect()
+}
 
 /// What the loader needs to know about each kind it reads.
 trait Kind:
@@ -1027,8 +683,10 @@ fn run(
     opts: &LoadOptions,
     keep_spans: bool,
 ) -> Result<(Inventory, Option<SourceMap>), LoadError> {
-    let (inputs, notices) = read_inputs(sources, opts)?;
-    let mut files: Vec<FileData> = Vec::new();
+    // Large files are mapped, unless their text must outlive the load
+    // (the source map keeps it).
+    let (inputs, notices) = input::read_inputs(sources, opts, !keep_spans)?;
+    let mut files: Vec<FileData<'_>> = Vec::new();
     let mut st = State {
         opts,
         inv: Inventory::default(),
@@ -1039,11 +697,11 @@ fn run(
         json_checked: true,
     };
     st.inv.notices.extend(notices);
-    for input in inputs {
-        let text = decode_text(&input.name, input.bytes)?;
+    for input in &inputs {
+        let text = input::decode_text(&input.name, &input.bytes)?;
         let parsed = match &input.lists {
-            None => parse(&input.name, &text)?,
-            Some(lists) => Parsed::Yaml(embedded(&input.name, &text, lists)?),
+            None => parse(&input.name, text)?,
+            Some(lists) => Parsed::Yaml(embedded(&input.name, text, lists)?),
         };
         let empty = match &parsed {
             Parsed::Yaml(d) => d.is_empty(),
@@ -1066,8 +724,8 @@ fn run(
         match parsed {
             Parsed::Yaml(docs) => {
                 files.push(FileData {
-                    name: input.name,
-                    text,
+                    name: input.name.clone(),
+                    text: text.into(),
                     yaml: docs,
                 });
                 let docs = files.get(file_idx).map_or(&[][..], |f| &f.yaml[..]);
@@ -1089,10 +747,10 @@ fn run(
             }
             Parsed::Json(docs, valid) => {
                 let offsets: Vec<usize> = docs.iter().map(|(d, _)| d.offset).collect();
-                let positions = json::line_cols(&text, &offsets);
+                let positions = json::line_cols(text, &offsets);
                 files.push(FileData {
-                    name: input.name,
-                    text,
+                    name: input.name.clone(),
+                    text: text.into(),
                     yaml: Vec::new(),
                 });
                 st.json_checked = valid;
@@ -1136,7 +794,7 @@ fn run(
             .map(|a| ((a.file, a.line, a.column), a))
             .collect();
         SourceMap {
-            files,
+            files: files.into_iter().map(FileData::into_owned).collect(),
             objects,
             by_name,
         }
@@ -1178,15 +836,13 @@ impl State<'_> {
         let AnchorAt::Json { offset } = anchor.at else {
             return Ok(());
         };
-        let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
+        let text = files.get(anchor.file).map_or("", |f| f.text.as_ref());
         let raw = text.get(offset..end).unwrap_or("");
         // The common case (kubectl prints apiVersion and kind first): decode
         // known kinds at once. Anything else, and any object that fails to
         // decode, goes the general way below, which reports it.
-        if let Some((api_version, kind)) = json::quick_kind(raw) {
-            if let Some(done) = self.add_plain(files, raw, &anchor, api_version, kind) {
-                return done;
-            }
+        if let Some(done) = self.add_plain(files, raw, &anchor) {
+            return done;
         }
         // The scanner's head, when the values it skipped are known valid;
         // serde's otherwise (which reports invalid text).
@@ -1244,24 +900,54 @@ impl State<'_> {
                 kind.strip_suffix("List")
             };
             // Each item's position is found just before it is read, while
-            // the text before it is still in the cache.
+            // the text before it is still in the cache. Long lists are
+            // decoded ahead, chunk by chunk, on all cores ([`parallel`]):
+            // while one chunk's objects are stored, the next is decoded.
             let mut cursor = json::LineCursor::default();
-            for (start, item_end) in spans {
-                let (line, column) = cursor.advance(text, start);
-                let item_anchor = Anchor {
-                    file: anchor.file,
-                    at: AnchorAt::Json { offset: start },
-                    line,
-                    column,
-                };
-                self.unpack_json(
-                    files,
-                    item_end,
-                    item_anchor,
-                    Some((&api_version, item_kind)),
-                    depth + 1,
-                    None,
-                )?;
+            let min = parallel::min_parallel();
+            let chunk = if spans.len() >= min {
+                parallel::CHUNK
+            } else {
+                spans.len().max(1)
+            };
+            let chunks: Vec<&[(usize, usize)]> = spans.chunks(chunk).collect();
+            let decode = |part: Option<&&[(usize, usize)]>| match part {
+                Some(part) if part.len() >= min => parallel::decode_chunk(text, part),
+                _ => Vec::new(),
+            };
+            let mut ahead = decode(chunks.first());
+            for (i, part) in chunks.iter().enumerate() {
+                let this = std::mem::take(&mut ahead);
+                let (stored, next) = rayon::join(
+                    || {
+                        let mut this = this.into_iter();
+                        for &(start, item_end) in part.iter() {
+                            let (line, column) = cursor.advance(text, start);
+                            let item_anchor = Anchor {
+                                file: anchor.file,
+                                at: AnchorAt::Json { offset: start },
+                                line,
+                                column,
+                            };
+                            if let Some(decoded) = this.next().flatten() {
+                                self.store_decoded(files, decoded, item_anchor)?;
+                                continue;
+                            }
+                            self.unpack_json(
+                                files,
+                                item_end,
+                                item_anchor,
+                                Some((&api_version, item_kind)),
+                                depth + 1,
+                                None,
+                            )?;
+                        }
+                        Ok::<(), LoadError>(())
+                    },
+                    || decode(chunks.get(i + 1)),
+                );
+                stored?;
+                ahead = next;
             }
             return Ok(());
         }
@@ -1336,48 +1022,32 @@ impl State<'_> {
         files: &[FileData],
         raw: &str,
         anchor: &Anchor,
-        api_version: &str,
-        kind: &str,
     ) -> Option<Result<(), LoadError>> {
-        fn decode<T: Kind>(raw: &str) -> Option<T> {
-            let obj: T = serde_json::from_str(raw).ok()?;
-            // A repeated key is reported by the general path.
-            if !read_from_cluster(obj.metadata()) && json::duplicate_key(raw).is_some() {
-                return None;
+        parallel::decode_known(raw).map(|d| self.store_decoded(files, d, anchor.clone()))
+    }
+
+    /// Stores an object decoded ahead ([`parallel`]).
+    fn store_decoded(
+        &mut self,
+        files: &[FileData],
+        decoded: parallel::Decoded,
+        anchor: Anchor,
+    ) -> Result<(), LoadError> {
+        struct Store<'s, 'o, 'f, 't> {
+            state: &'s mut State<'o>,
+            files: &'f [FileData<'t>],
+            anchor: Anchor,
+        }
+        impl parallel::StoreFn<Result<(), LoadError>> for Store<'_, '_, '_, '_> {
+            fn call<T: Kind>(self, obj: T, kind: &str) -> Result<(), LoadError> {
+                self.state.store(self.files, obj, self.anchor, kind)
             }
-            Some(obj)
         }
-        macro_rules! plain {
-            ($t:ty) => {
-                decode::<$t>(raw).map(|o| self.store(files, o, anchor.clone(), kind))
-            };
-        }
-        match (api_version, kind) {
-            ("v1", "Node") => plain!(Node),
-            ("v1", "Pod") => plain!(Pod),
-            ("v1", "Namespace") => plain!(Namespace),
-            ("v1", "Service") => plain!(Service),
-            ("v1", "ReplicationController") => plain!(ReplicationController),
-            ("apps/v1", "ReplicaSet") => plain!(ReplicaSet),
-            ("apps/v1", "StatefulSet") => plain!(StatefulSet),
-            ("apps/v1", "Deployment") => plain!(Deployment),
-            ("apps/v1", "DaemonSet") => plain!(DaemonSet),
-            ("batch/v1", "Job") => plain!(Job),
-            ("batch/v1", "CronJob") => plain!(CronJob),
-            ("policy/v1", "PodDisruptionBudget") => plain!(PodDisruptionBudget),
-            ("scheduling.k8s.io/v1", "PriorityClass") => plain!(PriorityClass),
-            ("node.k8s.io/v1", "RuntimeClass") => plain!(RuntimeClass),
-            ("v1", "PersistentVolume") => plain!(PersistentVolume),
-            ("v1", "PersistentVolumeClaim") => plain!(PersistentVolumeClaim),
-            ("storage.k8s.io/v1", "StorageClass") => plain!(StorageClass),
-            ("storage.k8s.io/v1", "CSINode") => plain!(CSINode),
-            ("storage.k8s.io/v1", "CSIDriver") => plain!(CSIDriver),
-            ("storage.k8s.io/v1", "CSIStorageCapacity") => plain!(CSIStorageCapacity),
-            ("resource.k8s.io/v1", "ResourceClaim") => plain!(ResourceClaim),
-            ("resource.k8s.io/v1", "DeviceClass") => plain!(DeviceClass),
-            ("resource.k8s.io/v1", "ResourceSlice") => plain!(ResourceSlice),
-            _ => None,
-        }
+        decoded.with(Store {
+            state: self,
+            files,
+            anchor,
+        })
     }
 
     /// Reads the mark of a partial snapshot ([`partial`]) and warns, once
@@ -1406,7 +1076,11 @@ impl State<'_> {
             )
         })?;
         let file = files.get(anchor.file).map_or("", |f| f.name.as_str());
-        if let Some(warning) = status.warning(file) {
+        let warnings = status
+            .warning(file)
+            .into_iter()
+            .chain(status.format_warnings(file, &snapshot_kinds()));
+        for warning in warnings {
             if !self.inv.warnings.contains(&warning) {
                 self.inv.warnings.push(warning);
             }
@@ -1672,7 +1346,7 @@ impl State<'_> {
                 })
                 .collect(),
             AnchorAt::Json { offset } => {
-                let text = files.get(anchor.file).map_or("", |f| f.text.as_str());
+                let text = files.get(anchor.file).map_or("", |f| f.text.as_ref());
                 let start = json::locate(text, *offset, items_path.segments());
                 let mut offsets = json::elements(text, start);
                 offsets.resize(items.len(), start);

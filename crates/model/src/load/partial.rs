@@ -31,7 +31,14 @@
 //! cluster's own. An item of podplace's own group is at the top of the file
 //! where a person sees it, is kept by anything that copies the items, and a
 //! podplace that does not know the kind still loads the rest (it counts the
-//! item as a skipped kind). A complete snapshot carries no such item.
+//! item as a skipped kind).
+//!
+//! Since snapshot format 1 ([`FORMAT_VERSION`]) every snapshot `podplace
+//! snapshot` writes starts with this item, complete ones too (named
+//! `snapshot`, with no `unreadable`): it carries the format version and
+//! every kind the file holds, so that a later podplace reading a kind this
+//! one did not (volumes and claims came that way) warns that the file
+//! cannot tell it, instead of taking "none written" for "none exist".
 
 use serde::{Deserialize, Serialize};
 
@@ -53,9 +60,30 @@ pub struct SnapshotStatus {
     #[serde(default)]
     pub metadata: StatusMeta,
     /// The lists that could not be read, in the order they were tried.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<UnreadableList>,
+    /// The snapshot format the file was written in ([`FORMAT_VERSION`]
+    /// when podplace wrote it; absent in files written before formats were
+    /// numbered).
+    #[serde(
+        rename = "formatVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub format_version: Option<u32>,
+    /// Every kind the snapshot holds all objects of, as `apiVersion/kind`
+    /// (`v1/Pod`, `policy/v1/PodDisruptionBudget`), kinds with no object
+    /// included: a reader that needs a kind missing here knows the file
+    /// cannot tell it (rather than taking "none written" for "none exist").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
 }
+
+/// The snapshot format `podplace snapshot` writes: one `v1 List` whose first
+/// item is a [`SnapshotStatus`] naming the format and the kinds it holds,
+/// then one object per line in compact JSON (or YAML), each whole but
+/// without `metadata.managedFields`.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// The name of a [`SnapshotStatus`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,7 +119,56 @@ impl SnapshotStatus {
                 name: Some("partial".to_string()),
             },
             unreadable,
+            format_version: None,
+            kinds: Vec::new(),
         }
+    }
+
+    /// The head of a snapshot in format [`FORMAT_VERSION`] holding `kinds`
+    /// and missing `unreadable` (named `partial` when it misses any,
+    /// `snapshot` otherwise).
+    pub fn written(kinds: Vec<String>, unreadable: Vec<UnreadableList>) -> SnapshotStatus {
+        let name = if unreadable.is_empty() {
+            "snapshot"
+        } else {
+            "partial"
+        };
+        SnapshotStatus {
+            metadata: StatusMeta {
+                name: Some(name.to_string()),
+            },
+            format_version: Some(FORMAT_VERSION),
+            kinds,
+            ..SnapshotStatus::partial(unreadable)
+        }
+    }
+
+    /// What a command loading `file` says about the format and the kinds:
+    /// a format newer than this podplace reads, and each kind this podplace
+    /// reads (`read`, as `apiVersion/kind`) that the file does not hold.
+    /// Nothing for a file that lists no kinds (written before they were
+    /// listed, or not by `podplace snapshot`).
+    pub fn format_warnings(&self, file: &str, read: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(v) = self.format_version.filter(|&v| v > FORMAT_VERSION) {
+            out.push(format!(
+                "{file} is a snapshot in format {v}, newer than this podplace reads ({FORMAT_VERSION}): objects of kinds it does not know are skipped"
+            ));
+        }
+        if !self.kinds.is_empty() {
+            let missing: Vec<&str> = read
+                .iter()
+                .filter(|k| !self.kinds.contains(k))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                out.push(format!(
+                    "{file} is a snapshot without {}: it was written by a podplace that did not read them; answers that depend on them may be wrong",
+                    missing.join(", ")
+                ));
+            }
+        }
+        out
     }
 
     /// What a command loading `file` says about it: `None` when nothing is
@@ -263,6 +340,40 @@ mod tests {
             e.to_string()
                 .contains("unreadable[0].resource: Required value"),
             "{e}"
+        );
+    }
+
+    /// Format 1: every kind this podplace reads that the file does not
+    /// hold is named once; a file holding them all, or listing none, is
+    /// silent; a newer format is said.
+    #[test]
+    fn a_snapshot_missing_kinds_this_podplace_reads_says_which() {
+        let all = crate::load::snapshot_kinds();
+        let status = |kinds: &[String], version: u32| {
+            serde_json::json!({"apiVersion": super::API_VERSION, "kind": super::KIND,
+                "metadata": {"name": "snapshot"}, "formatVersion": version, "kinds": kinds})
+        };
+        let file = |status: serde_json::Value| {
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List",
+                "items": [status, serde_json::from_str::<serde_json::Value>(NODE).unwrap_or_default()]});
+            vec![bytes("s.json", &list.to_string())]
+        };
+        let without: Vec<String> = all
+            .iter()
+            .filter(|k| !k.ends_with("/PodDisruptionBudget") && !k.ends_with("/ResourceClaim"))
+            .cloned()
+            .collect();
+        assert_eq!(
+            warnings(&file(status(&without, 1))),
+            vec!["s.json is a snapshot without policy/v1/PodDisruptionBudget, resource.k8s.io/v1/ResourceClaim: it was written by a podplace that did not read them; answers that depend on them may be wrong".to_string()]
+        );
+        assert_eq!(warnings(&file(status(&all, 1))), Vec::<String>::new());
+        assert_eq!(warnings(&file(status(&[], 1))), Vec::<String>::new());
+        let newer = warnings(&file(status(&all, super::FORMAT_VERSION + 1)));
+        assert_eq!(newer.len(), 1, "{newer:?}");
+        assert!(
+            newer[0].contains("newer than this podplace reads"),
+            "{newer:?}"
         );
     }
 }
