@@ -41,29 +41,14 @@ pub struct SchedulerCache {
     siblings: Vec<SchedulerCache>,
     /// The scheduler this cache is part of: every profile and its sampling.
     setup: Arc<SchedulerSetup>,
-    /// The node tree's list (zones interleaved), built with the
-    /// node-derived parts when sampling is on.
-    node_order: Vec<NodeId>,
-    /// kube-scheduler's `nextStartNodeIndex`.
-    next_start: usize,
-    /// The nodes the last sampled cycle scored (empty: every feasible node).
-    sampled: Option<SampledSet>,
-    /// Sampling for this cache (the setup's unless set apart).
-    sampling: crate::sampling::Sampling,
+    /// Node sampling: the node tree's list, the start index (one per
+    /// scheduler, shared with the sibling profiles' caches), the last
+    /// cycle's sample and how certain it is.
+    sampler: crate::sampling::Sampler,
 }
 
-/// What the last cycle's sampling did, for answers that report it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SampledSet {
-    /// How many feasible nodes kube-scheduler looks for.
-    pub to_find: usize,
-    /// The index the node list was visited from.
-    pub start: usize,
-    /// How many nodes were processed.
-    pub processed: usize,
-    /// How many nodes passed the filters in all.
-    pub feasible_total: usize,
-}
+/// What the last cycle's sampling did (see [`crate::sampling::SampledSet`]).
+pub use crate::sampling::SampledSet;
 
 impl Default for SchedulerCache {
     /// A cache of kube-scheduler without a configuration: the default
@@ -93,11 +78,8 @@ impl SchedulerCache {
             profile,
             added_affinity: None,
             siblings: Vec::new(),
-            sampling: setup.sampling,
+            sampler: crate::sampling::Sampler::new(setup.sampling),
             setup,
-            node_order: Vec::new(),
-            next_start: 0,
-            sampled: None,
         }
     }
 }
@@ -163,60 +145,61 @@ impl SchedulerCache {
             .iter()
             .position(|c| c.profile.scheduler_name == name)
         {
-            return Some(&mut self.siblings[i]);
+            let sibling = &mut self.siblings[i];
+            sibling.sampler.join(&self.sampler);
+            return Some(sibling);
         }
         let profile = self.setup.serving(name)?.clone();
         let mut sibling = SchedulerCache::running(profile, self.setup.clone());
-        sibling.sampling = self.sampling;
+        sibling.sampler.join(&self.sampler);
         self.siblings.push(sibling);
         self.siblings.last_mut()
     }
 
     /// Sets sampling for this cache alone (tests, and callers that must
-    /// score every node whatever the setup says).
+    /// score every node whatever the setup says); its profiles follow.
     pub fn set_sampling(&mut self, sampling: crate::sampling::Sampling) {
-        self.sampling = sampling;
+        self.sampler.set_sampling(sampling);
     }
 
-    fn sampling(&self) -> crate::sampling::Sampling {
-        self.sampling
-    }
-
-    /// kube-scheduler's `nextStartNodeIndex` as this cache carries it.
+    /// kube-scheduler's `nextStartNodeIndex`, one per scheduler: this
+    /// cache's and its sibling profiles'.
     pub fn start_index(&self) -> usize {
-        self.next_start
+        self.sampler.start_index()
     }
 
     /// Sets the start index (a fresh scheduler starts at 0).
     pub fn set_start_index(&mut self, start: usize) {
-        self.next_start = start;
+        self.sampler.set_start_index(start);
+    }
+
+    /// Says whether the start index is unknown: a scheduler that ran
+    /// before podplace saw the cluster (its sampled answers are then one
+    /// of the candidate sets).
+    pub fn set_start_unknown(&mut self, unknown: bool) {
+        self.sampler.set_start_unknown(unknown);
     }
 
     /// What the last cycle's sampling did (`None`: every feasible node was
     /// scored).
     pub fn last_sample(&self) -> Option<&SampledSet> {
-        self.sampled.as_ref()
+        self.sampler.last()
     }
 
-    /// The node list a cycle visits: the node tree's, or only the nodes a
-    /// PreFilter result names (in the tree's order).
-    fn visit_list(
-        &mut self,
-        state: &ClusterState,
-        narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
-    ) -> Vec<NodeId> {
-        if self.node_order.len() != state.nodes().len() {
-            self.node_order = crate::sampling::node_tree_order(state);
-        }
-        match narrowed {
-            None => self.node_order.clone(),
-            Some(names) => self
-                .node_order
-                .iter()
-                .copied()
-                .filter(|&n| names.contains(&state.node(n).name_sym))
-                .collect(),
-        }
+    /// How sampling went over this scheduler's attempts (all profiles).
+    pub fn sampling_tally(&self) -> crate::sampling::Tally {
+        self.sampler.tally()
+    }
+
+    /// Runs `f` (scheduling attempts that are only hypothetical: a
+    /// diagnosis, a what-if) and then puts the start index, whether it is
+    /// known and the tally back as they were, so only real attempts move
+    /// the scheduler on.
+    pub fn hypothetical<T>(&mut self, f: impl FnOnce(&mut SchedulerCache) -> T) -> T {
+        let mark = self.sampler.mark();
+        let out = f(self);
+        self.sampler.restore(mark);
+        out
     }
 
     /// Keeps only the feasible nodes kube-scheduler's sampling finds
@@ -228,32 +211,8 @@ impl SchedulerCache {
         narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
         feasible: &mut Vec<NodeId>,
     ) {
-        let sampling = self.sampling();
-        self.sampled = None;
-        if !sampling.enabled || state.nodes().len() < crate::sampling::MIN_FEASIBLE_NODES_TO_FIND {
-            return;
-        }
-        let list = self.visit_list(state, narrowed);
-        let to_find = crate::sampling::num_feasible_nodes_to_find(
-            self.profile.percentage_of_nodes_to_score,
-            sampling.percentage,
-            list.len(),
-        );
-        let all = state.nodes().len();
-        let start = self.next_start % list.len().max(1);
-        let (found, processed) = crate::sampling::sample(&list, start, to_find, |n| {
-            feasible.binary_search(&n).is_ok()
-        });
-        self.next_start = (self.next_start + processed) % all;
-        self.sampled = Some(SampledSet {
-            to_find,
-            start,
-            processed,
-            feasible_total: feasible.len(),
-        });
-        let mut found = found;
-        found.sort_unstable();
-        *feasible = found;
+        let percentage = self.profile.percentage_of_nodes_to_score;
+        self.sampler.sample(state, percentage, narrowed, feasible);
     }
 
     /// Moves the start index on after a cycle where nothing fit (every
@@ -263,17 +222,7 @@ impl SchedulerCache {
         state: &ClusterState,
         narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
     ) {
-        let sampling = self.sampling();
-        self.sampled = None;
-        let all = state.nodes().len();
-        if !sampling.enabled || all < crate::sampling::MIN_FEASIBLE_NODES_TO_FIND {
-            return;
-        }
-        let processed = match narrowed {
-            None => all,
-            Some(_) => self.visit_list(state, narrowed).len(),
-        };
-        self.next_start = (self.next_start + processed) % all;
+        self.sampler.advance(state, narrowed);
     }
 
     /// The scheduler names the setup's profiles serve, in order.
@@ -300,7 +249,7 @@ impl SchedulerCache {
         }
         self.epoch = Some(state.node_epoch());
         self.statics.clear();
-        self.node_order.clear();
+        self.sampler.clear_order();
         self.topology = Topology::default();
         self.resource_scores.clear();
         self.images = images_of(state);

@@ -14,6 +14,9 @@
 use crate::ids::NodeId;
 use crate::state::ClusterState;
 
+mod sampler;
+pub use sampler::{Certainty, Mark, Race, SampledSet, Sampler, Tally, TallyReport};
+
 /// kube-scheduler's `minFeasibleNodesToFind`: below this many nodes every
 /// node is filtered.
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -24,13 +27,43 @@ pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 /// How a scheduler samples nodes (part of its
 /// [`crate::profile::SchedulerSetup`]); the default is off (every feasible
 /// node scored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sampling {
     /// Whether to sample at all (`false`: score every feasible node, as
     /// podplace did before; `--score-all-nodes`).
     pub enabled: bool,
     /// The configuration's global `percentageOfNodesToScore` (0: adaptive).
     pub percentage: i32,
+    /// The configuration's `parallelism`: with more than one filter
+    /// worker, which feasible nodes are found first is a race, and so is
+    /// the next start index.
+    pub parallelism: i32,
+}
+
+/// kube-scheduler's default `parallelism`.
+pub const DEFAULT_PARALLELISM: i32 = 16;
+
+impl Default for Sampling {
+    /// Off, with kube-scheduler's default parallelism (16).
+    fn default() -> Self {
+        Sampling {
+            enabled: false,
+            percentage: 0,
+            parallelism: DEFAULT_PARALLELISM,
+        }
+    }
+}
+
+impl Sampling {
+    /// Sampling on, as a scheduler with this global
+    /// `percentageOfNodesToScore` (0: adaptive) and `parallelism` does it.
+    pub fn on(percentage: i32, parallelism: i32) -> Sampling {
+        Sampling {
+            enabled: true,
+            percentage,
+            parallelism,
+        }
+    }
 }
 
 /// `numFeasibleNodesToFind`: every node below 100; else the profile's

@@ -39,6 +39,51 @@ pub struct Preemption {
     pub message: String,
 }
 
+/// How kube-scheduler's dry run searches for preemption candidates: from
+/// a random offset among the nodes where preemption may help (those a
+/// filter rejected as `Unschedulable`), it stops once it has found
+/// `to_find` of them (`minCandidateNodesPercentage` of the potential
+/// nodes, at least `minCandidateNodesAbsolute`, at most all). When more
+/// nodes would do, the candidates it finds, and so the node it nominates,
+/// are one of many sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CandidateSearch {
+    /// Nodes where preemption may help.
+    pub potential: usize,
+    /// How many candidates the dry run looks for.
+    pub to_find: usize,
+}
+
+impl CandidateSearch {
+    /// The search kube-scheduler makes with `profile`'s DefaultPreemption
+    /// args among `potential` nodes (`calculateNumCandidates`).
+    pub fn of(profile: &crate::profile::Profile, potential: usize) -> CandidateSearch {
+        let nodes = i64::try_from(potential).unwrap_or(i64::MAX);
+        let mut n = nodes * i64::from(profile.min_candidate_nodes_percentage) / 100;
+        n = n.max(i64::from(profile.min_candidate_nodes_absolute));
+        n = n.min(nodes);
+        CandidateSearch {
+            potential,
+            to_find: usize::try_from(n).unwrap_or(0),
+        }
+    }
+
+    /// The search for an outcome's statuses (one per node).
+    pub fn for_statuses(profile: &crate::profile::Profile, statuses: &[Status]) -> CandidateSearch {
+        let potential = statuses
+            .iter()
+            .filter(|s| s.code == Code::Unschedulable)
+            .count();
+        CandidateSearch::of(profile, potential)
+    }
+
+    /// Whether `found` candidates are all kube-scheduler finds whatever
+    /// its offset (it stops only after `to_find`).
+    pub fn finds_all(&self, found: usize) -> bool {
+        found <= self.to_find
+    }
+}
+
 /// DynamicResources' PostFilter message: no claims of its own (a pod
 /// without claims, or one its PreFilter rejected), an allocated claim nobody
 /// reserved (deallocated, so the next attempt may allocate elsewhere), or
