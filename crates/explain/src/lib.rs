@@ -15,6 +15,7 @@ pub mod group;
 pub mod model;
 mod notes;
 mod pod_level;
+mod sampling;
 mod self_block;
 mod storage;
 pub mod topology_typo;
@@ -135,6 +136,14 @@ fn explain_unbound(
     }
 
     let outcome = what_if.schedule(&pod);
+    let sampling_note = {
+        let seed = world.base.seed();
+        let (state, cache) = what_if.parts();
+        let note = sampling::note(state, cache, &pod, seed, &outcome);
+        note.into_iter()
+            .chain(sampling::preemption_note(cache, &pod, &outcome))
+            .collect::<Vec<_>>()
+    };
     let prepared = analyze::prepare(what_if, &pod);
     let refused = match &prepared.storage.cycle {
         Err(status) => pod_level::pod_reason(what_if.state(), &pod, status),
@@ -205,6 +214,7 @@ fn explain_unbound(
         pending: bound.is_none() && unknown_node.is_none(),
     });
     let mut notes = notes;
+    notes.extend(sampling_note);
     notes.extend(fix_notes);
     if let Some(node) = &unknown_node {
         notes.push(Note {

@@ -498,6 +498,9 @@ pub enum NoteKind {
     ConstrainsNothing,
     /// Preemption would make room.
     Preemption,
+    /// Node sampling: kube-scheduler scored only part of the feasible
+    /// nodes (which, how certain, and the best node it left out).
+    Sampling,
     /// The pod is not for kube-scheduler (another schedulerName).
     OtherScheduler,
     /// The pod has finished; the scheduler ignores it.
@@ -518,6 +521,7 @@ impl NoteKind {
             NoteKind::AffinityUnsatisfiable => "affinity_unsatisfiable",
             NoteKind::ConstrainsNothing => "constrains_nothing",
             NoteKind::Preemption => "preemption",
+            NoteKind::Sampling => "sampling",
             NoteKind::OtherScheduler => "other_scheduler",
             NoteKind::Finished => "finished",
             NoteKind::Gated => "gated",
