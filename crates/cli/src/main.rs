@@ -144,6 +144,7 @@ fn main() -> ExitCode {
                     config.profiles,
                     config.percentage_of_nodes_to_score,
                 );
+                setup.sampling.parallelism = config.parallelism;
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -151,20 +152,20 @@ fn main() -> ExitCode {
             }
         }
     }
-    // Sampling models a scheduler started with the world's pods in its
-    // queue (the start index from 0, moved by each attempt): `place`, and
-    // `why`, which places the same world first (so both name the same
-    // node). simulate, rebalance's proofs and lint schedule what-ifs that
-    // would move the index with every hypothetical attempt, so they score
-    // every node.
+    // Node sampling is modelled by every command, as kube-scheduler does
+    // it (--score-all-nodes scores every node): place and why from a
+    // fresh scheduler's start index, simulate from the world's start,
+    // lint's replays likewise; rebalance's proofs from an unknown index
+    // (the cluster's scheduler has been running). Hypothetical attempts
+    // do not move the index. Each answer says how certain it is.
     let sampled = !cli.score_all_nodes;
     let mut command = cli.command;
     match &mut command {
         Command::Place(args) => args.scheduler = setup.clone().sampled(sampled),
         Command::Why(args) => args.scheduler = setup.clone().sampled(sampled),
-        Command::Simulate(args) => args.scheduler = setup.clone(),
-        Command::Lint(args) => args.scheduler = setup.clone(),
-        Command::Rebalance(args) => args.scheduler = setup.clone(),
+        Command::Simulate(args) => args.scheduler = setup.clone().sampled(sampled),
+        Command::Lint(args) => args.scheduler = setup.clone().sampled(sampled),
+        Command::Rebalance(args) => args.scheduler = setup.clone().sampled(sampled),
         _ => {}
     }
     let result = match command {

@@ -79,12 +79,21 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
         let found =
             podplace_engine::sampling::num_feasible_nodes_to_find(None, sampling.percentage, nodes);
         if found < nodes {
+            let certainty = if sampling.parallelism > 1 {
+                format!(
+                    "with parallelism {} which nodes are found first is a race, so each \
+                     placement is the best node of one of the candidate sets (parallelism: 1 \
+                     makes it exact)",
+                    sampling.parallelism
+                )
+            } else {
+                "with parallelism 1 this is exact".to_string()
+            };
             eprintln!(
                 "note: as kube-scheduler, podplace scores the first {found} feasible of the \
                  {nodes} nodes it finds for each pod (percentageOfNodesToScore), visiting the \
                  zone-interleaved node list from a start index that moves on from pod to pod; \
-                 exact with parallelism 1, and with more which nodes are found first is a race. \
-                 --score-all-nodes scores every node"
+                 {certainty}. --score-all-nodes scores every node"
             );
         }
     } else if let Some(found) = nodes_kube_scheduler_scores(nodes) {
@@ -114,6 +123,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
                 start: s.start,
                 processed: s.processed,
                 feasible: s.feasible_total,
+                certainty: s.certainty.kind(),
             }),
         })
         .collect();

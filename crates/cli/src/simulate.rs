@@ -70,6 +70,9 @@ struct JsonStep<'a> {
 #[derive(Debug, Serialize)]
 struct JsonOutput<'a> {
     steps: Vec<JsonStep<'a>>,
+    /// Node sampling's certainty (absent: every feasible node scored).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampling: Option<podplace_engine::sampling::TallyReport>,
 }
 
 /// Runs `simulate`.
@@ -149,6 +152,7 @@ fn json(run: &Run) -> JsonOutput<'_> {
                 findings: &s.findings,
             })
             .collect(),
+        sampling: run.sampling.report(),
     }
 }
 
@@ -373,6 +377,9 @@ fn render_text(out: &mut impl Write, run: &Run, with_table: bool) -> Result<()> 
     }
     for step in &run.steps {
         render_step(out, step, with_table)?;
+    }
+    if let Some(sampling) = run.sampling.report() {
+        writeln!(out, "sampling: {}", sampling.statement)?;
     }
     let failed = run.failed_expectations();
     let findings: BTreeMap<&str, usize> =

@@ -34,6 +34,10 @@ pub struct Landing {
     pub verdict: Option<Verdict>,
     /// When it is scheduled.
     pub scheduled: Scheduled,
+    /// What node sampling did in the cycle that found it (`None`: fewer
+    /// than 100 nodes, or sampling off): which nodes were scored and how
+    /// certain that set is.
+    pub sampled: Option<podplace_engine::sampling::SampledSet>,
 }
 
 /// Schedules the replacement of `pod` (bound on `from`) in `state`, leaving
@@ -73,6 +77,10 @@ pub fn land(
         Some(f) => Ok(f),
         None => schedule_watching(state, cache, replacement, seed, from),
     };
+    // The last cycle run is the one that found the landing.
+    let sampled = cache
+        .serving(&replacement.scheduler_name)
+        .and_then(|c| c.last_sample().cloned());
     let landing = result.map(|(choice, verdict)| {
         let Choice { node, score, tied } = choice;
         let to = pick_tied(state, &tied, seed).unwrap_or(node);
@@ -82,6 +90,7 @@ pub fn land(
             tied,
             verdict,
             scheduled,
+            sampled,
         }
     });
     (id, landing)

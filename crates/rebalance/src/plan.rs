@@ -74,6 +74,13 @@ pub struct Eviction {
     /// plugins, so `to` is within each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<String>,
+    /// How certain the landing is when node sampling was in play (100
+    /// nodes or more): `exact` (every feasible node scored) or
+    /// `candidate-set` (kube-scheduler scores only the first nodes it finds
+    /// from a start index podplace does not know: `to` is the best of one
+    /// possible set). Absent: every node was scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certainty: Option<&'static str>,
     /// Scheduler scores of the old and new node.
     pub score: Scores,
     /// The strategy's objective before this eviction.

@@ -178,6 +178,7 @@ struct Proof {
     to_score: i64,
     from_reason: Option<String>,
     deltas: Vec<i64>,
+    sampled: Option<podplace_engine::sampling::SampledSet>,
 }
 
 fn built_in_priority(name: &str) -> Option<i32> {
@@ -230,7 +231,10 @@ impl World {
         )?;
         let placing_seconds = world.placing_seconds();
         let placements = world.placements().to_vec();
-        let (cluster, cache) = world.into_state();
+        let (cluster, mut cache) = world.into_state();
+        // The cluster's scheduler has been running: where its start index
+        // is, podplace cannot know (sampled landings are candidate sets).
+        cache.set_start_unknown(true);
         let mut placed = Vec::new();
         let mut still_pending = Vec::new();
         for p in &placements {
@@ -395,7 +399,7 @@ pub fn plan_world_spending(
     let plan = Plan {
         policy: policy.source.clone(),
         profiles: policy.profiles.iter().map(|p| p.name.clone()).collect(),
-        model: MODEL.to_string(),
+        model: model(&planner.evictions),
         evictions: planner.evictions,
         waves,
         strategies: summaries,
@@ -684,6 +688,28 @@ fn rounds(
 
 /// What the plan assumes about how replacements are scheduled, shown with it.
 pub const MODEL: &str = "Each replacement is the evicted pod's spec as its controller recreates it, scheduled by kube-scheduler v1.36 (podplace's engine) as soon as it is created: the evicted pod still counts for inter-pod affinity and anti-affinity and holds its resources while it terminates (not for topology spread). A replacement that fits nowhere then is scheduled once the evicted pod is gone; a StatefulSet's always is. Pods are evicted one at a time, each once the previous one is gone and its replacement bound; a new wave starts once the previous wave's replacements are ready.";
+
+/// [`MODEL`], and how node sampling bears on the landings when it was in
+/// play (100 nodes or more).
+fn model(evictions: &[Eviction]) -> String {
+    let sampled = evictions.iter().filter(|e| e.certainty.is_some()).count();
+    let uncertain = evictions
+        .iter()
+        .filter(|e| e.certainty == Some("candidate-set"))
+        .count();
+    if sampled == 0 {
+        return MODEL.to_string();
+    }
+    format!(
+        "{MODEL} Node sampling: kube-scheduler scores only the first feasible nodes it finds \
+         (percentageOfNodesToScore) from a start index that moves on with every attempt, and \
+         the cluster's scheduler has been running, so podplace does not know that index: {} of \
+         the {sampled} landings scored with sampling are one of the candidate sets (the best \
+         node of one possible set; --score-all-nodes ranks every node), the others exact \
+         (every feasible node scored).",
+        uncertain
+    )
+}
 
 struct Planner {
     /// What earlier plans of the run evicted.
@@ -1016,6 +1042,7 @@ impl Planner {
             }
         };
         let scheduled = landing.scheduled;
+        let sampled = landing.sampled.clone();
         let to = landing.to;
         let to_score = landing.score;
         let (from_score, from_reason) = match landing.verdict {
@@ -1116,6 +1143,7 @@ impl Planner {
                 to_score,
                 from_reason,
                 deltas,
+                sampled,
             },
         ))
     }
@@ -1168,6 +1196,7 @@ impl Planner {
                 .iter()
                 .map(|r| r.text(&self.cluster))
                 .collect(),
+            certainty: proof.sampled.as_ref().map(|s| s.certainty.kind()),
             score: Scores {
                 from: proof.from_score,
                 to: proof.to_score,

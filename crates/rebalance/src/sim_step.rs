@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use podplace_engine::{PodHandle, PodId, SchedulerCache};
+use podplace_engine::{PodHandle, PodId};
 use podplace_model::inventory::{Inventory, Origin, Sourced};
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
 use podplace_sim::report::Change;
@@ -166,7 +166,8 @@ pub fn world_of(sim: &Simulation) -> Result<World, SimError> {
         .map_err(|e| SimError::Invalid(e.to_string()))?;
     Ok(World {
         state: cluster.overlay(),
-        cache: SchedulerCache::for_setup(sim.world().setup()),
+        // The simulation's scheduler as it stands (start index included).
+        cache: sim.world().cache().clone(),
         facts,
         budgets,
         priority_classes: Vec::new(),

@@ -63,4 +63,9 @@ pub struct Sampled {
     /// Nodes that pass the filters in all (the candidates are the first
     /// `to_find` of them found from `start`).
     pub feasible: usize,
+    /// `exact` (kube-scheduler scores these same nodes: every feasible
+    /// one, or with parallelism 1 the first found from the known start
+    /// index) or `candidate-set` (with more workers which nodes are found
+    /// first is a race: `node` is the best of one possible set).
+    pub certainty: &'static str,
 }

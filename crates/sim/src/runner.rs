@@ -43,6 +43,9 @@ pub struct Run {
     pub steps: Vec<StepReport>,
     /// Warnings from loading and admission.
     pub warnings: Vec<String>,
+    /// How node sampling went over the run's scheduling attempts, and so
+    /// how certain its placements are.
+    pub sampling: podplace_engine::sampling::Tally,
 }
 
 impl Run {
@@ -111,6 +114,7 @@ pub fn run_with(
         initial,
         steps,
         warnings: sim.warnings().to_vec(),
+        sampling: sim.world().cache().sampling_tally(),
     })
 }
 

@@ -142,7 +142,9 @@ impl Simulation {
             };
         }
         let (state, cache) = self.world.parts();
-        let outcome = schedule(state, cache, &pod, self.options.seed);
+        // A diagnosis, not an attempt: the scheduler's start index stays.
+        let seed = self.options.seed;
+        let outcome = cache.hypothetical(|cache| schedule(state, cache, &pod, seed));
         if let Some(n) = outcome.chosen {
             return Culprit {
                 line: format!(
