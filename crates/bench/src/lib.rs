@@ -12,7 +12,9 @@
 pub mod generate;
 pub mod loads;
 pub mod measure;
+pub mod placement;
 pub mod memory;
+pub mod replicas;
 pub mod rng;
 pub mod snapshot;
 pub mod storage;

@@ -154,6 +154,12 @@ fn main() -> ExitCode {
 /// `podplace-bench measure [--place|--reference] FILE`: one measurement,
 /// printed as JSON.
 fn measure_command(args: &[String]) -> ExitCode {
+    if let Some(i) = args.iter().position(|a| a == "--replicas") {
+        return replicas_command(&args[i..]);
+    }
+    if args.iter().any(|a| a == "--placement") {
+        return placement_command(args);
+    }
     let place = args.iter().any(|a| a == "--place");
     let reference = args.iter().any(|a| a == "--reference");
     let Some(file) = args.iter().find(|a| !a.starts_with("--")) else {
@@ -166,6 +172,73 @@ fn measure_command(args: &[String]) -> ExitCode {
         measure::run(Path::new(file), place)
     };
     match result {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("podplace-bench measure: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `podplace-bench measure --replicas N [--nodes N] [--tight]`: one
+/// workload of N replicas on a few nodes (default 30), placed as
+/// `podplace place -f` does; printed as JSON.
+fn replicas_command(args: &[String]) -> ExitCode {
+    let number = |flag: &str, default: usize| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.replace('_', "").parse().ok())
+            .unwrap_or(default)
+    };
+    let tight = args.iter().any(|a| a == "--tight");
+    match podplace_bench::replicas::run(number("--nodes", 30), number("--replicas", 20_000), tight)
+    {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("podplace-bench measure: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `podplace-bench measure --placement FILE [--repeat N] [--threads N]`:
+/// placing the snapshot's pending pods with every node scored and with
+/// node sampling, on one worker and on N (default: every core), each
+/// `--repeat` times (default 3); printed as JSON.
+fn placement_command(args: &[String]) -> ExitCode {
+    let number = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = number("--threads").unwrap_or(cores).max(1);
+    let repeat = number("--repeat").unwrap_or(3);
+    let skip = |i: usize| i > 0 && matches!(args[i - 1].as_str(), "--threads" | "--repeat");
+    let Some(file) = (0..args.len()).find(|&i| !args[i].starts_with("--") && !skip(i)) else {
+        eprintln!("usage: podplace-bench measure --placement FILE [--repeat N] [--threads N]");
+        return ExitCode::from(2);
+    };
+    use podplace_bench::placement::Variant;
+    let mut variants = Vec::new();
+    for sampling in [false, true] {
+        variants.push(Variant {
+            sampling,
+            threads: 1,
+        });
+        if threads > 1 {
+            variants.push(Variant { sampling, threads });
+        }
+    }
+    match podplace_bench::placement::run(Path::new(&args[file]), &variants, repeat) {
         Ok(v) => {
             println!("{v}");
             ExitCode::SUCCESS

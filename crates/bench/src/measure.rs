@@ -81,13 +81,13 @@ pub fn cpu_seconds() -> f64 {
 }
 
 /// Wall-clock and CPU time of a step.
-struct Timer {
+pub(crate) struct Timer {
     wall: Instant,
     cpu: f64,
 }
 
 impl Timer {
-    fn start() -> Timer {
+    pub(crate) fn start() -> Timer {
         Timer {
             wall: Instant::now(),
             cpu: cpu_seconds(),
@@ -95,7 +95,7 @@ impl Timer {
     }
 
     /// Records `<name>_s` (wall) and `<name>_cpu_s` in `out`.
-    fn stop(self, out: &mut Value, name: &str) -> f64 {
+    pub(crate) fn stop(self, out: &mut Value, name: &str) -> f64 {
         let wall = self.wall.elapsed().as_secs_f64();
         out[format!("{name}_s")] = json!(wall);
         out[format!("{name}_cpu_s")] = json!(cpu_seconds() - self.cpu);

@@ -283,6 +283,22 @@ pub struct Scratch {
     spare: Vec<Vec<i64>>,
     totals: Vec<i64>,
     best: Vec<NodeId>,
+    /// Per-node Filter verdicts of a parallel cycle, before they are
+    /// gathered in node order.
+    verdicts: Vec<(bool, Option<Status>)>,
+}
+
+/// Fewest nodes one worker takes at a time in a parallel cycle (and the
+/// fewest a cycle needs before it runs in parallel at all): below that,
+/// handing work out costs more than it saves.
+const PARALLEL_CHUNK: usize = 64;
+
+/// Whether a cycle over `nodes` nodes runs its per-node work on the
+/// current rayon pool's workers (more than one, and enough nodes). The
+/// result never depends on it: verdicts and scores are gathered in node
+/// order.
+fn parallel(nodes: usize) -> bool {
+    nodes >= 2 * PARALLEL_CHUNK && rayon::current_num_threads() > 1
 }
 
 impl Scratch {
@@ -617,13 +633,15 @@ fn run_cycle(
         Err(status) => return CycleEnd::PreFilterRejected(status),
     };
     let statics = cache.statics_for(cluster, pod);
-    for node in cluster.node_ids() {
+    // One node's Filter verdict: whether it is feasible, and its status
+    // when `record` keeps it (`None` also when rejected before the dynamic
+    // filters and nobody reads why).
+    let verdict = |node: NodeId| -> (bool, Option<Status>) {
         let i = node.index();
         let excluded = narrowed
             .as_ref()
             .is_some_and(|(names, _)| !names.contains(&cluster.node(node).name_sym));
         let statuses = record.keeps(node);
-        // `None`: rejected before the dynamic filters, and nobody reads why.
         let status = match (excluded, &statics.reject[i]) {
             (true, _) => statuses.then(|| Status {
                 code: Code::UnschedulableAndUnresolvable,
@@ -634,18 +652,42 @@ fn run_cycle(
                     .unwrap_or_default()],
             }),
             (false, Some(rejected)) => statuses.then(|| rejected.clone()),
-            (false, None) => Some(run_dynamic_filters(
-                cluster,
-                &state,
-                pod,
-                node,
-                cluster.node_info(node),
-            )),
+            (false, None) => {
+                let status =
+                    run_dynamic_filters(cluster, &state, pod, node, cluster.node_info(node));
+                if !statuses {
+                    return (status.is_success(), None);
+                }
+                Some(status)
+            }
         };
-        if status.as_ref().is_some_and(Status::is_success) {
-            scratch.feasible.push(node);
+        (status.as_ref().is_some_and(Status::is_success), status)
+    };
+    let nodes = cluster.nodes().len();
+    if parallel(nodes) {
+        // kube-scheduler's parallel Filter: chunks of nodes on every
+        // worker, the verdicts gathered in node order, so the result is
+        // the one a single worker gives.
+        use rayon::prelude::*;
+        let mut verdicts = std::mem::take(&mut scratch.verdicts);
+        (0..nodes as u32)
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
+            .map(|i| verdict(NodeId(i)))
+            .collect_into_vec(&mut verdicts);
+        for (i, (feasible, status)) in verdicts.drain(..).enumerate() {
+            if feasible {
+                scratch.feasible.push(NodeId(i as u32));
+            }
+            scratch.statuses.extend(status);
         }
-        if statuses {
+        scratch.verdicts = verdicts;
+    } else {
+        for node in cluster.node_ids() {
+            let (feasible, status) = verdict(node);
+            if feasible {
+                scratch.feasible.push(node);
+            }
             scratch.statuses.extend(status);
         }
     }
@@ -725,6 +767,25 @@ fn score_nodes(
         c.extend(feasible.iter().copied().map(f));
         c
     }
+    /// A column whose per-node score reads the pod's counts: on every
+    /// worker when the cycle runs in parallel, gathered in node order.
+    fn column_par(
+        scratch: &mut Scratch,
+        feasible: &[NodeId],
+        f: impl Fn(NodeId) -> i64 + Sync,
+    ) -> Vec<i64> {
+        if !parallel(feasible.len()) {
+            return column(scratch, feasible, f);
+        }
+        use rayon::prelude::*;
+        let mut c = scratch.column();
+        feasible
+            .par_iter()
+            .with_min_len(PARALLEL_CHUNK)
+            .map(|&n| f(n))
+            .collect_into_vec(&mut c);
+        c
+    }
 
     let profile = cache.profile().clone();
     let on = |p: Plugin| profile.weight(p).is_some();
@@ -760,7 +821,7 @@ fn score_nodes(
         None
     };
     if let Some(state) = spread {
-        let mut s = column(scratch, &feasible, |n| {
+        let mut s = column_par(scratch, &feasible, |n| {
             pod_topology_spread::score(&state, cluster, n)
         });
         pod_topology_spread::normalize(&state, &feasible, &mut s);
@@ -773,7 +834,7 @@ fn score_nodes(
         None
     };
     if let Some(state) = affinity {
-        let mut s = column(scratch, &feasible, |n| ipa_score::score(&state, cluster, n));
+        let mut s = column_par(scratch, &feasible, |n| ipa_score::score(&state, cluster, n));
         ipa_score::normalize(&mut s);
         scratch.columns.push((Plugin::InterPodAffinity, s));
     }

@@ -12,3 +12,4 @@ mod overlay;
 mod plugins;
 mod storage_updates;
 mod support;
+mod threads;

@@ -1,0 +1,93 @@
+//! Placement rows: the snapshot is loaded once, then for every variant
+//! (every feasible node scored or kube-scheduler's node sampling, one
+//! worker or all cores) the cluster is built afresh and every pending pod
+//! placed, `repeat` times, so each row has a median and a spread.
+//!
+//! Every variant must place each pod on the same node as the first variant
+//! with the same sampling: the placements are compared and a difference
+//! is reported (`"identical": false`), since `--threads` must not change
+//! the answer.
+
+use std::path::Path;
+
+use podplace_engine::sampling::Sampling;
+use podplace_engine::{build_state, place_all, PlaceOptions, SchedulerCache, SchedulerSetup};
+use podplace_model::load::{load, Source};
+use serde_json::{json, Value};
+
+use crate::measure::{peak_rss_kib, MeasureError, Timer};
+
+/// One placement variant.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// Model kube-scheduler's `percentageOfNodesToScore` (adaptive).
+    pub sampling: bool,
+    /// Rayon workers placing (1: the single-threaded cycle).
+    pub threads: usize,
+}
+
+/// Median and spread (min, max) of a series.
+fn stats(mut xs: Vec<f64>) -> Value {
+    xs.sort_by(f64::total_cmp);
+    let median = xs.get(xs.len() / 2).copied().unwrap_or(0.0);
+    json!({"median": median, "min": xs.first(), "max": xs.last(), "runs": xs})
+}
+
+/// Loads `file` once and measures every variant `repeat` times (see the
+/// module doc). Returns one JSON object per variant.
+pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, MeasureError> {
+    let inv = {
+        let mut inv = load(&[Source::Path(file.to_path_buf())])?;
+        podplace_model::expand::expand_workloads(&mut inv);
+        inv
+    };
+    let mut rows = Vec::new();
+    // The nodes of the first run of each sampling mode, to compare with.
+    let mut reference: [Option<Vec<Option<u32>>>; 2] = [None, None];
+    for v in variants {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(v.threads)
+            .build()
+            .expect("a thread pool");
+        let (mut cpu, mut wall) = (Vec::new(), Vec::new());
+        let mut identical = true;
+        let mut placed = 0;
+        let mut pending_n = 0;
+        for _ in 0..repeat.max(1) {
+            let (mut state, pending) = build_state(&inv)?;
+            pending_n = pending.len();
+            let setup = SchedulerSetup {
+                sampling: Sampling {
+                    enabled: v.sampling,
+                    ..Sampling::default()
+                },
+                ..SchedulerSetup::default()
+            };
+            let mut cache = SchedulerCache::for_setup(&setup);
+            let mut out = json!({});
+            let t = Timer::start();
+            let placements = pool
+                .install(|| place_all(&mut state, &mut cache, &pending, PlaceOptions::default()));
+            t.stop(&mut out, "place");
+            wall.push(out["place_s"].as_f64().unwrap_or(0.0));
+            cpu.push(out["place_cpu_s"].as_f64().unwrap_or(0.0));
+            let nodes: Vec<Option<u32>> = placements.iter().map(|p| p.node.map(|n| n.0)).collect();
+            placed = nodes.iter().filter(|n| n.is_some()).count();
+            match &reference[usize::from(v.sampling)] {
+                Some(r) => identical &= *r == nodes,
+                None => reference[usize::from(v.sampling)] = Some(nodes),
+            }
+        }
+        rows.push(json!({
+            "sampling": v.sampling,
+            "threads": v.threads,
+            "pending": pending_n,
+            "placed": placed,
+            "cpu_s": stats(cpu),
+            "wall_s": stats(wall),
+            "identical": identical,
+            "peak_kib": peak_rss_kib(),
+        }));
+    }
+    Ok(json!({"file": file.display().to_string(), "rows": rows}))
+}
