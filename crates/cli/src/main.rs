@@ -44,6 +44,11 @@ struct Cli {
     /// simulate, rebalance and lint always score every node.
     #[arg(long = "score-all-nodes", global = true)]
     score_all_nodes: bool,
+    /// Worker threads for loading and for each scheduling cycle's
+    /// per-node Filter and Score (kube-scheduler's parallelism); default:
+    /// every core. The answer is the same for every count.
+    #[arg(long = "threads", value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 /// Output formats.
@@ -136,6 +141,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Some(n) = cli.threads {
+        // Only fails when a pool already exists: nothing has run yet.
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build_global();
+    }
     let mut setup = podplace_engine::SchedulerSetup::default();
     if let Some(path) = &cli.scheduler_config {
         match podplace_config::load(path) {
