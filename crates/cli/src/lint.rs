@@ -248,7 +248,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     let rendered = match args.output.output {
         LintFormat::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            render::text::render(&report, &source_map, color)
+            podplace_report::text::lint::render(&report, &source_map, color)
         }
         LintFormat::Json => render::json::render(&report),
         LintFormat::Sarif => render::sarif::render(&report),

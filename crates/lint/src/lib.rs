@@ -10,7 +10,8 @@
 //! re-implements selector or scheduling semantics. Findings ([`finding`])
 //! point at the YAML line and column of the offending term, through the
 //! loader's [`SourceMap`], and carry a fix as a merge patch; [`render`]
-//! prints them as rustc-style text, JSON or SARIF 2.1.0.
+//! prints them as JSON or SARIF 2.1.0 (podplace-report prints them as
+//! rustc-style text).
 
 pub mod finding;
 pub mod kubelet;

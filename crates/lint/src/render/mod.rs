@@ -1,10 +1,10 @@
-//! Findings as the user reads them: rustc-style [`text`] with source
-//! excerpts, [`json`] for scripts, and [`sarif`] 2.1.0 for code scanning
-//! (GitHub accepts it as is).
+//! Findings as machines read them: [`json`] for scripts and [`sarif`] 2.1.0
+//! for code scanning (GitHub accepts it as is). The rustc-style text a
+//! person reads is podplace-report's (`podplace_report::text::lint`), beside
+//! the other commands' text.
 
 pub mod json;
 pub mod sarif;
-pub mod text;
 
 use crate::finding::Severity;
 use crate::Report;
@@ -33,36 +33,4 @@ impl Counts {
         }
         c
     }
-}
-
-/// The one-line summary ending every text report.
-pub fn summary(report: &Report) -> String {
-    let c = Counts::of(report);
-    let plural = |n: usize, word: &str| {
-        if n == 1 {
-            format!("{n} {word}")
-        } else {
-            format!("{n} {word}s")
-        }
-    };
-    let objects = plural(report.objects, "object");
-    let mut line = if report.findings.is_empty() {
-        format!("no findings in {objects}")
-    } else {
-        format!(
-            "{} ({}, {}, {}) in {objects}",
-            plural(report.findings.len(), "finding"),
-            plural(c.errors, "error"),
-            plural(c.warnings, "warning"),
-            plural(c.notes, "note"),
-        )
-    };
-    if report.suppressed > 0 {
-        line.push_str(&format!(
-            "; {} suppressed by {}",
-            report.suppressed,
-            crate::IGNORE_ANNOTATION
-        ));
-    }
-    line
 }

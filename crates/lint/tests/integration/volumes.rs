@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use podplace_lint::render::text;
+use podplace_report::text::lint as text;
 
 /// The text report of a PP013 fixture, loaded by its path relative to the
 /// crate so the snapshot names it the same everywhere.

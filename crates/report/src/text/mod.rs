@@ -19,6 +19,7 @@ macro_rules! paint {
     };
 }
 
+pub mod lint;
 pub mod place;
 pub mod why;
 

@@ -1,4 +1,4 @@
-//! Findings as rustc prints diagnostics (through annotate-snippets, the
+//! `lint`'s text: findings as rustc prints diagnostics (through annotate-snippets, the
 //! renderer rustc itself uses): `warning[PP001]: message`, the file and
 //! position, the source excerpt with the offending term underlined, notes,
 //! help, and the fix as a YAML patch.
@@ -8,8 +8,8 @@ use std::ops::Range;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use podplace_model::load::SourceMap;
 
-use crate::finding::{Finding, Location, Severity};
-use crate::Report;
+use podplace_lint::render::Counts;
+use podplace_lint::{Finding, Location, Report, Severity};
 
 /// Renders a whole report, ending with the summary line.
 pub fn render(report: &Report, sources: &SourceMap, color: bool) -> String {
@@ -23,9 +23,42 @@ pub fn render(report: &Report, sources: &SourceMap, color: bool) -> String {
         out.push_str(&render_finding(f, sources, &renderer));
         out.push_str("\n\n");
     }
-    out.push_str(&super::summary(report));
+    out.push_str(&summary(report));
     out.push('\n');
     out
+}
+
+/// The one-line summary ending every text report (`2 findings (1 error,
+/// 1 warning, 0 notes) in 5 objects`), which CI logs grep for.
+pub fn summary(report: &Report) -> String {
+    let c = Counts::of(report);
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("{n} {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
+    let objects = plural(report.objects, "object");
+    let mut line = if report.findings.is_empty() {
+        format!("no findings in {objects}")
+    } else {
+        format!(
+            "{} ({}, {}, {}) in {objects}",
+            plural(report.findings.len(), "finding"),
+            plural(c.errors, "error"),
+            plural(c.warnings, "warning"),
+            plural(c.notes, "note"),
+        )
+    };
+    if report.suppressed > 0 {
+        line.push_str(&format!(
+            "; {} suppressed by {}",
+            report.suppressed,
+            podplace_lint::IGNORE_ANNOTATION
+        ));
+    }
+    line
 }
 
 /// A slice of a file's lines with the byte offset of each line, so that
