@@ -93,3 +93,71 @@ pub fn render(out: &mut impl Write, result: &PlaceResult) -> Result<()> {
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+    use crate::place::{PlaceResult, Placement};
+    use crate::Counted;
+
+    fn text(result: &PlaceResult) -> String {
+        let mut out = Vec::new();
+        render(&mut out, result).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn pod(name: &str, workload: &str, node: Option<&str>, message: &str) -> Placement {
+        Placement {
+            pod: name.into(),
+            workload: workload.into(),
+            node: node.map(Into::into),
+            message: message.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn nothing_waiting_is_one_line() {
+        assert_eq!(
+            text(&PlaceResult::default()),
+            "No pods are waiting to be scheduled.\n"
+        );
+    }
+
+    #[test]
+    fn workloads_sorted_pods_aligned_counted_replicas_folded() {
+        let full = "0/2 nodes are available: 2 Insufficient cpu.";
+        let mut tied = pod("ns/web-a", "Deployment/ns/web", Some("n3"), "");
+        tied.tied = (0..8).map(|i| format!("n{i}")).collect();
+        let mut gated = pod("ns/batch-0", "Job/ns/batch", None, "waiting for gates");
+        gated.gated = Some("waiting for gates".into());
+        let result = PlaceResult {
+            placements: vec![
+                tied,
+                pod("ns/web-long-name", "Deployment/ns/web", None, full),
+                gated,
+                pod("ns/big-0", "Deployment/ns/big", None, full),
+            ],
+            counted: vec![Counted {
+                workload: "Deployment/ns/big".into(),
+                pod: "ns/big-0".into(),
+                replicas: 1_999_999_999,
+                message: full.into(),
+            }],
+            placed: 1,
+            pending: 2_000_000_002,
+        };
+        assert_eq!(
+            text(&result),
+            "Deployment/ns/big\n  \
+             2,000,000,000 more replicas of Deployment/ns/big stay Pending: 0/2 nodes are available: 2 Insufficient cpu.\n\
+             Deployment/ns/web\n  \
+             ns/web-a          n3  (tied with n0, n1, n2, n4, n5 and 2 more)\n  \
+             ns/web-long-name  Pending  0/2 nodes are available: 2 Insufficient cpu.\n\
+             Job/ns/batch\n  \
+             ns/batch-0  Gated  waiting for gates\n\
+             \n\
+             1 placed, 2,000,000,002 pending\n"
+        );
+    }
+}
