@@ -29,7 +29,8 @@ mod volumes;
 mod why;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use support::{Live, LiveTest};
@@ -81,14 +82,41 @@ fn main() -> std::process::ExitCode {
     // Started by the first test that runs (none for --list or a filter
     // that matches nothing), stopped when this Arc's last owner drops it.
     let shared: Arc<OnceLock<Result<Live, String>>> = Arc::new(OnceLock::new());
+    let times: Arc<Mutex<Vec<(String, Duration)>>> = Arc::default();
     let trials = tests
         .into_iter()
         .map(|t| {
             let shared = shared.clone();
-            Trial::test(t.name.clone(), move || run(&shared, &t))
+            let times = times.clone();
+            Trial::test(t.name.clone(), move || {
+                let start = Instant::now();
+                let outcome = run(&shared, &t);
+                if let Ok(mut times) = times.lock() {
+                    times.push((t.name.clone(), start.elapsed()));
+                }
+                outcome
+            })
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
+    // Where the suite's time goes (CI has a time budget): each test's time
+    // with its cleanup, the slowest first.
+    if let Ok(mut times) =
+        times
+            .lock()
+            .map_err(|_| ())
+            .and_then(|t| if t.is_empty() { Err(()) } else { Ok(t) })
+    {
+        times.sort_by(|a, b| b.1.cmp(&a.1));
+        let total: Duration = times.iter().map(|(_, d)| *d).sum();
+        eprintln!(
+            "live test times ({:.0}s in all, slowest first):",
+            total.as_secs_f64()
+        );
+        for (name, took) in times.iter() {
+            eprintln!("  {:6.1}s  {name}", took.as_secs_f64());
+        }
+    }
     if std::env::var_os("PODPLACE_LIVE_TIMELINE").is_some_and(|v| v == "1") {
         if let Some(Ok(live)) = shared.get() {
             eprintln!("--- live timeline ---\n{}", live.timeline.render());
