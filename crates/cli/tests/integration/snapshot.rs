@@ -303,8 +303,12 @@ fn partial_snapshot_is_marked_and_every_command_warns_once() {
     assert_eq!(code, 0, "stderr: {stderr}");
     let full = std::fs::read_to_string(dir.join("full.yaml")).expect("written");
     assert!(
-        !full.contains("SnapshotStatus"),
-        "a complete snapshot is not marked"
+        !full.contains("unreadable") && !full.contains("name: partial"),
+        "a complete snapshot is not marked partial"
+    );
+    assert!(
+        full.contains("formatVersion: 1") && full.contains("- policy/v1/PodDisruptionBudget"),
+        "a snapshot names its format and the kinds it holds"
     );
 
     server.answer(
