@@ -72,13 +72,13 @@ pub fn encode_map(map: &Map, strings: &mut Interner) -> Value {
     })
 }
 
-fn ceil_mib(bytes: i64) -> i64 {
+pub(crate) fn ceil_mib(bytes: i64) -> i64 {
     (bytes + MIB - 1).div_euclid(MIB)
 }
 
 /// A pod name split after its last '-' (`ns/web-7d9f8-` and `x2k9q`); a
 /// name without one is all rest.
-fn split_name(name: &str) -> (&str, &str) {
+pub(crate) fn split_name(name: &str) -> (&str, &str) {
     match name.rfind('-') {
         Some(i) => name.split_at(i + 1),
         None => ("", name),

@@ -13,15 +13,17 @@
 //! world, calls the library and picks a renderer.
 
 mod encode;
+pub mod html;
 pub mod json;
 pub mod place;
 pub mod text;
 pub mod why;
 
-use minijinja::{Environment, Value};
 use serde::Serialize;
 
 pub use encode::{encode_map, Interner};
+pub use html::rebalance::rebalance_html;
+pub use html::simulate::simulate_html;
 
 /// One node of the placement map: what the node panel shows when the node is
 /// clicked and what the fill modes need.
@@ -113,10 +115,6 @@ pub struct WhyReport {
     pub why: serde_json::Value,
 }
 
-const TEMPLATE: &str = include_str!("../templates/report.html");
-const SCRIPT: &str = include_str!("assets/report.js");
-const STYLE: &str = include_str!("assets/report.css");
-
 /// Renders `place -o html`.
 pub fn place_html(report: &PlaceReport) -> String {
     let mut strings = Interner::default();
@@ -134,7 +132,7 @@ pub fn place_html(report: &PlaceReport) -> String {
         "podplace place: {} placed, {} Pending",
         report.placed, report.pending
     );
-    render(&title, &data)
+    html::render(html::Page::Report, &title, &data)
 }
 
 /// Renders `why -o html`.
@@ -149,29 +147,7 @@ pub fn why_html(report: &WhyReport) -> String {
         "strings": strings.into_strings(),
     });
     let pod = report.why.get("pod").and_then(|p| p.as_str()).unwrap_or("");
-    render(&format!("podplace why {pod}"), &data)
-}
-
-/// Fills the page template. The data is JSON inside a `<script
-/// type="application/json">`: `<` is written as `\u003c`, so no string in it
-/// can close the element.
-fn render(title: &str, data: &serde_json::Value) -> String {
-    let json = serde_json::to_string(data)
-        .expect("report data is plain JSON")
-        .replace('<', "\\u003c");
-    let mut env = Environment::new();
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("report.html", TEMPLATE)
-        .expect("the report template parses");
-    let template = env.get_template("report.html").expect("just added");
-    template
-        .render(minijinja::context! {
-            title => title,
-            style => Value::from_safe_string(STYLE.to_string()),
-            script => Value::from_safe_string(SCRIPT.replace("</", "<\\/")),
-            data => Value::from_safe_string(json),
-        })
-        .expect("the report template renders")
+    html::render(html::Page::Report, &format!("podplace why {pod}"), &data)
 }
 
 #[cfg(test)]

@@ -244,6 +244,13 @@ pub struct PodView {
     /// scheduling gates: [a]`): it is not tried and gets no
     /// FailedScheduling message.
     pub gated: Option<String>,
+    /// Requested CPU in millicores, for `simulate -o html`'s map (its
+    /// requested-CPU fill); not in `-o json`.
+    #[serde(skip)]
+    pub cpu_milli: i64,
+    /// Requested memory in bytes, as `cpu_milli`.
+    #[serde(skip)]
+    pub memory: i64,
 }
 
 /// One node after a step.
@@ -255,6 +262,19 @@ pub struct NodeView {
     pub unschedulable: bool,
     /// Ready condition.
     pub ready: bool,
+    /// `metadata.labels`, sorted by key: `simulate -o html` draws its map's
+    /// columns from them (zone, or `--group-by`); not in `-o json`.
+    #[serde(skip)]
+    pub labels: Vec<(String, String)>,
+    /// `spec.taints` as `key=value:Effect` (the map's node panel).
+    #[serde(skip)]
+    pub taints: Vec<String>,
+    /// Allocatable CPU in millicores (the map's requested-CPU fill).
+    #[serde(skip)]
+    pub cpu_milli: i64,
+    /// Allocatable memory in bytes.
+    #[serde(skip)]
+    pub memory: i64,
 }
 
 /// Everything a step reports.

@@ -390,10 +390,30 @@ impl Simulation {
         let nodes = self
             .state()
             .node_ids()
-            .map(|n| NodeView {
-                name: self.state().node(n).name.to_string(),
-                unschedulable: self.state().node(n).unschedulable,
-                ready: self.node_ready(n),
+            .map(|n| {
+                let node = self.state().node(n);
+                let strings = self.state().interner();
+                let s = |sym| strings.resolve(sym).to_string();
+                let mut labels: Vec<(String, String)> =
+                    node.labels.iter().map(|(k, v)| (s(k), s(v))).collect();
+                labels.sort();
+                NodeView {
+                    name: node.name.to_string(),
+                    unschedulable: node.unschedulable,
+                    ready: self.node_ready(n),
+                    labels,
+                    taints: node
+                        .taints
+                        .iter()
+                        .map(|t| {
+                            let value = strings.resolve(t.value);
+                            let eq = if value.is_empty() { "" } else { "=" };
+                            format!("{}{eq}{value}:{}", s(t.key), t.effect.as_str())
+                        })
+                        .collect(),
+                    cpu_milli: node.allocatable.milli_cpu,
+                    memory: node.allocatable.memory,
+                }
             })
             .collect();
         StepReport {

@@ -479,6 +479,8 @@ impl Simulation {
             terminating: info.is_some_and(|i| i.deleting_since.is_some()),
             message: info.map(|i| i.message.clone()).unwrap_or_default(),
             gated: self.gated(id),
+            cpu_milli: self.world.state().pod(id).requests.milli_cpu,
+            memory: self.world.state().pod(id).requests.memory,
         }
     }
 
