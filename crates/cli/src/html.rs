@@ -11,8 +11,12 @@ use podplace_world::World;
 pub enum ReportFormat {
     /// Human-readable text (colored on terminals unless NO_COLOR is set).
     Text,
-    /// JSON.
+    /// JSON, with `schemaVersion` first (docs/json-schema.md).
     Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One `pod/NAME` line per pod listed, as kubectl's `-o name`.
+    Name,
     /// One self-contained HTML page (docs/html-report.md): the placement
     /// map, inline script and data; opens from file://, fetches nothing.
     Html,

@@ -1,7 +1,7 @@
 //! `podplace lint`: static checks of manifests for affinity pitfalls, with
 //! rule ids, file:line:column spans, fixes, and CI exit codes.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -20,8 +20,10 @@ use crate::Exit;
 pub enum LintFormat {
     /// rustc-style diagnostics with source excerpts (colored on terminals unless NO_COLOR is set).
     Text,
-    /// JSON: `{"findings": [...], "summary": {...}}`.
+    /// JSON: `{"schemaVersion": "1.0", "findings": [...], "summary": {...}}`.
     Json,
+    /// The JSON document as YAML.
+    Yaml,
     /// SARIF 2.1.0 (GitHub code scanning).
     Sarif,
 }
@@ -246,11 +248,25 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         }
     };
     let rendered = match args.output.output {
-        LintFormat::Text => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            podplace_report::text::lint::render(&report, &source_map, color)
+        LintFormat::Text => podplace_report::text::lint::render(
+            &report,
+            &source_map,
+            crate::color::stdout_colored(),
+        ),
+        LintFormat::Json | LintFormat::Yaml => {
+            let mut text = Vec::new();
+            let syntax = match args.output.output {
+                LintFormat::Yaml => crate::output::Syntax::Yaml,
+                _ => crate::output::Syntax::Json,
+            };
+            crate::output::write(
+                &mut text,
+                syntax,
+                crate::output::Schema::Lint,
+                &render::json::document(&report),
+            )?;
+            String::from_utf8(text)?
         }
-        LintFormat::Json => render::json::render(&report),
         LintFormat::Sarif => render::sarif::render(&report),
     };
     let stdout = std::io::stdout();

@@ -3,9 +3,12 @@
 //! when installed as `kubectl-podplace`.
 
 mod args;
+mod color;
+mod completion;
 mod html;
 mod lint;
 mod live_cases;
+mod output;
 mod place;
 mod rebalance;
 mod simulate;
@@ -49,6 +52,16 @@ struct Cli {
     /// every core. The answer is the same for every count.
     #[arg(long = "threads", value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+    /// When text output is colored: `auto` (on a terminal, unless NO_COLOR
+    /// is set), `always` or `never`, as kubectl's and git's flag.
+    #[arg(
+        long = "color",
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        global = true
+    )]
+    color: color::ColorChoice,
 }
 
 /// Output formats.
@@ -56,8 +69,21 @@ struct Cli {
 pub enum OutputFormat {
     /// Human-readable text (colored on terminals unless NO_COLOR is set).
     Text,
-    /// JSON.
+    /// JSON, with `schemaVersion` first (docs/json-schema.md).
     Json,
+    /// The JSON document as YAML.
+    Yaml,
+}
+
+impl OutputFormat {
+    /// The machine-readable syntax, if this is one.
+    pub fn document(self) -> Option<output::Syntax> {
+        match self {
+            OutputFormat::Text => None,
+            OutputFormat::Json => Some(output::Syntax::Json),
+            OutputFormat::Yaml => Some(output::Syntax::Yaml),
+        }
+    }
 }
 
 /// Process exit codes, as DESIGN.md sets them.
@@ -120,6 +146,14 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
+    /// Print a shell completion script (bash, zsh, fish, powershell), as
+    /// `kubectl completion SHELL` does; see `podplace completion --help`
+    /// for how to load it.
+    #[command(after_long_help = completion::SETUP)]
+    Completion(completion::CompletionArgs),
+    /// Print the man page of podplace or of one of its commands (roff, for
+    /// `man -l -`), generated from this command line's definition.
+    Man(completion::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -147,6 +181,7 @@ fn main() -> ExitCode {
             .num_threads(usize::from(n))
             .build_global();
     }
+    cli.color.apply();
     let mut setup = podplace_engine::SchedulerSetup::default();
     if let Some(path) = &cli.scheduler_config {
         match podplace_config::load(path) {
@@ -187,6 +222,8 @@ fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
         Command::Rebalance(args) => rebalance::run(*args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
+        Command::Completion(args) => completion::completion(&args, Cli::command()),
+        Command::Man(args) => completion::man(&args, Cli::command()),
     };
     match result {
         Ok(Exit::Ok) => ExitCode::SUCCESS,

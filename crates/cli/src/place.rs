@@ -155,10 +155,17 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match output {
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &result)?;
-            writeln!(out)?;
-        }
+        ReportFormat::Json | ReportFormat::Yaml => crate::output::write(
+            &mut out,
+            crate::output::Syntax::of(output),
+            crate::output::Schema::Place,
+            &result,
+        )?,
+        ReportFormat::Name => crate::output::write_names(
+            &mut out,
+            "pod",
+            result.placements.iter().map(|p| p.pod.as_str()),
+        )?,
         ReportFormat::Text => podplace_report::text::place::render(&mut out, &result)?,
         ReportFormat::Html => {
             let report = podplace_report::PlaceReport {

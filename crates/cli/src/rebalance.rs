@@ -379,8 +379,16 @@ async fn live(
                     execution,
                 }) => {
                     let summary = run_summary(*planned, *kept, execution.as_ref(), execute);
-                    if output == OutputFormat::Json {
-                        println!("{}", serde_json::json!({"run": summary}));
+                    if let Some(syntax) = output.document() {
+                        let line = crate::output::write_line(
+                            &mut std::io::stdout().lock(),
+                            syntax,
+                            crate::output::Schema::RebalanceRun,
+                            &serde_json::json!({"run": summary}),
+                        );
+                        if let Err(e) = line {
+                            eprintln!("error: {e}");
+                        }
                     } else {
                         eprintln!("{summary}");
                     }
@@ -574,12 +582,17 @@ fn print_plan(
             t.rank_seconds
         );
     }
-    if output == OutputFormat::Json {
+    if let Some(syntax) = output.document() {
         let mut v = serde_json::to_value(plan)?;
         if let Some(r) = report {
             v["execution"] = serde_json::to_value(r)?;
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::write(
+            &mut std::io::stdout().lock(),
+            syntax,
+            crate::output::Schema::Rebalance,
+            &v,
+        )?;
         return Ok(());
     }
     print!("{}", render_text(plan, report, verbose, dry_run));

@@ -105,11 +105,16 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match args.output.output {
-        OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &json(&run))?;
-            writeln!(out)?;
-        }
-        _ => render_text(&mut out, &run, !args.no_table)?,
+        OutputFormat::Json | OutputFormat::Yaml => crate::output::write(
+            &mut out,
+            args.output
+                .output
+                .document()
+                .unwrap_or(crate::output::Syntax::Json),
+            crate::output::Schema::Simulate,
+            &json(&run),
+        )?,
+        OutputFormat::Text => render_text(&mut out, &run, !args.no_table)?,
     }
     let failed = run.failed_expectations();
     let any_finding = run.steps.iter().any(|s| !s.findings.is_empty());

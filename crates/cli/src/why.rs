@@ -223,9 +223,14 @@ pub fn explain_in(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.output.output {
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &podplace_report::json::why::why(&answer))?;
-            writeln!(out)?;
+        ReportFormat::Json | ReportFormat::Yaml => crate::output::write(
+            &mut out,
+            crate::output::Syntax::of(args.output.output),
+            crate::output::Schema::Why,
+            &podplace_report::json::why::why(&answer),
+        )?,
+        ReportFormat::Name => {
+            crate::output::write_names(&mut out, "pod", [answer.explanation.pod.as_str()])?
         }
         ReportFormat::Text => podplace_report::text::why::render(&mut out, &answer)?,
         ReportFormat::Html => {

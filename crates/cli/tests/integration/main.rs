@@ -8,6 +8,7 @@ mod bounds;
 mod counted;
 mod hostile;
 mod installs;
+mod kubectl_habits;
 mod lint;
 mod live_cases;
 mod place;

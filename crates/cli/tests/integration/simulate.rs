@@ -12,7 +12,7 @@ fn simulate_json(scenario: &str) -> (Vec<Value>, i32) {
     let v: Value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"));
     let obj = v.as_object().expect("an object");
-    assert_eq!(obj.keys().collect::<Vec<_>>(), ["steps"]);
+    assert_eq!(obj.keys().collect::<Vec<_>>(), ["schemaVersion", "steps"]);
     (v["steps"].as_array().expect("steps").clone(), code)
 }
 

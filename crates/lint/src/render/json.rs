@@ -84,10 +84,11 @@ struct Output<'a> {
     summary: Summary,
 }
 
-/// The report as pretty-printed JSON.
-pub fn render(report: &Report) -> String {
+/// The report's JSON document, for callers that write it themselves (the
+/// CLI adds `schemaVersion` and also writes it as YAML).
+pub fn document(report: &Report) -> impl Serialize + '_ {
     let c = Counts::of(report);
-    let out = Output {
+    Output {
         findings: report.findings.iter().map(JsonFinding::of).collect(),
         summary: Summary {
             errors: c.errors,
@@ -96,8 +97,13 @@ pub fn render(report: &Report) -> String {
             objects: report.objects,
             suppressed: report.suppressed,
         },
-    };
-    let mut s = serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".to_string());
+    }
+}
+
+/// The report as pretty-printed JSON.
+pub fn render(report: &Report) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&document(report)).unwrap_or_else(|_| "{}".to_string());
     s.push('\n');
     s
 }
