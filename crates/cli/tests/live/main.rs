@@ -91,7 +91,17 @@ fn main() -> std::process::ExitCode {
             Trial::test(t.name.clone(), move || {
                 let start = Instant::now();
                 let outcome = run(&shared, &t);
-                let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
+                if let Ok(mut times) = times.lock() {
+                    times.push((t.name.clone(), start.elapsed()));
+                }
+                outcome
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    // Where the suite's time goes (CI has a time budget): each test's time
+    // with its cleanup, the slowest first.
+    let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
     if !times.is_empty() {
         times.sort_by(|a, b| b.1.cmp(&a.1));
         let total: Duration = times.iter().map(|(_, d)| *d).sum();
