@@ -365,6 +365,12 @@ fn bench(args: &Args) -> anyhow::Result<()> {
         }
         None => None,
     };
+    eprintln!("measuring placement variants and one workload's replicas...");
+    let placement = run_child(&json_path, Some("--placement"))?;
+    let replicas = podplace_bench::placement::REPLICA_ROWS
+        .iter()
+        .map(|n| replicas_child(*n))
+        .collect::<anyhow::Result<Vec<Value>>>()?;
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -379,7 +385,24 @@ fn bench(args: &Args) -> anyhow::Result<()> {
         &r,
         y.as_ref(),
     );
+    podplace_bench::placement::print(&placement, &replicas);
     Ok(())
+}
+
+/// `measure --replicas N` in a child process.
+fn replicas_child(replicas: usize) -> anyhow::Result<Value> {
+    let exe = std::env::current_exe().context("cannot find own executable")?;
+    let out = Command::new(exe)
+        .args(["measure", "--replicas", &replicas.to_string()])
+        .output()
+        .context("cannot run measurement")?;
+    if !out.status.success() {
+        bail!(
+            "measurement of {replicas} replicas failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("bad measurement output")
 }
 
 /// Prints the markdown report.

@@ -91,3 +91,70 @@ pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, Me
     }
     Ok(json!({"file": file.display().to_string(), "rows": rows}))
 }
+
+/// The replica counts the full report measures one workload at.
+pub const REPLICA_ROWS: [usize; 4] = [2_500, 5_000, 10_000, 20_000];
+
+fn secs(v: &Value) -> String {
+    let s = v.as_f64().unwrap_or(0.0);
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+fn spread(v: &Value) -> String {
+    format!(
+        "{} [{}–{}]",
+        secs(&v["median"]),
+        secs(&v["min"]),
+        secs(&v["max"])
+    )
+}
+
+/// Prints the placement rows ([`run`]'s JSON) and the one-workload rows
+/// (`replicas::run`'s JSON, one per count) as markdown tables, with the
+/// issue's targets.
+pub fn print(placement: &Value, replicas: &[Value]) {
+    println!("\n| place pending pods (median [min–max]) | workers | CPU | wall | same nodes for every worker count | peak RSS |");
+    println!("|---|---:|---:|---:|---|---:|");
+    for r in placement["rows"].as_array().into_iter().flatten() {
+        println!(
+            "| {} of {}, {} | {} | {} | {} | {} | {} MiB |",
+            r["placed"],
+            r["pending"],
+            if r["sampling"].as_bool() == Some(true) {
+                "node sampling"
+            } else {
+                "every node scored"
+            },
+            r["threads"],
+            spread(&r["cpu_s"]),
+            spread(&r["wall_s"]),
+            if r["identical"].as_bool() == Some(true) {
+                "yes"
+            } else {
+                "NO"
+            },
+            r["peak_kib"].as_u64().unwrap_or(0) / 1024
+        );
+    }
+    println!("\nTargets (issue 17): placing 10,000 pending pods ≤ 1.0 s CPU with one worker, ≤ 0.6 s wall with all cores.");
+    println!("\n| one Deployment on 30 nodes | load + expand + build + place CPU | expand | build | place | wall | peak RSS |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for r in replicas {
+        println!(
+            "| {} replicas ({} placed) | {} | {} | {} | {} | {} | {} MiB |",
+            r["replicas"],
+            r["placed"],
+            secs(&r["total_cpu_s"]),
+            secs(&r["expand_cpu_s"]),
+            secs(&r["build_cpu_s"]),
+            secs(&r["place_cpu_s"]),
+            secs(&r["total_s"]),
+            r["peak_kib"].as_u64().unwrap_or(0) / 1024
+        );
+    }
+    println!("\nTarget (issue 17): 20,000 replicas of one workload in under 1 s.");
+}
