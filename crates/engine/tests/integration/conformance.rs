@@ -3,11 +3,31 @@
 //! (`tests/data/conformance-podplace`), and — when it sits beside the
 //! repository — the growing upstream corpus `../shared/conformance`, whose
 //! every case must also be in the repository's copy, byte for byte. None is
-//! skipped: the corpus is the judge.
+//! skipped: the corpus is the judge. Cases carrying a KubeSchedulerConfiguration
+//! (`tests/data/conformance-podplace/config-*`, recorded on the real
+//! kube-scheduler) are judged with it, read by podplace-config.
 
 use std::path::{Path, PathBuf};
 
-use podplace_engine::conformance::{case_files, run_file};
+use podplace_engine::conformance::{case_files, run_file_with, Judge};
+use podplace_engine::SchedulerSetup;
+
+/// Reads a case's configuration as `--scheduler-config` does.
+fn read_config(label: &str, config: &serde_json::Value) -> Result<SchedulerSetup, String> {
+    let text = serde_json::to_string_pretty(config).map_err(|e| format!("{label}: {e}"))?;
+    let c = podplace_config::parse(label, &text).map_err(|e| e.to_string())?;
+    Ok(SchedulerSetup::configured(
+        c.profiles,
+        c.percentage_of_nodes_to_score,
+    ))
+}
+
+fn judge() -> Judge<'static> {
+    Judge {
+        setup: None,
+        read_config: Some(&read_config),
+    }
+}
 
 /// The repository's own test data.
 fn data_dir() -> PathBuf {
@@ -38,7 +58,7 @@ fn run_corpus(dir: &Path, must_have_cases: bool) -> (usize, Vec<String>) {
     );
     let mut failures = Vec::new();
     for file in &files {
-        let report = run_file(file);
+        let report = run_file_with(file, judge());
         if !report.mismatches.is_empty() {
             failures.push(format!(
                 "{}:\n  {}",
