@@ -15,6 +15,7 @@ mod differential;
 mod error;
 mod input;
 mod json;
+mod kinds;
 pub mod limits;
 mod parallel;
 pub mod partial;
@@ -33,16 +34,16 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use error::{Cause, LoadError, LoadErrorDetail, LoadErrorKind};
 pub use input::{read_bounded, InvalidUtf8};
+pub use kinds::snapshot_kinds;
+use kinds::{read_from_cluster, Kind, KNOWN};
 pub use yaml::yaml_message;
 
 use crate::inventory::{Inventory, Origin, Sourced};
-use crate::validate::{self, FieldError, FieldPath, PathSegment};
+use crate::validate::{FieldError, FieldPath, PathSegment};
 
 /// Where to read objects from, like one `kubectl -f` argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -377,166 +378,6 @@ fn parse(name: &str, text: &str) -> Result<Parsed, LoadError> {
 /// Documents whose heads are still to be read.
 fn unread(docs: Vec<json::JsonDoc>) -> Vec<(json::JsonDoc, Option<json::JsonHead>)> {
     docs.into_iter().map(|d| (d, None)).collect()
-}
-
-/// Kinds podplace reads, with the apiVersion it reads them in.
-const KNOWN: [(&str, &str); 24] = [
-    ("v1", "Node"),
-    ("v1", "Pod"),
-    ("v1", "Namespace"),
-    ("v1", "Service"),
-    ("v1", "ReplicationController"),
-    ("apps/v1", "ReplicaSet"),
-    ("apps/v1", "StatefulSet"),
-    ("apps/v1", "Deployment"),
-    ("apps/v1", "DaemonSet"),
-    ("batch/v1", "Job"),
-    ("batch/v1", "CronJob"),
-    ("policy/v1", "PodDisruptionBudget"),
-    ("scheduling.k8s.io/v1", "PriorityClass"),
-    ("node.k8s.io/v1", "RuntimeClass"),
-    ("v1", "PersistentVolume"),
-    ("v1", "PersistentVolumeClaim"),
-    ("storage.k8s.io/v1", "StorageClass"),
-    ("storage.k8s.io/v1", "CSINode"),
-    ("storage.k8s.io/v1", "CSIDriver"),
-    ("storage.k8s.io/v1", "CSIStorageCapacity"),
-    ("resource.k8s.io/v1", "ResourceClaim"),
-    ("resource.k8s.io/v1", "DeviceClass"),
-    ("resource.k8s.io/v1", "ResourceSlice"),
-    (partial::API_VERSION, partial::KIND),
-];
-
-/// Every kind this podplace reads, as `apiVersion/kind` (`v1/Pod`,
-/// `policy/v1/PodDisruptionBudget`): what a snapshot it writes lists as
-/// held ([`partial::SnapshotStatus::kinds`]).
-pub fn snapshot_kinds() -> Vec<String> {
-    KNOWN
-        .iter()
-        .filter(|(_, k)| *k != partial::KIND)
-        .map(|(a, k)| format!("{a}/{k}"))
-        .collect()
-}
-
-/// What the loader needs to know about each kind it reads.
-trait Kind:
-    DeserializeOwned + k8s_openapi::Metadata<Ty = ObjectMeta> + validate::ApiRules + Sized + 'static
-{
-    const NAMESPACED: bool;
-    /// Cluster-wide kinds that a snapshot and a chart commonly both carry:
-    /// a second definition is ignored with a warning instead of failing.
-    const DUPLICATE_KEEPS_FIRST: bool = false;
-    fn validate(&self) -> Vec<FieldError>;
-    fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>>;
-}
-
-macro_rules! kind {
-    ($t:ty, $ns:expr, $keep:expr, $field:ident, $validate:expr) => {
-        impl Kind for $t {
-            const NAMESPACED: bool = $ns;
-            const DUPLICATE_KEEPS_FIRST: bool = $keep;
-            fn validate(&self) -> Vec<FieldError> {
-                let f: fn(&$t) -> Vec<FieldError> = $validate;
-                f(self)
-            }
-            fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>> {
-                &mut inv.$field
-            }
-        }
-    };
-}
-
-kind!(Node, false, false, nodes, validate::validate_node);
-kind!(Pod, true, false, pods, validate::validate_pod);
-kind!(Namespace, false, true, namespaces, |_| Vec::new());
-kind!(Service, true, false, services, |_| Vec::new());
-kind!(
-    ReplicaSet,
-    true,
-    false,
-    replica_sets,
-    validate::validate_replica_set
-);
-kind!(
-    StatefulSet,
-    true,
-    false,
-    stateful_sets,
-    validate::validate_stateful_set
-);
-kind!(
-    ReplicationController,
-    true,
-    false,
-    replication_controllers,
-    validate::validate_replication_controller
-);
-kind!(
-    Deployment,
-    true,
-    false,
-    deployments,
-    validate::validate_deployment
-);
-kind!(
-    DaemonSet,
-    true,
-    false,
-    daemon_sets,
-    validate::validate_daemon_set
-);
-kind!(Job, true, false, jobs, validate::validate_job);
-kind!(CronJob, true, false, cron_jobs, validate::validate_cron_job);
-kind!(
-    PodDisruptionBudget,
-    true,
-    false,
-    pod_disruption_budgets,
-    validate::validate_pod_disruption_budget
-);
-kind!(PriorityClass, false, true, priority_classes, |_| Vec::new());
-kind!(PersistentVolume, false, false, persistent_volumes, |_| {
-    Vec::new()
-});
-kind!(
-    PersistentVolumeClaim,
-    true,
-    false,
-    persistent_volume_claims,
-    |_| Vec::new()
-);
-kind!(StorageClass, false, true, storage_classes, |_| Vec::new());
-kind!(CSINode, false, false, csi_nodes, |_| Vec::new());
-kind!(CSIDriver, false, true, csi_drivers, |_| Vec::new());
-kind!(
-    CSIStorageCapacity,
-    true,
-    false,
-    csi_storage_capacities,
-    |_| Vec::new()
-);
-kind!(ResourceClaim, true, false, resource_claims, |_| Vec::new());
-kind!(DeviceClass, false, true, device_classes, |_| Vec::new());
-kind!(ResourceSlice, false, false, resource_slices, |_| Vec::new());
-kind!(
-    RuntimeClass,
-    false,
-    true,
-    runtime_classes,
-    validate::validate_runtime_class
-);
-
-/// Whether an object was read from a cluster (`kubectl get -o yaml`, a
-/// snapshot): only the API server sets `uid`, `resourceVersion` and
-/// `creationTimestamp`. Such an object passed the API server's validation
-/// of its day, which later releases may tighten (ratcheting).
-fn read_from_cluster(meta: &ObjectMeta) -> bool {
-    meta.uid.as_deref().is_some_and(|u| !u.is_empty())
-        || meta
-            .resource_version
-            .as_deref()
-            .is_some_and(|r| !r.is_empty())
-        || meta.creation_timestamp.is_some()
 }
 
 /// The error for a key written twice in the JSON object `raw` (a slice of
@@ -1638,124 +1479,4 @@ impl State<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The scanner's head of a JSON object, when it gives one, is the one
-    /// serde decodes; when serde cannot decode the head, neither does the scanner.
-    #[test]
-    fn scanned_heads_agree_with_serde() {
-        let cases = [
-            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"b"}}"#,
-            r#"{"kind":"List","apiVersion":"v1","items":[{"a":1}, [2], "x", 3 , null,{"b":{"c":[]}}],"metadata":{}}"#,
-            r#"{ "apiVersion" : null , "kind" : "" , "items" : null , "metadata" : null }"#,
-            r#"{"items":[]}"#,
-            r#"{"items":{}}"#,
-            r#"{"items":"x"}"#,
-            r#"{}"#,
-            r#"{"kind":"Pod","kind":"Pod"}"#,
-            r#"{"apiVersion":"v1","apiVersion":null}"#,
-            r#"{"metadata":{},"metadata":{}}"#,
-            r#"{"items":[],"items":[]}"#,
-            r#"{"kind":5}"#,
-            r#"{"kind":true}"#,
-            r#"{"kind":"P\u006fd","api\u0056ersion":"v1"}"#,
-            r#"{"kind":"\ud800"}"#,
-            r#"{"kind":"a\"b\\"}"#,
-            r#"{"metadata":{"name":"x","name":"y"}}"#,
-            r#"{"metadata":{"name":1}}"#,
-            r#"{"metadata":{"namespace":null,"labels":{"name":"z"},"name":"n"}}"#,
-            r#"{"metadata":[]}"#,
-            r#"{"metadata":"m"}"#,
-            r#"{"other":{"kind":"Node"},"kind":"Pod","x":[1,{"y":"]}"}]}"#,
-            r#"[1,2]"#,
-            r#""str""#,
-            r#"null"#,
-        ];
-        for text in cases {
-            let serde = serde_json::from_str::<Head<'_>>(text)
-                .ok()
-                .map(|h| h.into_json_head(text));
-            let scanned = json::head(text, 0).map(|(h, _)| h);
-            if let Some(mut scanned) = scanned {
-                assert!(scanned.skipped_valid(text), "{text}");
-                scanned.skipped.clear();
-                assert_eq!(Some(scanned), serde, "{text}");
-            }
-        }
-        // The common shapes are read by the scanner.
-        let list = r#"{"kind":"List","items":[{"a":1}],"metadata":{"resourceVersion":""}}"#;
-        assert_eq!(json::head(list, 0).map(|(_, end)| end), Some(list.len()));
-        for bad in [
-            r#"{"kind":"List","x":[1,]}"#,
-            r#"{"kind":"List","metadata":{"a":tru}}"#,
-        ] {
-            assert!(json::head(bad, 0).is_some_and(|(h, _)| !h.skipped_valid(bad)));
-        }
-        assert_eq!(
-            json::quick_kind(r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet", "kind": 1}"#),
-            Some(("apps/v1", "ReplicaSet"))
-        );
-        assert_eq!(
-            json::quick_kind(r#"{"metadata": {"kind": "x"}, "kind": "Pod", "apiVersion": "v1"}"#),
-            Some(("v1", "Pod"))
-        );
-        assert_eq!(
-            json::quick_kind(r#"{"kind": "Pod", "apiVersion": null}"#),
-            None
-        );
-        assert_eq!(
-            json::quick_kind(r#"{"kind": "Pod", "kind": "Pod", "apiVersion": "v1"}"#),
-            None
-        );
-        assert_eq!(
-            json::quick_kind(r#"{"kind": "P\u006fd", "apiVersion": "v1"}"#),
-            None
-        );
-        assert_eq!(json::quick_kind(r#"{"kind": "Pod"}"#), None);
-    }
-
-    fn load_as(name: &str, text: &str) -> Result<String, LoadError> {
-        load(&[Source::Bytes {
-            name: name.to_string(),
-            data: text.as_bytes().to_vec(),
-        }])
-        .map(|inv| format!("{inv:?}"))
-    }
-
-    /// A `.json` file whose objects are checked as they are decoded loads
-    /// (or fails) exactly as when the whole text is checked first: the
-    /// syntax error wins over any problem of an object before it.
-    #[test]
-    fn json_checked_while_decoding_fails_as_when_checked_first() {
-        let base = r#"{"apiVersion": "v1", "items": [
-  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "b"}}},
-  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "x"},
-   "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
-  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}
- ], "kind": "List", "metadata": {"resourceVersion": ""}}
-{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}"#;
-        let mut variants = vec![base.to_string()];
-        for (i, _) in base.char_indices() {
-            for ins in [",", "]", "}", "\"", "x", "1", " {", "[]"] {
-                let mut t = base.to_string();
-                t.insert_str(i, ins);
-                variants.push(t);
-            }
-            let mut t = base.to_string();
-            t.remove(i);
-            variants.push(t);
-        }
-        // Texts that do not start with an object are checked first either way.
-        for text in variants.iter().filter(|t| t.trim_start().starts_with('{')) {
-            let got = format!("{:?}", load_as("a.json", text));
-            let want = match json::parse_stream("a.json", text) {
-                Err(e) => format!("{:?}", Err::<String, _>(e)),
-                // Valid JSON: the sniffing path checks it all first.
-                Ok(_) => format!("{:?}", load_as("a.json.sniffed", text))
-                    .replace("a.json.sniffed", "a.json"),
-            };
-            assert_eq!(got, want, "{text}");
-        }
-    }
-}
+mod tests;
