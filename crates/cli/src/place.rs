@@ -3,8 +3,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use podplace_report::place::{PlaceResult, Placement, Sampled};
-use podplace_report::Counted;
+use podplace_report::place::PlaceResult;
 use podplace_world::World;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
@@ -103,55 +102,8 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
              feasible nodes, so where several nodes score alike it may pick another of them"
         );
     }
-    let node_name = |n| state.node(n).name.to_string();
-    let rows: Vec<Placement> = world
-        .placements()
-        .iter()
-        .map(|p| Placement {
-            pod: world.pod_name(p.pod),
-            workload: world.workload(p.pod).to_string(),
-            node: p.node.map(node_name),
-            message: p.message.clone(),
-            tied: p.tied.iter().copied().map(node_name).collect(),
-            score: p.score,
-            gated: p.gated.clone(),
-            profile: world
-                .configured_profile(&state.pod(p.pod).scheduler_name)
-                .map(str::to_string),
-            sampled: p.sampled.as_ref().map(|s| Sampled {
-                to_find: s.to_find,
-                start: s.start,
-                processed: s.processed,
-                feasible: s.feasible_total,
-                certainty: s.certainty.kind(),
-            }),
-        })
-        .collect();
-    // Replicas counted by expansion share the verdict of the replica they
-    // follow, which can never be bound (see CountedReplicas).
-    let counted: Vec<Counted> = world
-        .inventory()
-        .counted_replicas
-        .iter()
-        .filter_map(|c| {
-            let id = world.pod_id(&c.namespace, &c.pod)?;
-            let p = world.placement(id).filter(|p| p.node.is_none())?;
-            Some(Counted {
-                workload: world.workload(id).to_string(),
-                pod: world.pod_name(id),
-                replicas: c.count,
-                message: p.message.clone(),
-            })
-        })
-        .collect();
-    let placed = rows.iter().filter(|r| r.node.is_some()).count() as u64;
-    let pending = rows.len() as u64 - placed + counted.iter().map(|c| c.replicas).sum::<u64>();
-    let result = PlaceResult {
-        placements: rows,
-        counted,
-        placed,
-        pending,
-    };
+    let result = PlaceResult::of(&world);
+    let (placed, pending) = (result.placed, result.pending);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match output {

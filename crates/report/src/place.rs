@@ -2,6 +2,7 @@
 //! Pending), as `place -o json` prints it. The text renderer
 //! ([`crate::text::place`]) and the HTML page read the same value.
 
+use podplace_world::World;
 use serde::Serialize;
 
 use crate::Counted;
@@ -68,4 +69,64 @@ pub struct Sampled {
     /// index) or `candidate-set` (with more workers which nodes are found
     /// first is a race: `node` is the best of one possible set).
     pub certainty: &'static str,
+}
+
+impl PlaceResult {
+    /// The answer of a built world: every placement it made (node names,
+    /// ties, scores, the profile and sampling that decided it) and the
+    /// replicas it counted rather than created, with the totals. The
+    /// command line only builds the world and hands this to a renderer.
+    pub fn of(world: &World) -> PlaceResult {
+        let state = world.state();
+        let node_name = |n| state.node(n).name.to_string();
+        let placements: Vec<Placement> = world
+            .placements()
+            .iter()
+            .map(|p| Placement {
+                pod: world.pod_name(p.pod),
+                workload: world.workload(p.pod).to_string(),
+                node: p.node.map(node_name),
+                message: p.message.clone(),
+                tied: p.tied.iter().copied().map(node_name).collect(),
+                score: p.score,
+                gated: p.gated.clone(),
+                profile: world
+                    .configured_profile(&state.pod(p.pod).scheduler_name)
+                    .map(str::to_string),
+                sampled: p.sampled.as_ref().map(|s| Sampled {
+                    to_find: s.to_find,
+                    start: s.start,
+                    processed: s.processed,
+                    feasible: s.feasible_total,
+                    certainty: s.certainty.kind(),
+                }),
+            })
+            .collect();
+        // Replicas counted by expansion share the verdict of the replica
+        // they follow, which can never be bound (see CountedReplicas).
+        let counted: Vec<Counted> = world
+            .inventory()
+            .counted_replicas
+            .iter()
+            .filter_map(|c| {
+                let id = world.pod_id(&c.namespace, &c.pod)?;
+                let p = world.placement(id).filter(|p| p.node.is_none())?;
+                Some(Counted {
+                    workload: world.workload(id).to_string(),
+                    pod: world.pod_name(id),
+                    replicas: c.count,
+                    message: p.message.clone(),
+                })
+            })
+            .collect();
+        let placed = placements.iter().filter(|r| r.node.is_some()).count() as u64;
+        let pending =
+            placements.len() as u64 - placed + counted.iter().map(|c| c.replicas).sum::<u64>();
+        PlaceResult {
+            placements,
+            counted,
+            placed,
+            pending,
+        }
+    }
 }
