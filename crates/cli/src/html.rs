@@ -6,6 +6,8 @@ use clap::{Args, ValueEnum};
 use podplace_report::{Map, MapNode, MapPod};
 use podplace_world::World;
 
+use crate::OutputFormat;
+
 /// `-o` of the commands with an HTML report (`place`, `why`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
@@ -20,6 +22,33 @@ pub enum ReportFormat {
     /// One self-contained HTML page (docs/html-report.md): the placement
     /// map, inline script and data; opens from file://, fetches nothing.
     Html,
+}
+
+/// `-o` of `simulate` and `rebalance`: their text, JSON and YAML, or one
+/// self-contained HTML page (a timeline; before and after maps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PageFormat {
+    /// Human-readable text (colored on terminals unless NO_COLOR is set).
+    Text,
+    /// JSON, with `schemaVersion` first (docs/json-schema.md).
+    Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One self-contained HTML page (docs/html-report.md): opens from
+    /// file://, fetches nothing.
+    Html,
+}
+
+impl PageFormat {
+    /// The format of the command's other outputs; callers handle `Html`
+    /// before asking (it maps to `Text`).
+    pub fn format(self) -> OutputFormat {
+        match self {
+            PageFormat::Text | PageFormat::Html => OutputFormat::Text,
+            PageFormat::Json => OutputFormat::Json,
+            PageFormat::Yaml => OutputFormat::Yaml,
+        }
+    }
 }
 
 /// `--group-by`: the label whose values are the map's columns.

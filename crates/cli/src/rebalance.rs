@@ -19,6 +19,7 @@ use podplace_runtime::live::{execute, ExecuteOptions, ExecutionReport, Step, Ste
 use podplace_runtime::metrics::Metrics;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
+use crate::html::{GroupByArgs, PageFormat};
 use crate::snapshot::ClusterArgs;
 use crate::{Exit, OutputFormat};
 
@@ -32,9 +33,12 @@ pub struct RebalanceArgs {
     /// podplace's default profile, see the README).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// `-o`.
+    /// `-o` (`html`: with `-f` only).
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<PageFormat>,
+    /// `--group-by` (`-o html`).
+    #[command(flatten)]
+    pub group_by: GroupByArgs,
     /// Evict for real (live clusters only; the default is a dry run that
     /// prints the plan).
     #[arg(long)]
@@ -203,7 +207,14 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
                 return Ok(exit_of(e.exit_code()));
             }
         };
+        if args.output.output == PageFormat::Html {
+            return report_html(inv, &planned.plan, &args);
+        }
         return report_dry_run(&planned.plan, &args);
+    }
+    if args.output.output == PageFormat::Html {
+        eprintln!("error: -o html draws a plan made from files: take a snapshot (podplace snapshot -o cluster.yaml) and pass it with -f");
+        return Ok(Exit::BadInput);
     }
     let exec_opts = match exec_options(&args) {
         Ok(o) => o,
@@ -361,7 +372,7 @@ async fn live(
             if args.execute { "evicting" } else { "dry run" }
         );
         daemon.start_election(timing.retry_period);
-        let output = args.output.output;
+        let output = args.output.output.format();
         let execute = args.execute;
         let stop = match stop_signal() {
             Ok(s) => s,
@@ -459,7 +470,7 @@ async fn live(
     print_plan(
         &plan_copy,
         Some(&report),
-        args.output.output,
+        args.output.output.format(),
         args.verbose.verbose,
         false,
     )?;
@@ -547,11 +558,44 @@ fn default_identity() -> String {
     format!("{base}_{:08x}", nanos ^ std::process::id())
 }
 
+/// `-o html` of a dry run from files: the map the plan was made on (the
+/// files' world, waiting pods placed) with the plan drawn over it; exit 1
+/// when it would evict anything, as the text does.
+fn report_html(
+    inv: podplace_model::inventory::Inventory,
+    plan: &Plan,
+    args: &RebalanceArgs,
+) -> Result<Exit> {
+    let world = match podplace_world::World::build(inv, &args.scheduler, args.seed.seed()) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+    };
+    let before = crate::html::map_of(&world, &args.group_by.group_by);
+    std::io::Write::write_all(
+        &mut std::io::stdout().lock(),
+        podplace_report::rebalance_html(plan, &before).as_bytes(),
+    )?;
+    Ok(if plan.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
+}
+
 /// Prints the plan (and, after `--execute`, what happened).
 /// A dry run's answer, from files or a live cluster: the plan, and exit 1
 /// when it would evict anything.
 fn report_dry_run(plan: &Plan, args: &RebalanceArgs) -> Result<Exit> {
-    print_plan(plan, None, args.output.output, args.verbose.verbose, true)?;
+    print_plan(
+        plan,
+        None,
+        args.output.output.format(),
+        args.verbose.verbose,
+        true,
+    )?;
     Ok(if plan.is_empty() {
         Exit::Ok
     } else {

@@ -15,6 +15,7 @@ use podplace_sim::{Run, Scenario};
 use serde::Serialize;
 
 use crate::args::{OutputArgs, SeedArgs};
+use crate::html::{GroupByArgs, PageFormat};
 use crate::{Exit, OutputFormat};
 
 /// Arguments of `podplace simulate`.
@@ -24,7 +25,10 @@ pub struct SimulateArgs {
     pub scenario: PathBuf,
     /// `-o`.
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub output: OutputArgs<PageFormat>,
+    /// `--group-by` (`-o html`).
+    #[command(flatten)]
+    pub group_by: GroupByArgs,
     /// `--seed`: overrides the scenario's `seed`.
     #[command(flatten)]
     pub seed: SeedArgs,
@@ -104,11 +108,15 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match args.output.output {
+    match args.output.output.format() {
+        _ if args.output.output == PageFormat::Html => {
+            out.write_all(podplace_report::simulate_html(&run, &args.group_by.group_by).as_bytes())?
+        }
         OutputFormat::Json | OutputFormat::Yaml => crate::output::write(
             &mut out,
             args.output
                 .output
+                .format()
                 .document()
                 .unwrap_or(crate::output::Syntax::Json),
             crate::output::Schema::Simulate,

@@ -308,9 +308,19 @@ fn write_page(name: &str, args: &[&str]) -> PathBuf {
     path.canonicalize().unwrap()
 }
 
+/// Every page in one headless Chromium (one start for the whole binary:
+/// CI is over its time budget); each check names itself when it fails.
 #[test]
-fn vault_why_page_names_the_blocking_workload_of_a_clicked_node() {
+fn pages_show_what_the_json_says() {
     let Some(chromium) = chromium() else { return };
+    let mut b = Browser::launch(&chromium, "pages");
+    vault_why_page_names_the_blocking_workload_of_a_clicked_node(&mut b);
+    place_page_draws_every_node_and_the_pending_pods(&mut b);
+    drift_simulate_page_shows_every_step_and_the_collapse(&mut b);
+    drift_rebalance_page_draws_one_arrow_per_eviction(&mut b);
+}
+
+fn vault_why_page_names_the_blocking_workload_of_a_clicked_node(b: &mut Browser) {
     let why: Value = serde_json::from_slice(&podplace(&[
         "why",
         "stokesnet/vault-2",
@@ -331,7 +341,6 @@ fn vault_why_page_names_the_blocking_workload_of_a_clicked_node() {
             "html",
         ],
     );
-    let mut b = Browser::launch(&chromium, "why");
     b.open(&page);
     // One cell per node.
     let cells = b.eval("document.querySelectorAll('#map .node').length");
@@ -406,14 +415,11 @@ fn vault_why_page_names_the_blocking_workload_of_a_clicked_node() {
     b.assert_clean(&page);
 }
 
-#[test]
-fn place_page_draws_every_node_and_the_pending_pods() {
-    let Some(chromium) = chromium() else { return };
+fn place_page_draws_every_node_and_the_pending_pods(b: &mut Browser) {
     let args = ["place", "-f", "examples/stories/vault"];
     let placed: Value =
         serde_json::from_slice(&podplace(&[&args[..], &["-o", "json"]].concat())).unwrap();
     let page = write_page("vault-place", &[&args[..], &["-o", "html"]].concat());
-    let mut b = Browser::launch(&chromium, "place");
     b.open(&page);
     // Nodes are named when there are few of them, one cell each, in zone
     // columns.
@@ -461,6 +467,221 @@ fn place_page_draws_every_node_and_the_pending_pods() {
     let columns = b.eval("document.querySelectorAll('#map .group').length");
     assert_eq!(columns.as_u64(), Some(names.len() as u64));
     b.assert_clean(&page);
+}
+
+/// Story 2's drift scenario: one list item per step (the initial state
+/// and each step of `-o json`), a replicas chart with one bar per step, each
+/// step's map holding the replicas `-o json` places on each node, and the
+/// collapse at the end (every replica on one node) in the map and the chart.
+fn drift_simulate_page_shows_every_step_and_the_collapse(b: &mut Browser) {
+    let args = ["simulate", "examples/stories/drift.yaml"];
+    let run: Value =
+        serde_json::from_slice(&podplace(&[&args[..], &["-o", "json"]].concat())).unwrap();
+    let steps = run["steps"].as_array().unwrap();
+    let page = write_page("drift-simulate", &[&args[..], &["-o", "html"]].concat());
+    b.open(&page);
+    let shown = b.eval("document.querySelectorAll('#steps li.step').length");
+    assert_eq!(
+        shown.as_u64(),
+        Some(steps.len() as u64 + 1),
+        "simulate: steps listed"
+    );
+    let slider = b.eval("Number(document.getElementById('step-slider').max)");
+    assert_eq!(
+        slider.as_u64(),
+        Some(steps.len() as u64),
+        "simulate: slider range"
+    );
+    let bars = b.eval(
+        "[...document.querySelectorAll('#charts .chart')].map(c => \
+         [c.dataset.workload, c.querySelectorAll('.bar').length])",
+    );
+    let bars = bars.as_array().unwrap();
+    assert!(
+        bars.iter()
+            .any(|c| c[0].as_str().unwrap().ends_with("/demo-app")
+                && c[1].as_u64() == Some(steps.len() as u64 + 1)),
+        "simulate: a demo-app chart with one bar per step: {bars:?}"
+    );
+    // Each step's map: per node, at most the replicas `-o json` places there
+    // (the JSON also lists terminating pods), and exactly those at the end.
+    for (k, step) in steps.iter().enumerate() {
+        let on_map = b.eval(&format!(
+            "document.querySelectorAll('#steps li.step')[{}].click(); \
+             Object.fromEntries([...document.querySelectorAll('#map .node')].map(n => \
+               [n.dataset.node, parseInt(n.querySelector('.fill').textContent) || 0]))",
+            k + 1
+        ));
+        let mut placed: std::collections::BTreeMap<String, u64> = Default::default();
+        for p in step["placements"].as_array().unwrap() {
+            if let Some(node) = p["node"].as_str() {
+                *placed.entry(node.to_string()).or_default() += 1;
+            }
+        }
+        for (node, count) in on_map.as_object().unwrap() {
+            let json = placed.get(node).copied().unwrap_or(0);
+            let count = count.as_u64().unwrap();
+            if k + 1 == steps.len() {
+                assert_eq!(count, json, "simulate: last step, {node}");
+            } else {
+                assert!(
+                    count <= json,
+                    "simulate: step {}, {node}: {count} > {json}",
+                    k + 1
+                );
+            }
+        }
+        let findings = b.eval("document.querySelectorAll('#findings .finding').length");
+        assert_eq!(
+            findings.as_u64(),
+            Some(step["findings"].as_array().unwrap().len() as u64),
+            "simulate: findings of step {}",
+            k + 1
+        );
+    }
+    // The collapse: at the last step one node holds every running replica.
+    let last = &steps[steps.len() - 1]["placements"];
+    let nodes: std::collections::BTreeSet<&str> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["node"].as_str())
+        .collect();
+    assert_eq!(nodes.len(), 1, "the drift story ends collapsed on one node");
+    let filled = b.eval(
+        "[...document.querySelectorAll('#map .node .fill')].filter(f => f.textContent).length",
+    );
+    assert_eq!(filled.as_u64(), Some(1));
+    b.screenshot("drift-simulate");
+    b.assert_clean(&page);
+}
+
+/// The drift rebalance: one arrow per eviction of `-o json` (and per wave
+/// when a wave is picked), each strategy's objective before and after, and
+/// the after map equal to the before map with each eviction applied.
+fn drift_rebalance_page_draws_one_arrow_per_eviction(b: &mut Browser) {
+    let args = [
+        "rebalance",
+        "-f",
+        "tests/data/fixtures/snapshots/drift-collapsed.yaml",
+    ];
+    let plan: Value =
+        serde_json::from_slice(&podplace(&[&args[..], &["-o", "json"]].concat())).unwrap();
+    let evictions = plan["evictions"].as_array().unwrap();
+    assert!(!evictions.is_empty());
+    let page = write_page("drift-rebalance", &[&args[..], &["-o", "html"]].concat());
+    b.open(&page);
+    let arrows = b.eval("document.querySelectorAll('#arrows .arrow').length");
+    assert_eq!(
+        arrows.as_u64(),
+        Some(evictions.len() as u64),
+        "rebalance: arrows"
+    );
+    let listed = b.eval("document.querySelectorAll('#eviction-list li').length");
+    assert_eq!(
+        listed.as_u64(),
+        Some(evictions.len() as u64),
+        "rebalance: listed"
+    );
+    // Per wave.
+    for wave in 1..=plan["waves"].as_u64().unwrap() {
+        let shown = b.eval(&format!(
+            "(() => {{ const w = document.getElementById('wave'); w.value = '{wave}'; \
+             w.dispatchEvent(new Event('change')); \
+             return [...document.querySelectorAll('#arrows .arrow')].map(a => a.dataset.pod) }})()"
+        ));
+        let expected: Vec<&Value> = evictions
+            .iter()
+            .filter(|e| e["wave"].as_u64() == Some(wave))
+            .map(|e| &e["pod"])
+            .collect();
+        assert_eq!(
+            shown.as_array().unwrap().iter().collect::<Vec<_>>(),
+            expected,
+            "rebalance: wave {wave}"
+        );
+    }
+    b.eval("(() => { const w = document.getElementById('wave'); w.value = '0'; w.dispatchEvent(new Event('change')) })()");
+    // Objectives, before -> after, as the plan says.
+    let rows = b.eval(
+        "[...document.querySelectorAll('#objective-table tr')].slice(1).map(r => \
+         [...r.querySelectorAll('td')].map(td => td.textContent))",
+    );
+    let rows = rows.as_array().unwrap();
+    let strategies = plan["strategies"].as_array().unwrap();
+    assert_eq!(rows.len(), strategies.len(), "rebalance: objective rows");
+    for (row, s) in rows.iter().zip(strategies) {
+        assert_eq!(row[0], s["strategy"]);
+        assert_eq!(row[2].as_str().unwrap(), s["before"].to_string());
+        assert_eq!(row[3].as_str().unwrap(), s["after"].to_string());
+    }
+    // After = before with every eviction applied (the workload the
+    // evictions move is the one filled).
+    let counts = |side: &str, b: &mut Browser| -> std::collections::BTreeMap<String, i64> {
+        let v = b.eval(&format!(
+            "Object.fromEntries([...document.querySelectorAll('#{side} .node')].map(n => \
+               [n.dataset.node, parseInt(n.querySelector('.fill').textContent) || 0]))"
+        ));
+        serde_json::from_value(v).unwrap()
+    };
+    let before = counts("before", b);
+    let mut expected = before.clone();
+    for e in evictions {
+        *expected.get_mut(e["from"].as_str().unwrap()).unwrap() -= 1;
+        *expected.get_mut(e["to"].as_str().unwrap()).unwrap() += 1;
+    }
+    assert_eq!(counts("after", b), expected, "rebalance: after map");
+    b.screenshot("drift-rebalance");
+    b.assert_clean(&page);
+}
+
+/// Regenerates the README's screenshots (docs/img/*.png) from the pages
+/// the checks above test: `cargo test -p podplace --test browser -- --ignored readme`.
+#[test]
+#[ignore = "rewrites docs/img/*.png"]
+fn readme_screenshots() {
+    let Some(chromium) = chromium() else { return };
+    let mut b = Browser::launch(&chromium, "readme");
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 1200, "height": 720, "deviceScaleFactor": 1, "mobile": false}),
+    );
+    let pages: [(&str, &[&str], &str); 4] = [
+        ("place", &["place", "-f", "examples/stories/vault"], ""),
+        (
+            "why",
+            &["why", "stokesnet/vault-2", "-f", "examples/stories/vault"],
+            "[...document.querySelectorAll('#map .node')].find(n => n.textContent.includes('InterPodAffinity'))?.click()",
+        ),
+        (
+            "simulate",
+            &["simulate", "examples/stories/drift.yaml"],
+            "document.querySelectorAll('#steps li.step')[4].click()",
+        ),
+        (
+            "rebalance",
+            &[
+                "rebalance",
+                "-f",
+                "tests/data/fixtures/snapshots/drift-collapsed.yaml",
+            ],
+            "",
+        ),
+    ];
+    let dir = repo().join("docs/img");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, args, action) in pages {
+        let page = write_page(&format!("readme-{name}"), &[args, &["-o", "html"]].concat());
+        b.open(&page);
+        if !action.is_empty() {
+            b.eval(action);
+        }
+        let shot = b.screenshot(&format!("readme-{name}"));
+        let size = std::fs::metadata(&shot).unwrap().len();
+        assert!(size < 200_000, "{name}: {size} bytes");
+        std::fs::copy(&shot, dir.join(format!("html-{name}.png"))).unwrap();
+        b.assert_clean(&page);
+    }
 }
 
 /// The 5,000-node measurement of docs/html-report.md: with

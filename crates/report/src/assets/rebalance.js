@@ -66,7 +66,7 @@
   function drawArrows() {
     arrows.textContent = "";
     var box = wrap.getBoundingClientRect();
-    arrows.setAttribute("width", wrap.scrollWidth); arrows.setAttribute("height", wrap.scrollHeight);
+    arrows.setAttribute("width", wrap.offsetWidth); arrows.setAttribute("height", wrap.offsetHeight);
     function center(n) {
       var r = afterMap.cells[n].getBoundingClientRect();
       return [r.left - box.left + wrap.scrollLeft + r.width / 2, r.top - box.top + wrap.scrollTop + r.height / 2];
