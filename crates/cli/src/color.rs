@@ -59,7 +59,6 @@ fn decide(choice: ColorChoice, terminal: bool, no_color: Option<&std::ffi::OsStr
 /// The width text on stdout should fit: the terminal's (`COLUMNS` first,
 /// as shells export it), or `None` when stdout is not a terminal, where
 /// lines are left whole.
-#[allow(dead_code)] // the Pending summary of `why` uses it (next commit)
 pub fn stdout_width() -> Option<usize> {
     if !std::io::stdout().is_terminal() {
         return None;
@@ -73,7 +72,6 @@ pub fn stdout_width() -> Option<usize> {
 /// `text` cut into lines of at most `width` characters at spaces, each
 /// continuation indented by `indent` spaces; a word longer than the width
 /// stays whole. With no width (piped), the text is returned as it is.
-#[allow(dead_code)] // the Pending summary of `why` uses it (next commit)
 pub fn fit(text: &str, width: Option<usize>, indent: usize) -> String {
     let Some(width) = width else {
         return text.to_string();

@@ -9,6 +9,7 @@ mod html;
 mod lint;
 mod live_cases;
 mod output;
+mod pending;
 mod place;
 mod rebalance;
 mod simulate;

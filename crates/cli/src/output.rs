@@ -22,7 +22,6 @@ pub enum Schema {
     Why,
     /// `podplace why` without a pod: the Pending summary,
     /// docs/json-schema.md#why-pending.
-    #[allow(dead_code)] // the Pending summary of `why` (next commit)
     WhyPending,
     /// `podplace simulate`: docs/json-schema.md#simulate.
     Simulate,

@@ -23,8 +23,9 @@ use podplace_kube::FetchOptions;
 #[derive(Debug, Clone, clap::Args)]
 #[command(mut_arg("filenames", |a| a.conflicts_with_all(["kubeconfig", "context"])))]
 pub struct WhyArgs {
-    /// The pod: `name` or `namespace/name`.
-    pub pod: String,
+    /// The pod: `name` or `namespace/name`. None: every Pending pod,
+    /// grouped by workload, with its main cause (exit 1 when any).
+    pub pod: Option<String>,
     /// `-f`: the world's waiting pods are placed first, in queue order;
     /// none means the live cluster.
     #[command(flatten)]
@@ -117,7 +118,8 @@ fn live(args: &WhyArgs) -> Result<Exit> {
         }
     };
     let mut args = args.clone();
-    if args.namespace.is_none() && !args.pod.contains('/') {
+    let pod = args.pod.clone().unwrap_or_default();
+    if args.namespace.is_none() && !pod.contains('/') {
         args.namespace = Some(client.default_namespace().to_string());
     }
     let fetch = |cluster: &ClusterArgs| {
@@ -149,7 +151,7 @@ fn live(args: &WhyArgs) -> Result<Exit> {
         .iter()
         .any(|u| u.resource == "pods" && u.namespace.is_none());
     if pods_refused {
-        let namespace = match args.pod.split_once('/') {
+        let namespace = match pod.split_once('/') {
             Some((ns, _)) => ns.to_string(),
             None => args
                 .namespace
@@ -173,7 +175,7 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     // The pod's own namespace is read by now: when even its pods may not
     // be listed there is no pod to explain (it is not "not found").
     if let Some(u) = fetched.unreadable.iter().find(|u| u.resource == "pods") {
-        eprintln!("error: cannot explain pod {}: could not read {u}", args.pod);
+        eprintln!("error: cannot explain pod {pod}: could not read {u}");
         return Ok(Exit::ClusterError);
     }
     unreadable.extend(fetched.unreadable.iter().map(|u| u.to_string()));
@@ -205,7 +207,10 @@ pub fn explain_in(
             started.elapsed().as_secs_f64()
         );
     }
-    let id = match world.find_pod(&args.pod, args.namespace.as_deref()) {
+    let Some(pod) = &args.pod else {
+        return crate::pending::run(&world, args.output.output);
+    };
+    let id = match world.find_pod(pod, args.namespace.as_deref()) {
         Ok(id) => id,
         Err(e) => {
             eprintln!("error: {e}");

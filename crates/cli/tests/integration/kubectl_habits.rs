@@ -373,3 +373,25 @@ fn the_krew_script_describes_the_archive_it_packs() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// `why` without a pod: every Pending pod by workload with its main cause;
+/// exit 1 when any is Pending; -o json/yaml list the same; -o name too.
+#[test]
+fn why_without_a_pod_lists_the_pending_pods() {
+    let (text, err, code) = podplace(&["why", "-f", "vault"]);
+    assert_eq!(code, 1, "{err}");
+    insta::assert_snapshot!("pending_summary_text", text);
+    let (yaml, _, code) = podplace(&["why", "-f", "vault", "-o", "yaml"]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("pending_summary_yaml", yaml);
+    let (json, _, _) = podplace(&["why", "-f", "vault", "-o", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json, serde_saphyr::from_str::<Value>(&yaml).unwrap());
+    assert_eq!(json["count"], 1);
+    let (names, _, _) = podplace(&["why", "-f", "vault", "-o", "name"]);
+    assert_eq!(names, "pod/vault-2\n");
+    // Nothing Pending: exit 0.
+    let (text, err, code) = podplace(&["why", "-f", "vault-fixed"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text, "No pod is Pending.\n");
+}
