@@ -11,6 +11,7 @@
 //! it, and removes the case again.
 
 pub mod build;
+pub mod configs;
 pub mod families;
 
 use std::collections::BTreeMap;
@@ -81,6 +82,7 @@ fn resource(kind: &str) -> Option<(ApiResource, bool)> {
         "Namespace" => ("", "v1", "namespaces", false),
         "Node" => ("", "v1", "nodes", false),
         "Pod" => ("", "v1", "pods", true),
+        "Service" => ("", "v1", "services", true),
         "PersistentVolume" => ("", "v1", "persistentvolumes", false),
         "PersistentVolumeClaim" => ("", "v1", "persistentvolumeclaims", true),
         "StorageClass" => ("storage.k8s.io", "v1", "storageclasses", false),
