@@ -21,7 +21,7 @@ use crate::support::*;
 pub fn tests() -> Vec<LiveTest> {
     live_tests![
         configured_profiles_bind_where_podplace_predicts,
-        sampling_at_300_nodes_with_parallelism_1
+        sampling_with_parallelism_1_and_two_percentages
     ]
 }
 
@@ -169,24 +169,37 @@ async fn configured_profiles_bind_where_podplace_predicts(live: &Live) -> Result
 const SAMPLING_CONFIG: &str = r#"apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 parallelism: 1
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: sampled-90
+  percentageOfNodesToScore: 90
 "#;
 
-/// Sampling on a freshly started kube-scheduler with `parallelism: 1` and
-/// 300 equal nodes in three zones (registered in name order, as a
-/// snapshot lists them): each pod is scored on the 144 feasible nodes found
-/// from the start index, which moves on from pod to pod. podplace carries
-/// the index itself (the nodes each of its cycles processed); every real
-/// binding must be in podplace's tied set, which is that window, not the
-/// whole cluster.
+/// Nodes of the sampling check: enough for kube-scheduler to sample (it
+/// scores 100 of 120 with the adaptive default, 108 at 90%).
+const SAMPLED_NODES: usize = 120;
+/// The one node far bigger than the rest: the best node of the cluster for
+/// every pod, outside the first pod's sampled window.
+const BIG_NODE: usize = 110;
+
+/// Sampling on a freshly started kube-scheduler with `parallelism: 1`, no
+/// Pending pods and 120 nodes in three zones whose sizes differ (one,
+/// `smp-110`, far bigger than the rest): pods created one at a time,
+/// alternating the default profile (adaptive `percentageOfNodesToScore`:
+/// 100 nodes) and `sampled-90` (90%: 108 nodes), which share the
+/// scheduler's one start index. Each is predicted from the real state
+/// before it by podplace's engine with the same configuration, carrying
+/// the start index as podplace's cache does from pod to pod; every real
+/// binding must be podplace's node or in its tied set, every prediction
+/// must say it is exact, and at least one real binding must be one that
+/// scoring every node would not have predicted (the first pod's window
+/// leaves `smp-110` out).
 ///
-/// Registering 300 simulated nodes takes most of its ~90 s, past the live
-/// suite's budget for one module: it runs with `PODPLACE_LIVE_SAMPLING=1`.
-async fn sampling_at_300_nodes_with_parallelism_1(live: &Live) -> Result<()> {
-    use podplace_engine::sampling::Sampling;
-    if std::env::var_os("PODPLACE_LIVE_SAMPLING").is_none() {
-        live.note("sampling at 300 nodes skipped: set PODPLACE_LIVE_SAMPLING=1 (about 90 s)");
-        return Ok(());
-    }
+/// Nodes are registered one zone per task, each zone in name order after
+/// the first node of every zone, so the node tree's order is the one a
+/// snapshot gives (zones in order, nodes by name within their zone).
+async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<()> {
+    use podplace_engine::sampling::{Certainty, Sampling};
     use podplace_model::inventory::{Origin, Sourced};
     let fresh = live
         .fresh(podplace_envtest::Options {
@@ -195,29 +208,57 @@ async fn sampling_at_300_nodes_with_parallelism_1(live: &Live) -> Result<()> {
         })
         .await?;
     let zones = ["zone-a", "zone-b", "zone-c"];
-    let nodes: Vec<_> = (0..300)
-        .map(|i| {
-            node(
-                &format!("smp-{i:03}"),
-                "8",
-                "16Gi",
-                &[("topology.kubernetes.io/zone", zones[i % 3])],
-            )
-        })
-        .collect();
-    let names = fresh.sim.add_nodes(nodes).await?;
+    let sized = |i: usize| {
+        let cpu = if i == BIG_NODE { 64 } else { 4 + (i * 7) % 13 };
+        node(
+            &format!("smp-{i:03}"),
+            &cpu.to_string(),
+            &format!("{}Gi", 2 * cpu),
+            &[("topology.kubernetes.io/zone", zones[i % 3])],
+        )
+    };
+    let registering = std::time::Instant::now();
+    let mut names = fresh.sim.add_nodes((0..3).map(sized).collect()).await?;
+    let per_zone = (0..3).map(|z| {
+        let nodes: Vec<_> = (3..SAMPLED_NODES)
+            .filter(|i| i % 3 == z)
+            .map(sized)
+            .collect();
+        fresh.sim.add_nodes(nodes)
+    });
+    for zone in futures::future::try_join_all(per_zone).await? {
+        names.extend(zone);
+    }
     fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
+    live.note(format!(
+        "{} nodes registered and Ready in {:.1}s",
+        names.len(),
+        registering.elapsed().as_secs_f64()
+    ));
+    let dir = Scratch::new("sampling")?;
+    let config_path = dir.join("config.yaml");
+    std::fs::write(&config_path, SAMPLING_CONFIG)?;
+    let config = podplace_config::load(&config_path).map_err(|e| anyhow!("{e}"))?;
+    let mut setup = podplace_engine::SchedulerSetup::configured(
+        config.profiles,
+        config.percentage_of_nodes_to_score,
+    )
+    .sampled(true);
+    setup.sampling.parallelism = config.parallelism;
     let client = fresh.cp.client();
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let mut start = 0usize;
-    let mut outside_whole_cluster_window = 0;
-    for i in 0..8 {
+    let mut unlike_all_nodes = 0;
+    const PODS: usize = 6;
+    for i in 0..PODS {
         let name = format!("smp-pod-{i}");
+        let profile = ["default-scheduler", "sampled-90"][i % 2];
         let pod: Pod = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "registry.example/c:1",
-                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]},
+            "spec": {"schedulerName": profile, "containers": [{"name": "c",
+                "image": "registry.example/c:1",
+                "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}]},
         }))?;
         let fetched =
             podplace_kube::fetch_inventory(&client, &podplace_kube::FetchOptions::default())
@@ -232,25 +273,40 @@ async fn sampling_at_300_nodes_with_parallelism_1(live: &Live) -> Result<()> {
         let id = *pending
             .last()
             .ok_or_else(|| anyhow!("the new pod is not pending"))?;
-        let mut cache = podplace_engine::SchedulerCache::new();
-        cache.set_sampling(Sampling {
-            enabled: true,
-            percentage: 0,
-        });
+        let compiled = state.pod(id).clone();
+        // One cache for the scheduler: the sibling profile shares its
+        // start index.
+        let mut cache = podplace_engine::SchedulerCache::for_setup(&setup);
         cache.set_start_index(start);
-        let choice =
-            podplace_engine::schedule_choice(&state, &mut cache, &state.pod(id).clone(), 0)
-                .map_err(|o| anyhow!("{name} does not fit: {}", o.message))?;
+        let mut all_nodes = cache.clone();
+        all_nodes.set_sampling(Sampling::default());
+        let choice = podplace_engine::schedule_choice(&state, &mut cache, &compiled, 0)
+            .map_err(|o| anyhow!("{name} does not fit: {}", o.message))?;
         let sampled = cache
-            .last_sample()
-            .cloned()
-            .ok_or_else(|| anyhow!("no sampling at 300 nodes"))?;
-        ensure!(sampled.to_find == 144, "to find {}", sampled.to_find);
-        let tied: Vec<String> = choice
-            .tied
-            .iter()
-            .map(|&n| state.node(n).name.to_string())
-            .collect();
+            .serving(profile)
+            .and_then(|c| c.last_sample().cloned())
+            .ok_or_else(|| anyhow!("no sampling at {SAMPLED_NODES} nodes"))?;
+        let want = if i % 2 == 0 { 100 } else { 108 };
+        ensure!(
+            sampled.to_find == want,
+            "{name}: {} nodes to find, {want} expected",
+            sampled.to_find
+        );
+        ensure!(
+            matches!(sampled.certainty, Certainty::Exact),
+            "{name}: with parallelism 1 the sample is exact, podplace says {:?}",
+            sampled.certainty
+        );
+        let all = podplace_engine::schedule_choice(&state, &mut all_nodes, &compiled, 0)
+            .map_err(|o| anyhow!("{name} does not fit: {}", o.message))?;
+        let names_of = |nodes: &[podplace_engine::NodeId]| -> Vec<String> {
+            nodes
+                .iter()
+                .map(|&n| state.node(n).name.to_string())
+                .collect()
+        };
+        let tied = names_of(&choice.tied);
+        let tied_all = names_of(&all.tied);
         pods.create(&PostParams::default(), &pod).await?;
         let real = wait_until(format!("{name} to be bound"), SETTLE, POLL, || {
             let pods = pods.clone();
@@ -263,18 +319,22 @@ async fn sampling_at_300_nodes_with_parallelism_1(live: &Live) -> Result<()> {
         .await?;
         ensure!(
             tied.contains(&real),
-            "{name}: kube-scheduler bound it to {real}, outside podplace's sampled tied set of {} nodes from start index {start}",
-            tied.len()
+            "{name} ({profile}): kube-scheduler bound it to {real}, outside podplace's \
+             sampled tied set {tied:?} ({} nodes found from start index {start})",
+            sampled.to_find
         );
-        if tied.len() < 300 {
-            outside_whole_cluster_window += 1;
+        if !tied_all.contains(&real) {
+            unlike_all_nodes += 1;
         }
-        start = (start + sampled.processed) % 300;
+        start = cache.start_index();
     }
     ensure!(
-        outside_whole_cluster_window == 8,
-        "the tied sets were not the sampled windows"
+        unlike_all_nodes > 0,
+        "every binding was also what scoring every node predicts: sampling was not tested"
     );
-    live.note("8/8 bindings inside podplace's sampled windows at 300 nodes");
+    live.note(format!(
+        "{PODS}/{PODS} bindings as sampled at {SAMPLED_NODES} nodes; {unlike_all_nodes} of them \
+         not what scoring every node predicts"
+    ));
     Ok(())
 }
