@@ -169,7 +169,8 @@ fn place(case: &LiveCase, ungated: bool) -> Result<Got, String> {
     }])
     .map_err(|e| format!("loading: {e}"))?;
     podplace_model::expand::expand_workloads(&mut inventory);
-    let world = World::build(inventory, &Default::default(), 0).map_err(|e| format!("building the world: {e}"))?;
+    let world = World::build(inventory, &Default::default(), 0)
+        .map_err(|e| format!("building the world: {e}"))?;
     let id = world
         .pod_id(&ns, &name)
         .ok_or_else(|| format!("the pod {ns}/{name} is not in the loaded world"))?;
@@ -358,4 +359,18 @@ pub fn run(files: &[PathBuf], quiet: bool) -> Exit {
     } else {
         Exit::Ok
     }
+}
+
+/// Reads a case's KubeSchedulerConfiguration (`label` names it in errors)
+/// as `--scheduler-config` reads a file: defaulted and validated.
+pub fn read_config(
+    label: &str,
+    config: &serde_json::Value,
+) -> Result<podplace_engine::SchedulerSetup, String> {
+    let text = serde_json::to_string_pretty(config).map_err(|e| format!("{label}: {e}"))?;
+    let c = podplace_config::parse(label, &text).map_err(|e| e.to_string())?;
+    Ok(podplace_engine::SchedulerSetup::configured(
+        c.profiles,
+        c.percentage_of_nodes_to_score,
+    ))
 }

@@ -222,7 +222,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Rebalance(args) => rebalance::run(*args),
-        Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet)),
+        Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet, &setup)),
         Command::Completion(args) => completion::completion(&args, Cli::command()),
         Command::Man(args) => completion::man(&args, Cli::command()),
     };
@@ -238,7 +238,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn conformance(dir: &std::path::Path, quiet: bool) -> Exit {
+/// Runs a directory of conformance cases: live cases, or corpus cases
+/// (each judged with the scheduler configuration it carries, else with
+/// `setup`, the `--scheduler-config` one).
+fn conformance(
+    dir: &std::path::Path,
+    quiet: bool,
+    setup: &podplace_engine::SchedulerSetup,
+) -> Exit {
     match live_cases::case_files(dir) {
         Ok(live) if !live.is_empty() => return live_cases::run(&live, quiet),
         _ => {}
@@ -252,7 +259,11 @@ fn conformance(dir: &std::path::Path, quiet: bool) -> Exit {
     };
     let (mut passed, mut failed) = (0, 0);
     for file in files {
-        let report = podplace_engine::conformance::run_file(&file);
+        let judge = podplace_engine::conformance::Judge {
+            setup: Some(setup),
+            read_config: Some(&live_cases::read_config),
+        };
+        let report = podplace_engine::conformance::run_file_with(&file, judge);
         if report.mismatches.is_empty() {
             passed += 1;
         } else {
