@@ -348,3 +348,34 @@ pub fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::find_config;
+    use serde_json::json;
+
+    /// Where a case's configuration is found, whatever the corpus calls it.
+    #[test]
+    fn a_configuration_is_found_under_the_key_or_by_its_kind() {
+        let ksc = json!({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"});
+        let table = [
+            (json!({"name": "a"}), None),
+            (json!({"schedulerConfig": ksc}), Some("schedulerConfig")),
+            (json!({"schedulerConfig": null}), None),
+            (json!({"config": ksc}), Some("config")),
+            (
+                json!({"kubeSchedulerConfiguration": ksc}),
+                Some("kubeSchedulerConfiguration"),
+            ),
+            (
+                json!({"objects": [{"kind": "Service"}, ksc]}),
+                Some("objects[1]"),
+            ),
+            (json!({"objects": [{"kind": "Service"}]}), None),
+        ];
+        for (case, want) in table {
+            let got = find_config(&case).map(|(at, _)| at);
+            assert_eq!(got.as_deref(), want, "{case}");
+        }
+    }
+}
