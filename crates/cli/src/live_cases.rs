@@ -369,8 +369,8 @@ pub fn read_config(
 ) -> Result<podplace_engine::SchedulerSetup, String> {
     let text = serde_json::to_string_pretty(config).map_err(|e| format!("{label}: {e}"))?;
     let c = podplace_config::parse(label, &text).map_err(|e| e.to_string())?;
-    Ok(podplace_engine::SchedulerSetup::configured(
-        c.profiles,
-        c.percentage_of_nodes_to_score,
-    ))
+    let mut setup =
+        podplace_engine::SchedulerSetup::configured(c.profiles, c.percentage_of_nodes_to_score);
+    setup.sampling.parallelism = c.parallelism;
+    Ok(setup)
 }

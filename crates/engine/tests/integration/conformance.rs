@@ -16,10 +16,9 @@ use podplace_engine::SchedulerSetup;
 fn read_config(label: &str, config: &serde_json::Value) -> Result<SchedulerSetup, String> {
     let text = serde_json::to_string_pretty(config).map_err(|e| format!("{label}: {e}"))?;
     let c = podplace_config::parse(label, &text).map_err(|e| e.to_string())?;
-    Ok(SchedulerSetup::configured(
-        c.profiles,
-        c.percentage_of_nodes_to_score,
-    ))
+    let mut setup = SchedulerSetup::configured(c.profiles, c.percentage_of_nodes_to_score);
+    setup.sampling.parallelism = c.parallelism;
+    Ok(setup)
 }
 
 fn judge() -> Judge<'static> {
