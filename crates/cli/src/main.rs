@@ -41,11 +41,12 @@ struct Cli {
     /// default profile; pods no profile serves are never placed.
     #[arg(long = "scheduler-config", value_name = "FILE", global = true)]
     scheduler_config: Option<PathBuf>,
-    /// Score every feasible node for every pod. Without it, `place` and
-    /// `why` sample as kube-scheduler does (percentageOfNodesToScore: with
-    /// 100 nodes or more it stops filtering once it has found enough
-    /// feasible nodes, from a start index that rotates from pod to pod);
-    /// simulate, rebalance and lint always score every node.
+    /// Score every feasible node for every pod. Without it, every command
+    /// samples as kube-scheduler does (percentageOfNodesToScore: with 100
+    /// nodes or more it stops filtering once it has found enough feasible
+    /// nodes, from a start index that rotates from pod to pod) and says
+    /// how certain each answer is (exact with parallelism 1, else one of
+    /// the candidate sets).
     #[arg(long = "score-all-nodes", global = true)]
     score_all_nodes: bool,
     /// Worker threads for loading and for each scheduling cycle's
