@@ -21,6 +21,7 @@ macro_rules! paint {
 
 pub mod lint;
 pub mod place;
+pub mod simulate;
 pub mod why;
 
 /// Most tied node names text output lists: on big clusters hundreds of
