@@ -14,7 +14,6 @@ mod place;
 mod rebalance;
 mod simulate;
 mod snapshot;
-mod text;
 mod why;
 mod world;
 

@@ -21,6 +21,7 @@ macro_rules! paint {
 
 pub mod lint;
 pub mod place;
+pub mod rebalance;
 pub mod simulate;
 pub mod why;
 
