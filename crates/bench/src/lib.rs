@@ -12,8 +12,8 @@
 pub mod generate;
 pub mod loads;
 pub mod measure;
-pub mod placement;
 pub mod memory;
+pub mod placement;
 pub mod replicas;
 pub mod rng;
 pub mod snapshot;

@@ -103,7 +103,7 @@ fn main() -> std::process::ExitCode {
     // with its cleanup, the slowest first.
     let mut times = times.lock().map(|t| t.clone()).unwrap_or_default();
     if !times.is_empty() {
-        times.sort_by(|a, b| b.1.cmp(&a.1));
+        times.sort_by_key(|(_, took)| std::cmp::Reverse(*took));
         let total: Duration = times.iter().map(|(_, d)| *d).sum();
         eprintln!(
             "live test times ({:.0}s in all, slowest first):",
