@@ -76,12 +76,19 @@ async fn partial_then_complete(live: &Live, ns: &str, dir: &Scratch) -> Result<(
         "{stderr}"
     );
     let text = std::fs::read_to_string(dir.join("snap.yaml"))?;
+    // The mark is the List's first item, where a person reading the file sees it.
     ensure!(
-        text.starts_with(
-            "apiVersion: v1\nitems:\n- apiVersion: podplace.io/v1alpha1\n  kind: SnapshotStatus\n"
-        ),
+        text.starts_with("apiVersion: v1\nitems:\n- apiVersion: podplace.io/v1alpha1\n"),
         "{}",
         &text[..300.min(text.len())]
+    );
+    let list: serde_json::Value = serde_saphyr::from_str(&text).context("the snapshot is YAML")?;
+    let mark = &list["items"][0];
+    ensure!(
+        mark["kind"] == "SnapshotStatus"
+            && mark["metadata"]["name"] == "partial"
+            && mark["unreadable"][0]["code"] == 403,
+        "the first item is not the partial mark: {mark}"
     );
     live.note("the reader's snapshot is marked partial");
     let warning = "warning: snap.yaml is a partial snapshot: poddisruptionbudgets (403 Forbidden) \
