@@ -139,67 +139,116 @@ impl NodeSimulator {
     /// ones), posts Ready status and a Lease, and starts heartbeating them.
     /// Returns their names. Follow with [`NodeSimulator::wait_nodes_ready`].
     pub async fn add_nodes(&self, nodes: Vec<Node>) -> Result<Vec<String>> {
-        let api: Api<Node> = Api::all(self.inner.client.clone());
         let mut names = Vec::new();
         for node in nodes {
-            let name = node
-                .metadata
-                .name
-                .clone()
-                .ok_or_else(|| Error::msg("a node to register has no metadata.name"))?;
-            let mut labels = node.metadata.labels.clone().unwrap_or_default();
-            for (k, v) in [
-                ("kubernetes.io/hostname", name.as_str()),
-                ("kubernetes.io/os", "linux"),
-                ("kubernetes.io/arch", "amd64"),
-            ] {
-                labels.entry(k.to_string()).or_insert_with(|| v.to_string());
-            }
-            let spec = node.spec.clone().map(|s| NodeSpec {
-                taints: s.taints,
-                unschedulable: s.unschedulable,
-                pod_cidr: s.pod_cidr,
-                pod_cidrs: s.pod_cidrs,
-                provider_id: s.provider_id,
-                ..NodeSpec::default()
-            });
-            let body = Node {
-                metadata: ObjectMeta {
-                    name: Some(name.clone()),
-                    labels: Some(labels),
-                    annotations: node.metadata.annotations.clone(),
-                    ..ObjectMeta::default()
-                },
-                spec,
-                status: None,
-            };
-            match api.create(&PostParams::default(), &body).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 409 => {}
-                Err(e) => return Err(Error(format!("creating node {name}: {e}"))),
-            }
-            let n = self.inner.next_node_ip.fetch_add(1, Ordering::Relaxed);
-            let ip = format!("172.18.{}.{}", (n / 250) % 256, n % 250 + 2);
-            let status = base_status(&node, &name, &ip);
-            self.inner.state().nodes.insert(
-                name.clone(),
-                SimNode {
-                    status,
-                    ip,
-                    since: Timestamp::now(),
-                    heartbeat: true,
-                },
-            );
-            self.inner.state().retired.remove(&name);
-            heartbeat(&self.inner, &name).await?;
-            self.inner
-                .config
-                .timeline
-                .note(format!("sim: node {name} registered"));
-            rescan(&self.inner, &name).await;
+            let name = self.create_node(node).await?;
+            self.start_node(&name).await?;
             names.push(name);
         }
         Ok(names)
+    }
+
+    /// Registers many nodes quickly, as [`NodeSimulator::add_nodes`] does
+    /// one by one: the Node objects of each lane are created in the lane's
+    /// order, the lanes side by side, then statuses and Leases are posted
+    /// for up to `concurrency` nodes at a time. Returns the names in lane
+    /// order; follow with [`NodeSimulator::wait_nodes_ready`], one deadline
+    /// for them all.
+    ///
+    /// Why lanes: kube-scheduler's node tree lists zones in the order their
+    /// first node reached it and, within a zone, nodes in creation order. A
+    /// test that needs that order to be by name registers the first node of
+    /// every zone first (a call with one lane), then one lane per zone.
+    pub async fn add_nodes_concurrently(
+        &self,
+        lanes: Vec<Vec<Node>>,
+        concurrency: usize,
+    ) -> Result<Vec<String>> {
+        let created = futures::future::try_join_all(lanes.into_iter().map(|lane| async move {
+            let mut names = Vec::with_capacity(lane.len());
+            for node in lane {
+                names.push(self.create_node(node).await?);
+            }
+            Ok::<_, Error>(names)
+        }))
+        .await?;
+        let names: Vec<String> = created.into_iter().flatten().collect();
+        futures::stream::iter(names.iter())
+            .map(|name| self.start_node(name))
+            .buffer_unordered(concurrency.max(1))
+            .collect::<Vec<Result<()>>>()
+            .await
+            .into_iter()
+            .collect::<Result<()>>()?;
+        Ok(names)
+    }
+
+    /// Creates one Node object (taking over an existing one) and starts
+    /// simulating it; [`NodeSimulator::start_node`] posts its status.
+    async fn create_node(&self, node: Node) -> Result<String> {
+        let api: Api<Node> = Api::all(self.inner.client.clone());
+        let name = node
+            .metadata
+            .name
+            .clone()
+            .ok_or_else(|| Error::msg("a node to register has no metadata.name"))?;
+        let mut labels = node.metadata.labels.clone().unwrap_or_default();
+        for (k, v) in [
+            ("kubernetes.io/hostname", name.as_str()),
+            ("kubernetes.io/os", "linux"),
+            ("kubernetes.io/arch", "amd64"),
+        ] {
+            labels.entry(k.to_string()).or_insert_with(|| v.to_string());
+        }
+        let spec = node.spec.clone().map(|s| NodeSpec {
+            taints: s.taints,
+            unschedulable: s.unschedulable,
+            pod_cidr: s.pod_cidr,
+            pod_cidrs: s.pod_cidrs,
+            provider_id: s.provider_id,
+            ..NodeSpec::default()
+        });
+        let body = Node {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                annotations: node.metadata.annotations.clone(),
+                ..ObjectMeta::default()
+            },
+            spec,
+            status: None,
+        };
+        match api.create(&PostParams::default(), &body).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(Error(format!("creating node {name}: {e}"))),
+        }
+        let n = self.inner.next_node_ip.fetch_add(1, Ordering::Relaxed);
+        let ip = format!("172.18.{}.{}", (n / 250) % 256, n % 250 + 2);
+        let status = base_status(&node, &name, &ip);
+        self.inner.state().nodes.insert(
+            name.clone(),
+            SimNode {
+                status,
+                ip,
+                since: Timestamp::now(),
+                heartbeat: true,
+            },
+        );
+        self.inner.state().retired.remove(&name);
+        Ok(name)
+    }
+
+    /// Posts a created node's Ready status and Lease, and takes over the
+    /// pods already bound to it.
+    async fn start_node(&self, name: &str) -> Result<()> {
+        heartbeat(&self.inner, name).await?;
+        self.inner
+            .config
+            .timeline
+            .note(format!("sim: node {name} registered"));
+        rescan(&self.inner, name).await;
+        Ok(())
     }
 
     /// Stops simulating `names` and deletes their Node objects and Leases.

@@ -1,12 +1,18 @@
 //! Issue 16: podplace's `--scheduler-config` against the real
 //! kube-scheduler given the same file with `--config`, on a control plane of
-//! this test's own. Three profiles: `default-scheduler` bin-packing with
-//! `MostAllocated`, `ratio` with `RequestedToCapacityRatio` and a shape,
-//! `weights` with custom score weights and two score plugins disabled. Pods
-//! naming each profile in turn are created one at a time; before each,
-//! `podplace snapshot` reads the real state and `podplace place
-//! --scheduler-config` predicts it; the real binding must be podplace's
-//! node or in its tied set, and `-o json` must name the pod's profile.
+//! this module's own, shared by its two tests (one start instead of two).
+//! The configuration has `parallelism: 1` and five profiles:
+//! `default-scheduler` bin-packing with `MostAllocated`, `ratio` with
+//! `RequestedToCapacityRatio` and a shape, `weights` with custom score
+//! weights and two score plugins disabled (the configured-profiles check),
+//! and `adaptive` (the default, adaptive `percentageOfNodesToScore`) and
+//! `sampled-90` (90%) for the sampling check at 300 nodes.
+//!
+//! Configured profiles: pods naming each of the first three in turn are
+//! created one at a time; before each, `podplace snapshot` reads the real
+//! state and `podplace place --scheduler-config` predicts it; the real
+//! binding must be podplace's node or in its tied set, and `-o json` must
+//! name the pod's profile.
 
 use anyhow::{anyhow, ensure, Context as _, Result};
 use k8s_openapi::api::core::v1::Pod;
@@ -18,6 +24,12 @@ use serde_json::{json, Value};
 use crate::support::*;
 
 /// This module's tests.
+///
+/// They run in this order on one control plane: the configured-profiles
+/// check leaves no pod or node behind, and with under 100 nodes every
+/// scheduling cycle processes every node, so kube-scheduler's start index
+/// is still 0 for the sampling check, as on a freshly started scheduler
+/// (see [`sampling_with_parallelism_1_and_two_percentages`]).
 pub fn tests() -> Vec<LiveTest> {
     live_tests![
         configured_profiles_bind_where_podplace_predicts,
@@ -25,8 +37,12 @@ pub fn tests() -> Vec<LiveTest> {
     ]
 }
 
+/// The key of the module's shared control plane ([`Live::shared_fresh`]).
+const PLANE: &str = "scheduler-config";
+
 const CONFIG: &str = r#"apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
+parallelism: 1
 profiles:
 - schedulerName: default-scheduler
   pluginConfig:
@@ -59,17 +75,35 @@ profiles:
         weight: 5
       - name: TaintToleration
         weight: 1
+- schedulerName: adaptive
+- schedulerName: sampled-90
+  percentageOfNodesToScore: 90
 "#;
+
+/// The control plane both tests share: kube-scheduler runs [`CONFIG`].
+/// kube-controller-manager's client may send 200 requests a second instead
+/// of 20: its node lifecycle controller lifts the not-ready taint the API
+/// server's admission puts on every new node, and at 20 a second the 300
+/// nodes of the sampling check waited ~50 s for it.
+async fn plane(live: &Live) -> Result<std::sync::Arc<Fresh>> {
+    live.shared_fresh(
+        PLANE,
+        podplace_envtest::Options {
+            scheduler_config: Some(CONFIG.to_string()),
+            controller_manager_args: vec![
+                "--kube-api-qps=200".to_string(),
+                "--kube-api-burst=300".to_string(),
+            ],
+            ..Default::default()
+        },
+    )
+    .await
+}
 
 const PROFILES: [&str; 3] = ["default-scheduler", "ratio", "weights"];
 
 async fn configured_profiles_bind_where_podplace_predicts(live: &Live) -> Result<()> {
-    let fresh = live
-        .fresh(podplace_envtest::Options {
-            scheduler_config: Some(CONFIG.to_string()),
-            ..Default::default()
-        })
-        .await?;
+    let fresh = plane(live).await?;
     let names = fresh
         .sim
         .add_nodes(vec![
@@ -81,6 +115,41 @@ async fn configured_profiles_bind_where_podplace_predicts(live: &Live) -> Result
         ])
         .await?;
     fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
+    let checked = check_configured_profiles(live, &fresh).await;
+    // Leave the shared plane as found: no pod, no node of this test.
+    let cleaned = remove_pods_and_nodes(&fresh, &names).await;
+    let agreed = checked?;
+    cleaned?;
+    live.note(format!(
+        "{agreed}/12 bindings under three configured profiles as predicted"
+    ));
+    Ok(())
+}
+
+/// Deletes every pod of `default` on the shared plane (no grace: there is
+/// no kubelet), waits until they are gone, and removes `nodes`.
+async fn remove_pods_and_nodes(fresh: &Fresh, nodes: &[String]) -> Result<()> {
+    let pods: Api<Pod> = Api::namespaced(fresh.cp.client(), "default");
+    let dp = kube::api::DeleteParams {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    pods.delete_collection(&dp, &Default::default()).await?;
+    wait_until("the pods of default to be gone", SETTLE, POLL, || {
+        let pods = pods.clone();
+        async move {
+            let left = pods.list_metadata(&Default::default()).await?;
+            Ok::<_, kube::Error>(left.items.is_empty().then_some(()))
+        }
+    })
+    .await?;
+    fresh.sim.remove_nodes(nodes).await?;
+    Ok(())
+}
+
+/// The configured-profiles check proper: 12 pods, returns how many
+/// bindings agreed (all, or an error).
+async fn check_configured_profiles(live: &Live, fresh: &Fresh) -> Result<usize> {
     let dir = Scratch::new("scheduler-config")?;
     let config = dir.join("config.yaml");
     std::fs::write(&config, CONFIG)?;
@@ -160,53 +229,73 @@ async fn configured_profiles_bind_where_podplace_predicts(live: &Live) -> Result
         );
         agreed += 1;
     }
-    live.note(format!(
-        "{agreed}/12 bindings under three configured profiles as predicted"
-    ));
-    Ok(())
+    Ok(agreed)
 }
 
-const SAMPLING_CONFIG: &str = r#"apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-parallelism: 1
-profiles:
-- schedulerName: default-scheduler
-- schedulerName: sampled-90
-  percentageOfNodesToScore: 90
-"#;
-
-/// Nodes of the sampling check: enough for kube-scheduler to sample (it
-/// scores 100 of 120 with the adaptive default, 108 at 90%).
-const SAMPLED_NODES: usize = 120;
+/// Nodes of the sampling check: past the 100-node floor, so the adaptive
+/// percentage (50% minus 1% per 125 nodes: 48%) scores 144 of them, and
+/// `sampled-90` 270.
+const SAMPLED_NODES: usize = 300;
 /// The one node far bigger than the rest: the best node of the cluster for
-/// every pod, outside the first pod's sampled window.
-const BIG_NODE: usize = 110;
+/// every pod, outside the first pod's sampled window (nodes 0–143).
+const BIG_NODE: usize = 150;
+/// Pods of the sampling check, alternating `adaptive` and `sampled-90`.
+const SAMPLED_PODS: usize = 6;
+/// Status posts in flight while registering the sampled nodes.
+const REGISTERING: usize = 16;
+/// How long 300 nodes may take to be Ready on 2 loaded cores.
+const SAMPLED_NODES_READY: std::time::Duration = std::time::Duration::from_secs(180);
 
-/// Sampling on a freshly started kube-scheduler with `parallelism: 1`, no
-/// Pending pods and 120 nodes in three zones whose sizes differ (one,
-/// `smp-110`, far bigger than the rest): pods created one at a time,
-/// alternating the default profile (adaptive `percentageOfNodesToScore`:
-/// 100 nodes) and `sampled-90` (90%: 108 nodes), which share the
-/// scheduler's one start index. Each is predicted from the real state
-/// before it by podplace's engine with the same configuration, carrying
-/// the start index as podplace's cache does from pod to pod; every real
-/// binding must be podplace's node or in its tied set, every prediction
-/// must say it is exact, and at least one real binding must be one that
-/// scoring every node would not have predicted (the first pod's window
-/// leaves `smp-110` out).
+/// kube-scheduler's `numFeasibleNodesToFind` for `nodes` nodes and a
+/// percentage (0: adaptive), written out from its rules as a cross-check
+/// of the engine's.
+fn nodes_to_find(nodes: usize, percentage: usize) -> usize {
+    if nodes < 100 {
+        return nodes;
+    }
+    let pct = if percentage == 0 {
+        50usize.saturating_sub(nodes / 125).max(5)
+    } else {
+        percentage
+    };
+    (nodes * pct / 100).max(100)
+}
+
+/// Sampling on kube-scheduler with `parallelism: 1`, no Pending pods, its
+/// start index at 0 (see [`tests`]), and 300 nodes in three zones whose
+/// sizes differ (one, `smp-150`, far bigger than the rest): pods created
+/// one at a time, alternating the `adaptive` profile (adaptive
+/// `percentageOfNodesToScore`: 144 nodes) and `sampled-90` (90%: 270
+/// nodes), which share the scheduler's one start index. Each is predicted
+/// from the real state before it by podplace's engine with the same
+/// configuration, carrying the start index as podplace's cache does from
+/// pod to pod; every real binding must be podplace's node or in its tied
+/// set, every prediction must say it is exact, and at least one real
+/// binding must be one that scoring every node would not have predicted
+/// (the first pod's window leaves `smp-150` out).
 ///
-/// Nodes are registered one zone per task, each zone in name order after
-/// the first node of every zone, so the node tree's order is the one a
-/// snapshot gives (zones in order, nodes by name within their zone).
+/// Nodes are registered the first of each zone first, then one lane per
+/// zone in name order, side by side
+/// ([`podplace_envtest::NodeSimulator::add_nodes_concurrently`]), so the
+/// node tree's order is the one a snapshot gives (zones in order, nodes by
+/// name within their zone); all are then awaited with one deadline.
 async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<()> {
+    let fresh = plane(live).await?;
+    // The last test on the shared plane: it stops when this test ends.
+    live.release_shared_fresh(PLANE);
+    sample_300_nodes(live, &fresh).await
+}
+
+async fn sample_300_nodes(live: &Live, fresh: &Fresh) -> Result<()> {
     use podplace_engine::sampling::{Certainty, Sampling};
     use podplace_model::inventory::{Origin, Sourced};
-    let fresh = live
-        .fresh(podplace_envtest::Options {
-            scheduler_config: Some(SAMPLING_CONFIG.to_string()),
-            ..Default::default()
-        })
-        .await?;
+    let client = fresh.cp.client();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let waiting = pods.list_metadata(&Default::default()).await?.items.len();
+    ensure!(
+        waiting == 0,
+        "{waiting} pods on the plane before the sampling check: its start index is unknown"
+    );
     let zones = ["zone-a", "zone-b", "zone-c"];
     let sized = |i: usize| {
         let cpu = if i == BIG_NODE { 64 } else { 4 + (i * 7) % 13 };
@@ -218,26 +307,35 @@ async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<
         )
     };
     let registering = std::time::Instant::now();
-    let mut names = fresh.sim.add_nodes((0..3).map(sized).collect()).await?;
-    let per_zone = (0..3).map(|z| {
-        let nodes: Vec<_> = (3..SAMPLED_NODES)
-            .filter(|i| i % 3 == z)
-            .map(sized)
-            .collect();
-        fresh.sim.add_nodes(nodes)
-    });
-    for zone in futures::future::try_join_all(per_zone).await? {
-        names.extend(zone);
-    }
-    fresh.sim.wait_nodes_ready(&names, NODES_READY).await?;
-    live.note(format!(
-        "{} nodes registered and Ready in {:.1}s",
+    let mut names = fresh
+        .sim
+        .add_nodes_concurrently(vec![(0..3).map(sized).collect()], REGISTERING)
+        .await?;
+    let lanes = (0..3)
+        .map(|z| {
+            (3..SAMPLED_NODES)
+                .filter(|i| i % 3 == z)
+                .map(sized)
+                .collect()
+        })
+        .collect();
+    names.extend(fresh.sim.add_nodes_concurrently(lanes, REGISTERING).await?);
+    let created = registering.elapsed();
+    fresh
+        .sim
+        .wait_nodes_ready(&names, SAMPLED_NODES_READY)
+        .await?;
+    let registered = format!(
+        "{} nodes registered in {:.1}s, all Ready after {:.1}s",
         names.len(),
+        created.as_secs_f64(),
         registering.elapsed().as_secs_f64()
-    ));
+    );
+    eprintln!("sampling: {registered}");
+    live.note(&registered);
     let dir = Scratch::new("sampling")?;
     let config_path = dir.join("config.yaml");
-    std::fs::write(&config_path, SAMPLING_CONFIG)?;
+    std::fs::write(&config_path, CONFIG)?;
     let config = podplace_config::load(&config_path).map_err(|e| anyhow!("{e}"))?;
     let mut setup = podplace_engine::SchedulerSetup::configured(
         config.profiles,
@@ -245,14 +343,12 @@ async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<
     )
     .sampled(true);
     setup.sampling.parallelism = config.parallelism;
-    let client = fresh.cp.client();
-    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let mut start = 0usize;
     let mut unlike_all_nodes = 0;
-    const PODS: usize = 6;
-    for i in 0..PODS {
+    let pods_took = std::time::Instant::now();
+    for i in 0..SAMPLED_PODS {
         let name = format!("smp-pod-{i}");
-        let profile = ["default-scheduler", "sampled-90"][i % 2];
+        let (profile, percentage) = [("adaptive", 0), ("sampled-90", 90)][i % 2];
         let pod: Pod = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "default"},
@@ -286,7 +382,7 @@ async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<
             .serving(profile)
             .and_then(|c| c.last_sample().cloned())
             .ok_or_else(|| anyhow!("no sampling at {SAMPLED_NODES} nodes"))?;
-        let want = if i % 2 == 0 { 100 } else { 108 };
+        let want = nodes_to_find(SAMPLED_NODES, percentage);
         ensure!(
             sampled.to_find == want,
             "{name}: {} nodes to find, {want} expected",
@@ -332,9 +428,12 @@ async fn sampling_with_parallelism_1_and_two_percentages(live: &Live) -> Result<
         unlike_all_nodes > 0,
         "every binding was also what scoring every node predicts: sampling was not tested"
     );
-    live.note(format!(
-        "{PODS}/{PODS} bindings as sampled at {SAMPLED_NODES} nodes; {unlike_all_nodes} of them \
-         not what scoring every node predicts"
-    ));
+    let summary = format!(
+        "{SAMPLED_PODS}/{SAMPLED_PODS} bindings as sampled at {SAMPLED_NODES} nodes in {:.1}s; \
+         {unlike_all_nodes} of them not what scoring every node predicts",
+        pods_took.elapsed().as_secs_f64()
+    );
+    eprintln!("sampling: {summary}");
+    live.note(&summary);
     Ok(())
 }

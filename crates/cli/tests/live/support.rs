@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -84,6 +84,8 @@ pub struct Live {
     /// What happened, printed when a test fails.
     pub timeline: Timeline,
     scope: Mutex<Scope>,
+    /// Fresh control planes shared by several tests ([`Live::shared_fresh`]).
+    shared: Mutex<Vec<(String, Arc<Fresh>)>>,
     /// The runtime the tests and the simulator run on (dropped last).
     pub rt: tokio::runtime::Runtime,
 }
@@ -139,6 +141,7 @@ impl Live {
             cp,
             timeline,
             scope: Mutex::default(),
+            shared: Mutex::default(),
             rt,
         })
     }
@@ -530,6 +533,35 @@ impl Live {
             cp.started_in().as_secs_f64()
         ));
         Ok(Fresh { sim, cp })
+    }
+
+    /// A fresh control plane shared by the tests that name the same `key`
+    /// (each leaves it as it found it): the first of them starts it with
+    /// `options`, the others reuse it, saving a start (~10 s) each. It is
+    /// stopped by [`Live::release_shared_fresh`] or at the end of the run.
+    pub async fn shared_fresh(&self, key: &str, options: Options) -> Result<Arc<Fresh>> {
+        let found = self
+            .shared_planes()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, f)| f.clone());
+        if let Some(fresh) = found {
+            self.note(format!("reusing the shared fresh control plane {key}"));
+            return Ok(fresh);
+        }
+        let fresh = Arc::new(self.fresh(options).await?);
+        self.shared_planes().push((key.to_string(), fresh.clone()));
+        Ok(fresh)
+    }
+
+    /// Forgets the shared fresh control plane `key`: it stops when its last
+    /// user drops it (the last test of those sharing it calls this).
+    pub fn release_shared_fresh(&self, key: &str) {
+        self.shared_planes().retain(|(k, _)| k != key);
+    }
+
+    fn shared_planes(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<Fresh>)>> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
