@@ -42,9 +42,11 @@ trap 'rm -rf "$stage"' EXIT
 # kubectl finds a plugin by its file name: kubectl-podplace.
 install -m 0755 "$binary" "$stage/kubectl-podplace"
 install -m 0644 "$root/README.md" "$stage/README.md"
+# krew's guidelines: the archive carries the plugin's license.
+install -m 0644 "$root/LICENSE" "$stage/LICENSE"
 mkdir -p "$dist"
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
-  -C "$stage" -cf - kubectl-podplace README.md | gzip -n -9 > "$dist/$archive"
+  -C "$stage" -cf - kubectl-podplace LICENSE README.md | gzip -n -9 > "$dist/$archive"
 sha256="$(sha256sum "$dist/$archive" | cut -d' ' -f1)"
 
 mkdir -p "$(dirname "$manifest")"
@@ -79,6 +81,8 @@ spec:
     bin: kubectl-podplace
     files:
     - from: kubectl-podplace
+      to: .
+    - from: LICENSE
       to: .
     - from: README.md
       to: .

@@ -21,7 +21,13 @@ Load the completions in the current shell, or for every new one:
   powershell:  podplace completion powershell | Out-String | Invoke-Expression
 
 Commands, subcommands, flags and flag values (-o formats, --color, file
-paths) complete; pod names do not (see docs/cli.md).";
+paths) complete. For pod and namespace names too (from the -f files, else
+from the live cluster, given up after 2 s), load the dynamic script, which
+asks podplace at each TAB (podplace must be on PATH):
+
+  bash:        source <(podplace completion bash --dynamic)
+  zsh:         source <(podplace completion zsh --dynamic)
+  fish:        podplace completion fish --dynamic | source";
 
 /// The shells `completion` writes for, spelled as kubectl spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -42,6 +48,11 @@ pub struct CompletionArgs {
     /// The shell to write the script for.
     #[arg(value_enum)]
     pub shell: Shell,
+    /// Write the script that asks podplace at each TAB, so pod names (of
+    /// the -f files, else of the live cluster) and namespaces complete too;
+    /// the same as `COMPLETE=SHELL podplace`. Needs podplace on PATH.
+    #[arg(long = "dynamic")]
+    pub dynamic: bool,
 }
 
 /// Arguments of `podplace man`.
@@ -56,7 +67,11 @@ pub struct ManArgs {
 pub fn completion(args: &CompletionArgs, command: clap::Command) -> anyhow::Result<Exit> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    write_completion(args.shell, command, &mut out)?;
+    if args.dynamic {
+        write_dynamic(args.shell, command.get_name(), &mut out)?;
+    } else {
+        write_completion(args.shell, command, &mut out)?;
+    }
     out.flush()?;
     Ok(Exit::Ok)
 }
@@ -76,6 +91,20 @@ pub fn write_completion(
         Shell::Powershell => clap_complete::generate(shells::PowerShell, &mut command, name, out),
     }
     Ok(())
+}
+
+/// The script registering dynamic completion for `name`: at each TAB the
+/// shell runs `COMPLETE=SHELL name -- WORDS`, which clap_complete's
+/// `CompleteEnv` answers (complete.rs adds pod and namespace names).
+pub fn write_dynamic(shell: Shell, name: &str, out: &mut impl Write) -> std::io::Result<()> {
+    use clap_complete::env::{Bash, EnvCompleter, Fish, Powershell, Zsh};
+    let shell: &dyn EnvCompleter = match shell {
+        Shell::Bash => &Bash,
+        Shell::Zsh => &Zsh,
+        Shell::Fish => &Fish,
+        Shell::Powershell => &Powershell,
+    };
+    shell.write_registration("COMPLETE", name, name, name, out)
 }
 
 /// Writes the man page of podplace, or of one of its commands, to stdout.

@@ -4,6 +4,7 @@
 
 mod args;
 mod color;
+mod complete;
 mod completion;
 mod html;
 mod lint;
@@ -12,6 +13,7 @@ mod output;
 mod pending;
 mod place;
 mod rebalance;
+mod select;
 mod simulate;
 mod snapshot;
 mod why;
@@ -168,6 +170,9 @@ fn main() -> ExitCode {
                 .map(|s| s.to_string_lossy().into_owned())
         })
         .is_some_and(|name| name == "kubectl-podplace");
+    // `COMPLETE=bash podplace -- WORDS`: answer a shell's TAB (pod and
+    // namespace names included, complete.rs) and exit; otherwise nothing.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let mut command = Cli::command();
     if as_plugin {
         command = command.bin_name("kubectl podplace");

@@ -23,6 +23,9 @@ pub enum Schema {
     /// `podplace why` without a pod: the Pending summary,
     /// docs/json-schema.md#why-pending.
     WhyPending,
+    /// `podplace why -l SELECTOR` and `why TYPE/NAME`: the selected pods,
+    /// docs/json-schema.md#why-selection.
+    WhySelection,
     /// `podplace simulate`: docs/json-schema.md#simulate.
     Simulate,
     /// `podplace lint -o json`: docs/json-schema.md#lint.
@@ -38,9 +41,11 @@ impl Schema {
     /// CHANGELOG.md) whenever the command's document changes shape.
     pub fn version(self) -> &'static str {
         match self {
+            // 1.1: waitingSince added (PodScheduled's lastTransitionTime).
+            Schema::WhyPending => "1.1",
             Schema::Place
             | Schema::Why
-            | Schema::WhyPending
+            | Schema::WhySelection
             | Schema::Simulate
             | Schema::Lint
             | Schema::Rebalance

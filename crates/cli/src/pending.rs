@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use podplace_explain::{explain, Explanation, Phase, World};
+use podplace_explain::{explain, Phase, World};
+use podplace_report::text::why::cause::main_cause;
 use serde::Serialize;
 
 /// One Pending pod of the summary.
@@ -24,12 +25,17 @@ pub struct PendingPod {
     pub cause: String,
     /// `metadata.creationTimestamp`, when the input has it (RFC 3339).
     pub created: Option<String>,
+    /// Since when it has waited (RFC 3339): its PodScheduled=False
+    /// condition's lastTransitionTime (set by kube-scheduler's first
+    /// failed attempt), else `created`.
+    #[serde(rename = "waitingSince")]
+    pub waiting_since: Option<String>,
 }
 
 /// The summary document (`-o json`/`yaml`).
 #[derive(Debug, Serialize)]
 pub struct Summary {
-    /// Pending pods, the longest waiting first (by creationTimestamp; pods
+    /// Pending pods, the longest waiting first (by `waitingSince`; pods
     /// without one after, in queue order).
     pub pending: Vec<PendingPod>,
     /// How many.
@@ -39,12 +45,16 @@ pub struct Summary {
 /// Every Pending (or gated) pod of the world with its main cause. Pods of
 /// one workload with the same FailedScheduling message share one
 /// explanation (they fail alike), so a 500-replica workload costs one.
-pub fn summary(world: &World) -> Summary {
+/// `namespace`: only that namespace's pods (`-n`); `None`: every namespace.
+pub fn summary(world: &World, namespace: Option<&str>) -> Summary {
     let base = &world.base;
     let mut cache: HashMap<(String, String), (String, String)> = HashMap::new();
     let mut pending: Vec<(usize, PendingPod)> = Vec::new();
     for (order, (id, entry)) in base.state().live_pods().enumerate() {
         if entry.node.is_some() || entry.pod.finished {
+            continue;
+        }
+        if namespace.is_some_and(|ns| base.state().interner().resolve(entry.pod.namespace) != ns) {
             continue;
         }
         let Some(placement) = base.placement(id) else {
@@ -73,10 +83,7 @@ pub fn summary(world: &World) -> Summary {
                 c
             }
         };
-        let created = base
-            .api_pod(id)
-            .and_then(|p| p.metadata.creation_timestamp.as_ref())
-            .map(|t| t.0.to_string());
+        let (created, waiting_since) = waited(base.api_pod(id));
         pending.push((
             order,
             PendingPod {
@@ -85,12 +92,13 @@ pub fn summary(world: &World) -> Summary {
                 plugin,
                 cause,
                 created,
+                waiting_since,
             },
         ));
     }
     // Oldest first; RFC 3339 timestamps of one cluster sort as text.
     pending.sort_by(|(a_order, a), (b_order, b)| {
-        match (&a.created, &b.created) {
+        match (&a.waiting_since, &b.waiting_since) {
             (Some(x), Some(y)) => x.cmp(y),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,
@@ -105,49 +113,29 @@ pub fn summary(world: &World) -> Summary {
     }
 }
 
-/// The main cause of one explanation: a reason about the pod itself, its
-/// gates, or the first reason of the nodes closest to fitting, naming the
-/// blocking workload and term for inter-pod rules.
-fn main_cause(e: &Explanation) -> (String, String) {
-    if let Phase::Gated { gates } = &e.phase {
-        return (
-            "SchedulingGates".to_string(),
-            format!("gated by {}: never tried until removed", gates.join(", ")),
-        );
-    }
-    if let Some(r) = e.pod_reasons.first() {
-        return (r.plugin.to_string(), r.message.clone());
-    }
-    let Some(group) = e.groups.first() else {
-        return (String::new(), e.message.clone());
+/// A pod's creationTimestamp and since when it has waited: the
+/// lastTransitionTime of its PodScheduled condition when that is False
+/// (kube-scheduler set it at the first failed attempt), else its creation.
+pub fn waited(pod: Option<&k8s_openapi::api::core::v1::Pod>) -> (Option<String>, Option<String>) {
+    let Some(pod) = pod else {
+        return (None, None);
     };
-    let Some(reason) = group
-        .members
-        .first()
-        .and_then(|&i| e.nodes.get(i))
-        .and_then(|n| n.reasons.first())
-    else {
-        return (String::new(), e.message.clone());
-    };
-    let nodes = format!("{} of {} nodes", group.members.len(), e.node_count);
-    let text = match reason.counts.first() {
-        Some(c) => match e.terms.get(c.term) {
-            Some(t) => format!(
-                "{}: blocked by {} ({}'s {} term {}) on {nodes}",
-                reason.message,
-                c.workload,
-                t.owner_workload,
-                t.kind,
-                t.index + 1
-            ),
-            None => format!("{}: blocked by {} on {nodes}", reason.message, c.workload),
-        },
-        None => match group.summaries.first() {
-            Some(s) => format!("{}: {s} on {nodes}", reason.message),
-            None => format!("{} on {nodes}", reason.message),
-        },
-    };
-    (reason.plugin.to_string(), text)
+    let created = pod
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string());
+    let unscheduled = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        .and_then(|c| c.last_transition_time.as_ref())
+        .map(|t| t.0.to_string());
+    let since = unscheduled.or_else(|| created.clone());
+    (created, since)
 }
 
 /// The summary as text: one block per workload (in the order of its
@@ -182,9 +170,13 @@ pub fn render_text(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
 
 /// Prints the summary of `world` in `format`; exit 1 when any pod is
 /// Pending.
-pub fn run(world: &World, format: crate::html::ReportFormat) -> anyhow::Result<crate::Exit> {
+pub fn run(
+    world: &World,
+    namespace: Option<&str>,
+    format: crate::html::ReportFormat,
+) -> anyhow::Result<crate::Exit> {
     use crate::html::ReportFormat;
-    let s = summary(world);
+    let s = summary(world, namespace);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match format {

@@ -23,17 +23,38 @@ use podplace_kube::FetchOptions;
 #[derive(Debug, Clone, clap::Args)]
 #[command(mut_arg("filenames", |a| a.conflicts_with_all(["kubeconfig", "context"])))]
 pub struct WhyArgs {
-    /// The pod: `name` or `namespace/name`. None: every Pending pod,
-    /// grouped by workload, with its main cause (exit 1 when any).
+    /// The pod: `name` or `namespace/name`; or the object owning the pods
+    /// to explain, as kubectl names it: `deployment/web` (`deploy/web`),
+    /// `statefulset/db` (`sts/db`), `daemonset/x` (`ds/x`),
+    /// `replicaset/x` (`rs/x`), `job/x`, `cronjob/x`, `pod/x`. None (and no
+    /// -l): every Pending pod, grouped by workload, with its main cause
+    /// (exit 1 when any).
+    #[arg(value_name = "POD | TYPE/NAME", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::pods))]
     pub pod: Option<String>,
+    /// Explain the pods matching this label selector, as kubectl's -l
+    /// (`app=web`, `env in (a,b)`, `!canary`): Pending ones first. Without
+    /// -n: the kubeconfig context's namespace on a live cluster, every
+    /// namespace of the files with -f.
+    #[arg(
+        short = 'l',
+        long = "selector",
+        value_name = "SELECTOR",
+        conflicts_with = "pod"
+    )]
+    pub selector: Option<String>,
+    /// With -l or without a pod: every namespace (as kubectl's -A).
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
     /// `-f`: the world's waiting pods are placed first, in queue order;
     /// none means the live cluster.
     #[command(flatten)]
     pub files: FileArgs,
     /// The pod's namespace. Default on a live cluster: the kubeconfig
     /// context's namespace, else `default` (as kubectl); with -f: `default`,
-    /// or the only namespace holding a pod of that name.
-    #[arg(short = 'n', long = "namespace")]
+    /// or the only namespace holding a pod (or object) of that name.
+    /// Without a pod: only this namespace's Pending pods (default: every
+    /// namespace).
+    #[arg(short = 'n', long = "namespace", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::namespaces))]
     pub namespace: Option<String>,
     /// `-o`.
     #[command(flatten)]
@@ -119,7 +140,14 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     };
     let mut args = args.clone();
     let pod = args.pod.clone().unwrap_or_default();
-    if args.namespace.is_none() && !pod.contains('/') {
+    // A pod or selection without -n looks in the context's namespace, as
+    // kubectl does; the Pending summary without -n covers every namespace.
+    let selects = args.selector.is_some()
+        || args
+            .pod
+            .as_deref()
+            .is_some_and(|p| crate::select::object(p).is_some() || !p.contains('/'));
+    if args.namespace.is_none() && !args.all_namespaces && selects {
         args.namespace = Some(client.default_namespace().to_string());
     }
     let fetch = |cluster: &ClusterArgs| {
@@ -207,8 +235,32 @@ pub fn explain_in(
             started.elapsed().as_secs_f64()
         );
     }
+    let target = match (&args.selector, &args.pod) {
+        (Some(text), _) => Some(crate::select::labels(text)),
+        (None, Some(pod)) => crate::select::object(pod),
+        (None, None) => None,
+    };
+    match target {
+        Some(Ok(target)) => {
+            return crate::select::run(
+                &world,
+                &target,
+                args.namespace.as_deref(),
+                args.all_namespaces,
+                args.output.output,
+                unreadable,
+                source,
+            )
+        }
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::BadInput);
+        }
+        None => {}
+    }
     let Some(pod) = &args.pod else {
-        return crate::pending::run(&world, args.output.output);
+        let namespace = args.namespace.as_deref().filter(|_| !args.all_namespaces);
+        return crate::pending::run(&world, namespace, args.output.output);
     };
     let id = match world.find_pod(pod, args.namespace.as_deref()) {
         Ok(id) => id,

@@ -297,6 +297,27 @@ fn the_committed_krew_manifest_follows_krews_format() {
         (labels["os"].as_str(), labels["arch"].as_str()),
         (Some("linux"), Some("amd64"))
     );
+    // Where the release archive it was generated from is at hand
+    // (target/dist, written by the script), it is that archive's sha256.
+    let uri = platforms[0]["uri"].as_str().unwrap();
+    let archive = repo()
+        .join("target/dist")
+        .join(uri.rsplit('/').next().unwrap());
+    if archive.exists() {
+        let sha = Command::new("sha256sum").arg(&archive).output().unwrap();
+        let sha = String::from_utf8_lossy(&sha.stdout);
+        assert_eq!(
+            platforms[0]["sha256"].as_str(),
+            sha.split(' ').next(),
+            "{} is not the archive the manifest describes; regenerate: scripts/krew-manifest.sh",
+            archive.display()
+        );
+    } else {
+        eprintln!(
+            "skipped: {} absent (no release archive packed here)",
+            archive.display()
+        );
+    }
 }
 
 /// The script packs a binary as kubectl-podplace and describes that very
@@ -346,10 +367,21 @@ fn the_krew_script_describes_the_archive_it_packs() {
         .output()
         .unwrap();
     let listing = String::from_utf8_lossy(&listing.stdout);
-    assert!(
-        listing.lines().any(|l| l == "kubectl-podplace"),
-        "{listing}"
+    let mut files: Vec<&str> = listing.lines().collect();
+    files.sort_unstable();
+    assert_eq!(
+        files,
+        ["LICENSE", "README.md", "kubectl-podplace"],
+        "the archive holds the plugin, its license and the README"
     );
+    // Every file the manifest extracts is in the archive.
+    for f in platform["files"].as_array().unwrap() {
+        let from = f["from"].as_str().unwrap();
+        assert!(
+            listing.lines().any(|l| l == from),
+            "{from} not in {listing}"
+        );
+    }
     // Reproducible: packing the same binary again gives the same archive.
     let again = Command::new("bash")
         .arg(repo().join("scripts/krew-manifest.sh"))

@@ -20,4 +20,5 @@ mod snapshot;
 mod support;
 mod tied;
 mod why;
+mod why_select;
 mod why_volumes;

@@ -274,6 +274,7 @@ async fn vault(live: &Live) -> Result<()> {
                 .is_some_and(|s| s.contains("component")),
         "prometheus-server's term: {term}"
     );
+    pending_summary(live, &scratch, &kc).await?;
     let fix = why["fixes"]
         .get(0)
         .with_context(|| format!("why proposes no fix: {json}"))?;
@@ -433,4 +434,113 @@ async fn why_without_n_uses_the_context_namespace(live: &Live) -> Result<()> {
         "without a context namespace: why exit {code}, want 2 naming default/ctx-probe: {out}{err}"
     );
     Ok(())
+}
+
+/// `kubectl podplace why` without a pod (issue 21), on the real Pending
+/// vault-2 of [`vault`] (no cluster of its own, so it adds only its
+/// podplace runs): the summary line names the blocking workload and rule
+/// in `why POD`'s words, exit 1; its `waitingSince` is the real
+/// PodScheduled condition's lastTransitionTime; `sts/vault` selects the
+/// StatefulSet's pods through their ownerReferences.
+async fn pending_summary(live: &Live, scratch: &Scratch, kc: &str) -> Result<()> {
+    // As a kubectl plugin: kubectl finds kubectl-podplace on PATH and
+    // passes the exit code through.
+    let (out, err, code) = kubectl_podplace(live, scratch, &["why", "-n", NS])?;
+    ensure!(
+        code == 1,
+        "kubectl podplace why (no pod) exit {code} (want 1): {out}{err}"
+    );
+    let want = "StatefulSet/stokesnet/vault\n  stokesnet/vault-2  InterPodAffinity  node(s) didn't satisfy existing pods anti-affinity rules: blocked by StatefulSet/stokesnet/prometheus-server (the existing pod's podAntiAffinity term 1, applied symmetrically: a rule of ANOTHER workload, StatefulSet/stokesnet/prometheus-server) on ";
+    ensure!(out.starts_with(want), "why (no pod) says:\n{out}");
+    ensure!(
+        out.ends_with("\n1 pending; `podplace why POD` explains one\n"),
+        "why (no pod) says:\n{out}"
+    );
+    let (json, err, code) = live.podplace(
+        &scratch.0,
+        &["why", "--kubeconfig", kc, "-n", NS, "-o", "json"],
+    );
+    ensure!(code == 1, "why -o json (no pod) exit {code}: {json}{err}");
+    let summary: Value = serde_json::from_str(&json).context("why -o json is not JSON")?;
+    let pods: Api<Pod> = Api::namespaced(live.client.clone(), NS);
+    let pod = pods.get("vault-2").await?;
+    let since = pod
+        .status
+        .and_then(|s| s.conditions)
+        .into_iter()
+        .flatten()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        .and_then(|c| c.last_transition_time)
+        .map(|t| t.0.to_string())
+        .context("vault-2 has no PodScheduled=False condition")?;
+    ensure!(
+        summary["pending"][0]["waitingSince"] == since.as_str() && summary["count"] == 1,
+        "summary {summary} (PodScheduled False since {since})"
+    );
+    let (names, err, code) = live.podplace(
+        &scratch.0,
+        &[
+            "why",
+            "sts/vault",
+            "--kubeconfig",
+            kc,
+            "-n",
+            NS,
+            "-o",
+            "name",
+        ],
+    );
+    ensure!(code == 1, "why sts/vault exit {code}: {names}{err}");
+    let mut names: Vec<&str> = names.lines().collect();
+    ensure!(
+        names.first() == Some(&"pod/vault-2"),
+        "why sts/vault: {names:?}"
+    );
+    names.sort();
+    ensure!(
+        names == ["pod/vault-0", "pod/vault-1", "pod/vault-2"],
+        "why sts/vault: {names:?}"
+    );
+    // PODPLACE_README_TRANSCRIPT=FILE: the README's `kubectl podplace why`
+    // transcript, from this real cluster.
+    if let Some(path) = std::env::var_os("PODPLACE_README_TRANSCRIPT") {
+        let (out, _, code) = kubectl_podplace(live, scratch, &["why"])?;
+        std::fs::write(&path, format!("$ kubectl podplace why\n? {code}\n{out}"))?;
+    }
+    live.note("why without a pod and why sts/vault checked");
+    Ok(())
+}
+
+/// `kubectl podplace ARGS` with the pinned kubectl, this build's podplace
+/// installed as `kubectl-podplace` on PATH, the admin kubeconfig and no
+/// colour: (stdout, stderr, exit code).
+fn kubectl_podplace(
+    live: &Live,
+    scratch: &Scratch,
+    args: &[&str],
+) -> Result<(String, String, i32)> {
+    let bin = scratch.join("bin");
+    let plugin = bin.join("kubectl-podplace");
+    if !plugin.exists() {
+        std::fs::create_dir_all(&bin)?;
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_podplace"), &plugin)?;
+    }
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))?;
+    live.note(format!("kubectl podplace {}", args.join(" ")));
+    let out = std::process::Command::new(podplace_envtest::kubectl()?)
+        .arg("podplace")
+        .args(args)
+        .current_dir(&scratch.0)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", live.kubeconfig())
+        .output()
+        .context("running kubectl podplace")?;
+    Ok((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    ))
 }

@@ -9,6 +9,7 @@ use podplace_explain::{Explanation, Group, Phase};
 use crate::text::{indent, thousands, tied_names, wrap};
 use crate::why::{unit, Source, WhyAnswer};
 
+pub mod cause;
 mod reason;
 mod storage;
 

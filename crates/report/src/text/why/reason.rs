@@ -425,20 +425,7 @@ fn render_blockers(
             paint!(list.join(", "), bold),
             workload
         )?;
-        let whose = match owner {
-            RuleOwner::Incoming => format!("the pod's own {} term {}", t.kind.short(), t.index + 1),
-            RuleOwner::Existing if t.owner_workload == e.workload => format!(
-                "the existing pod's {} term {} (same workload), applied symmetrically",
-                t.kind.short(),
-                t.index + 1
-            ),
-            RuleOwner::Existing => format!(
-                "the existing pod's {} term {}, applied symmetrically: a rule of ANOTHER workload, {}",
-                t.kind.short(),
-                t.index + 1,
-                t.owner_workload
-            ),
-        };
+        let whose = super::cause::rule_whose(e, term, owner);
         let met = if across.len() > 1 {
             format!("met in each node's {} domain", t.topology_key)
         } else {
