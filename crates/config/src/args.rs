@@ -12,14 +12,17 @@ use podplace_engine::profile::{
     ShapePoint, SpreadDefaults,
 };
 
-use crate::decode::{to_json, Decoder, Pos};
+use crate::decode::{to_json, ArgsOf, Decoder, Pos};
 use crate::tree::Node;
 use crate::{invalid, ConfigError};
 
 /// What applying one plugin's args found wrong.
 #[derive(Default)]
 pub struct Found {
-    /// Validation (and strict decoding) errors.
+    /// Decoding errors (strict decoding, wrong types): kube-scheduler
+    /// reports these alone, before any validation.
+    pub decoding: Vec<ConfigError>,
+    /// Validation errors.
     pub validation: Vec<ConfigError>,
     /// The error creating the plugin.
     pub framework: Option<ConfigError>,
@@ -28,6 +31,21 @@ pub struct Found {
 /// Go's `%v`-ish rendering of a string value in field errors.
 fn quoted(s: &str) -> String {
     format!("{s:?}")
+}
+
+/// The Go type of a plugin's args (`None`: a plugin without args).
+fn go_args_type(plugin: &str) -> Option<&'static str> {
+    Some(match plugin {
+        "NodeResourcesFit" => "NodeResourcesFitArgs",
+        "NodeResourcesBalancedAllocation" => "NodeResourcesBalancedAllocationArgs",
+        "PodTopologySpread" => "PodTopologySpreadArgs",
+        "InterPodAffinity" => "InterPodAffinityArgs",
+        "NodeAffinity" => "NodeAffinityArgs",
+        "DefaultPreemption" => "DefaultPreemptionArgs",
+        "VolumeBinding" => "VolumeBindingArgs",
+        "DynamicResources" => "DynamicResourcesArgs",
+        _ => return None,
+    })
 }
 
 /// Applies `name`'s args to the profile.
@@ -41,6 +59,11 @@ pub fn apply(
     found: &mut Found,
 ) {
     let mut d = Decoder::new(file);
+    d.args_of = go_args_type(name).map(|go_type| ArgsOf {
+        config_path: path.strip_suffix(".args").unwrap_or(path).to_string(),
+        plugin: name.to_string(),
+        go_type: go_type.to_string(),
+    });
     let mut errs: Vec<(Pos, String)> = Vec::new();
     let empty = Node {
         line: pos.line,
@@ -157,7 +180,12 @@ pub fn apply(
                         match serde_json::from_value::<k8s_openapi::api::core::v1::NodeAffinity>(
                             to_json(v),
                         ) {
-                            Ok(a) => profile.added_affinity = Some(a),
+                            Ok(a) => {
+                                for m in crate::labels::added_affinity(path, &a) {
+                                    errs.push((Pos::of(v), m));
+                                }
+                                profile.added_affinity = Some(a)
+                            }
                             Err(e) => errs
                                 .push((Pos::of(v), format!("json: {e} in {path}.addedAffinity"))),
                         }
@@ -243,6 +271,28 @@ pub fn apply(
                                 errs.push((t.pos, invalid(&format!("{path}.bindTimeoutSeconds"), t.value, "invalid BindTimeoutSeconds, should not be a negative value")));
                             }
                         }
+                    } else if k == "shape" {
+                        // StorageCapacityScoring is off in v1.36: any
+                        // shape (even an empty one) is refused.
+                        if let Some(points) = shape_points(&mut d, v, &format!("{path}.shape")) {
+                            let rendered: Vec<String> = points
+                                .iter()
+                                .map(|(p, _)| {
+                                    format!(
+                                        "{{\"Utilization\":{},\"Score\":{}}}",
+                                        p.utilization, p.score
+                                    )
+                                })
+                                .collect();
+                            errs.push((
+                                Pos::of(v),
+                                invalid(
+                                    &format!("{path}.shape"),
+                                    format!("[{}]", rendered.join(",")),
+                                    "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+                                ),
+                            ));
+                        }
                     }
                 }
             }
@@ -258,7 +308,7 @@ pub fn apply(
         _ => {}
     }
     for l in d.errors {
-        found.validation.push(l.error);
+        found.decoding.push(l.error);
     }
     for (p, message) in errs {
         found.validation.push(ConfigError {
@@ -335,18 +385,25 @@ fn fit(
                     let Some(s) = d.string(item, &format!("{path}.{k}[{i}]")) else {
                         continue;
                     };
+                    let item_path = format!("{k}[{i}]");
                     if k == "ignoredResources" {
+                        for m in crate::labels::label_name(&item_path, &s.value) {
+                            errs.push((s.pos, m));
+                        }
                         fit.ignored_resources.push(s.value);
                     } else {
                         if s.value.contains('/') {
                             errs.push((
                                 s.pos,
                                 invalid(
-                                    &format!("ignoredResourceGroups[{i}]"),
+                                    &item_path,
                                     quoted(&s.value),
                                     "resource group name can't contain '/'",
                                 ),
                             ));
+                        }
+                        for m in crate::labels::label_name(&item_path, &s.value) {
+                            errs.push((s.pos, m));
                         }
                         fit.ignored_resource_groups.push(s.value);
                     }
@@ -390,34 +447,8 @@ fn fit(
                                     let spath = format!(
                                         "{path}.scoringStrategy.requestedToCapacityRatio.shape"
                                     );
-                                    if let Some(items) =
-                                        d.list(shape_node, &spath, "[]v1.UtilizationShapePoint")
-                                    {
-                                        for (i, item) in items.iter().enumerate() {
-                                            let ipath = format!("{spath}[{i}]");
-                                            if let Some(pf) = d.fields(
-                                                item,
-                                                &ipath,
-                                                "v1.UtilizationShapePoint",
-                                                &["utilization", "score"],
-                                            ) {
-                                                let mut point = ShapePoint {
-                                                    utilization: 0,
-                                                    score: 0,
-                                                };
-                                                for (pk, pv) in pf {
-                                                    let n = d
-                                                        .int(pv, &format!("{ipath}.{pk}"), "int32")
-                                                        .map_or(0, |n| n.value);
-                                                    if pk == "utilization" {
-                                                        point.utilization = n
-                                                    } else {
-                                                        point.score = n
-                                                    }
-                                                }
-                                                points.push((point, Pos::of(item)));
-                                            }
-                                        }
+                                    if let Some(p) = shape_points(d, shape_node, &spath) {
+                                        points.extend(p);
                                     }
                                 }
                                 let positions: Vec<Pos> = points.iter().map(|(_, p)| *p).collect();
@@ -474,6 +505,42 @@ fn fit(
         }
     }
     profile.fit = fit;
+}
+
+/// A `shape` list: `None` when null (or not a list).
+fn shape_points(d: &mut Decoder<'_>, node: &Node, path: &str) -> Option<Vec<(ShapePoint, Pos)>> {
+    if matches!(node.value, crate::tree::Value::Null) {
+        return None;
+    }
+    let items = d.list(node, path, "[]v1.UtilizationShapePoint")?;
+    let mut points = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ipath = format!("{path}[{i}]");
+        let Some(pf) = d.fields(
+            item,
+            &ipath,
+            "v1.UtilizationShapePoint",
+            &["utilization", "score"],
+        ) else {
+            continue;
+        };
+        let mut point = ShapePoint {
+            utilization: 0,
+            score: 0,
+        };
+        for (pk, pv) in pf {
+            let n = d
+                .int(pv, &format!("{ipath}.{pk}"), "int32")
+                .map_or(0, |n| n.value);
+            if pk == "utilization" {
+                point.utilization = n
+            } else {
+                point.score = n
+            }
+        }
+        points.push((point, Pos::of(item)));
+    }
+    Some(points)
 }
 
 fn validate_shape(shape: &[ShapePoint], positions: &[Pos], at: Pos, errs: &mut Vec<(Pos, String)>) {
@@ -580,12 +647,29 @@ fn spread(
                 do_not_schedule: false,
             };
             let mut when = String::new();
+            let mut selector: Option<Pos> = None;
             for (ck, cv) in cf {
                 match ck {
-                    "maxSkew" => c.max_skew = d.int(cv, &format!("{ipath}.maxSkew"), "int32").map_or(0, |n| i32::try_from(n.value).unwrap_or(0)),
-                    "topologyKey" => c.topology_key = d.string(cv, &format!("{ipath}.topologyKey")).map(|s| s.value).unwrap_or_default(),
-                    "whenUnsatisfiable" => when = d.string(cv, &format!("{ipath}.whenUnsatisfiable")).map(|s| s.value).unwrap_or_default(),
-                    "labelSelector" if !matches!(cv.value, crate::tree::Value::Null) => errs.push((Pos::of(cv), format!("{ipath}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"))),
+                    "maxSkew" => {
+                        c.max_skew = d
+                            .int(cv, &format!("{ipath}.maxSkew"), "int32")
+                            .map_or(0, |n| i32::try_from(n.value).unwrap_or(0))
+                    }
+                    "topologyKey" => {
+                        c.topology_key = d
+                            .string(cv, &format!("{ipath}.topologyKey"))
+                            .map(|s| s.value)
+                            .unwrap_or_default()
+                    }
+                    "whenUnsatisfiable" => {
+                        when = d
+                            .string(cv, &format!("{ipath}.whenUnsatisfiable"))
+                            .map(|s| s.value)
+                            .unwrap_or_default()
+                    }
+                    "labelSelector" if !matches!(cv.value, crate::tree::Value::Null) => {
+                        selector = Some(Pos::of(cv))
+                    }
                     _ => {}
                 }
             }
@@ -605,11 +689,19 @@ fn spread(
                     p,
                     format!("{ipath}.topologyKey: Required value: can not be empty"),
                 ));
+            } else {
+                for m in crate::labels::label_name(&format!("{ipath}.topologyKey"), &c.topology_key)
+                {
+                    errs.push((p, m));
+                }
             }
             match when.as_str() {
                 "" => errs.push((p, format!("{ipath}.whenUnsatisfiable: Required value: can not be empty"))),
                 "DoNotSchedule" | "ScheduleAnyway" => {}
                 other => errs.push((p, format!("{ipath}.whenUnsatisfiable: Unsupported value: {}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"", quoted(other)))),
+            }
+            if let Some(at) = selector {
+                errs.push((at, format!("{ipath}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod")));
             }
             c.do_not_schedule = when == "DoNotSchedule";
             if constraints

@@ -40,6 +40,48 @@ pub struct Decoder<'a> {
     pub file: &'a str,
     /// The errors so far.
     pub errors: Vec<Located>,
+    /// Set while decoding one plugin's `args`: kube-scheduler decodes them
+    /// on their own, so its errors name the pluginConfig entry, the
+    /// plugin and the args type, with field paths relative to `args`.
+    pub args_of: Option<ArgsOf>,
+}
+
+/// Which plugin's args are being decoded (see [`Decoder::args_of`]).
+#[derive(Debug, Clone)]
+pub struct ArgsOf {
+    /// `profiles[i].pluginConfig[j]`.
+    pub config_path: String,
+    /// The plugin name.
+    pub plugin: String,
+    /// The Go type of the args (`InterPodAffinityArgs`).
+    pub go_type: String,
+}
+
+impl ArgsOf {
+    /// `path` relative to the args (`scoringStrategy.type`), `""` for
+    /// the args themselves.
+    fn relative<'p>(&self, path: &'p str) -> &'p str {
+        let base = format!("{}.args", self.config_path);
+        match path.strip_prefix(base.as_str()) {
+            Some(rest) => rest.strip_prefix('.').unwrap_or(rest),
+            None => path,
+        }
+    }
+
+    /// kube-scheduler's wrapping of an args decoding error.
+    fn wrap(&self, strict: bool, inner: &str) -> String {
+        if strict {
+            format!(
+                "strict decoding error: decoding .{}: strict decoding error: decoding args for plugin {}: strict decoding error: {inner}",
+                self.config_path, self.plugin
+            )
+        } else {
+            format!(
+                "decoding .{}: decoding args for plugin {}: {inner}",
+                self.config_path, self.plugin
+            )
+        }
+    }
 }
 
 impl<'a> Decoder<'a> {
@@ -48,6 +90,7 @@ impl<'a> Decoder<'a> {
         Decoder {
             file,
             errors: Vec::new(),
+            args_of: None,
         }
     }
 
@@ -86,10 +129,13 @@ impl<'a> Decoder<'a> {
                         } else {
                             format!("{path}.{k}")
                         };
-                        self.error(
-                            Pos::of(v),
-                            format!("strict decoding error: unknown field \"{full}\""),
-                        );
+                        let message = match &self.args_of {
+                            Some(a) => {
+                                a.wrap(true, &format!("unknown field \"{}\"", a.relative(&full)))
+                            }
+                            None => format!("strict decoding error: unknown field \"{full}\""),
+                        };
+                        self.error(Pos::of(v), message);
                     }
                 }
                 Some(out)
@@ -102,24 +148,36 @@ impl<'a> Decoder<'a> {
     }
 
     fn type_error(&mut self, node: &Node, value: &Value, path: &str, go_type: &str) {
-        let (owner, field) = match path.rsplit_once('.') {
-            Some((_, f)) => (path, f),
-            None => (path, path),
-        };
-        let _ = field;
-        let message = if owner.is_empty() {
-            format!(
-                "json: cannot unmarshal {} into Go value of type {go_type}",
-                value.json_kind()
-            )
+        let message = self.cannot_unmarshal(value.json_kind(), path, go_type);
+        self.error(Pos::of(node), message);
+    }
+
+    /// `json: cannot unmarshal KIND into Go struct field F of type T`, as
+    /// encoding/json words it (wrapped when inside a plugin's args).
+    fn cannot_unmarshal(&self, kind: &str, path: &str, go_type: &str) -> String {
+        if let Some(a) = &self.args_of {
+            let rel = a.relative(path);
+            let inner = if rel.is_empty() {
+                format!(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal {kind} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+                )
+            } else {
+                format!(
+                    "json: cannot unmarshal {kind} into Go struct field {}.{} of type {go_type}",
+                    a.go_type,
+                    strip_indices(rel)
+                )
+            };
+            return a.wrap(false, &inner);
+        }
+        if path.is_empty() {
+            format!("json: cannot unmarshal {kind} into Go value of type {go_type}")
         } else {
             format!(
-                "json: cannot unmarshal {} into Go struct field {} of type {go_type}",
-                value.json_kind(),
-                go_field(owner)
+                "json: cannot unmarshal {kind} into Go struct field {} of type {go_type}",
+                go_field(path)
             )
-        };
-        self.error(Pos::of(node), message);
+        }
     }
 
     /// A string field (`None` for null or a type error).
@@ -147,23 +205,13 @@ impl<'a> Decoder<'a> {
                 pos: Pos::of(node),
             }),
             Value::Int(v) => {
-                self.error(
-                    Pos::of(node),
-                    format!(
-                        "json: cannot unmarshal number {v} into Go struct field {} of type {go_type}",
-                        go_field(path)
-                    ),
-                );
+                let message = self.cannot_unmarshal(&format!("number {v}"), path, go_type);
+                self.error(Pos::of(node), message);
                 None
             }
             Value::Float(f) => {
-                self.error(
-                    Pos::of(node),
-                    format!(
-                        "json: cannot unmarshal number {f} into Go struct field {} of type {go_type}",
-                        go_field(path)
-                    ),
-                );
+                let message = self.cannot_unmarshal(&format!("number {f}"), path, go_type);
+                self.error(Pos::of(node), message);
                 None
             }
             other => {
@@ -199,6 +247,24 @@ impl<'a> Decoder<'a> {
             }
         }
     }
+}
+
+/// A JSON path without its `[i]` indices.
+fn strip_indices(path: &str) -> String {
+    let mut out = String::new();
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '[' {
+            for d in chars.by_ref() {
+                if d == ']' {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Go's `Struct.field.path` rendering of a JSON path without indices.

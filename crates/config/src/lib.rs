@@ -30,6 +30,7 @@ use podplace_engine::Profile;
 
 mod args;
 pub mod decode;
+mod labels;
 mod plugins;
 pub mod tree;
 
@@ -224,9 +225,17 @@ pub fn parse(file: &str, text: &str) -> Result<SchedulerConfig, ConfigErrors> {
     }
     let raw = decode_top(&mut d, &root);
     if !d.errors.is_empty() {
-        return Err(ConfigErrors(
-            d.errors.into_iter().map(|l| l.error).collect(),
-        ));
+        // Decoding fails as a whole: the plugin args' decoding errors
+        // come with the rest, validation never runs.
+        let mut errors: Vec<ConfigError> = d.errors.into_iter().map(|l| l.error).collect();
+        if let Some(raw) = &raw {
+            for (i, p) in raw.profiles.iter().enumerate() {
+                if let Err(e) = plugins::build_profile(file, i, p) {
+                    errors.extend(e.decoding);
+                }
+            }
+        }
+        return Err(ConfigErrors(errors));
     }
     let Some(raw) = raw else {
         return Err(ConfigErrors::one(file, top, "invalid configuration".into()));
@@ -309,10 +318,23 @@ fn build(file: &str, raw: Raw) -> Result<SchedulerConfig, ConfigErrors> {
             pos: profiles[0].pos,
         });
     }
+    let results: Vec<Result<Profile, plugins::ProfileErrors>> = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, p)| plugins::build_profile(file, i, p))
+        .collect();
+    let decoding: Vec<ConfigError> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .flat_map(|e| e.decoding.iter().cloned())
+        .collect();
+    if !decoding.is_empty() {
+        return Err(ConfigErrors(decoding));
+    }
     let mut built = Vec::new();
     let mut framework: Option<ConfigError> = None;
     let mut seen: Vec<String> = Vec::new();
-    for (i, p) in profiles.iter().enumerate() {
+    for ((i, p), result) in profiles.iter().enumerate().zip(results) {
         let name = p.scheduler_name.as_ref().map_or("", |n| n.value.as_str());
         if name.is_empty() {
             push(
@@ -332,7 +354,7 @@ fn build(file: &str, raw: Raw) -> Result<SchedulerConfig, ConfigErrors> {
                 );
             }
         }
-        match plugins::build_profile(file, i, p) {
+        match result {
             Ok(profile) => built.push(Arc::new(profile)),
             Err(e) => {
                 for v in e.validation {
@@ -356,6 +378,9 @@ fn build(file: &str, raw: Raw) -> Result<SchedulerConfig, ConfigErrors> {
             );
         }
         seen.push(name.to_string());
+    }
+    for (pos, message) in plugins::common_queue_sort(&profiles) {
+        push(pos, message);
     }
     let percentage = raw.percentage.as_ref().map_or(0, |p| p.value);
     if let Some(p) = &raw.percentage {
@@ -411,5 +436,7 @@ fn build(file: &str, raw: Raw) -> Result<SchedulerConfig, ConfigErrors> {
     })
 }
 
+#[cfg(test)]
+mod audit_tests;
 #[cfg(test)]
 mod tests;

@@ -365,18 +365,10 @@ fn merge(defaults: &[RawPlugin], custom: &RawSet) -> RawSet {
     }
 }
 
-/// The plugins one extension point ends up running, in order.
-fn expand(
-    point: &str,
-    own: &RawSet,
-    multi: &RawSet,
-    framework: &mut Option<String>,
-) -> Vec<String> {
-    let mut fail = |m: String| {
-        if framework.is_none() {
-            *framework = Some(m);
-        }
-    };
+/// An extension point's own `enabled` list as the framework registers it
+/// (updatePluginList): each must exist, implement the point, and appear
+/// once.
+fn own_list(point: &str, own: &RawSet, fail: &mut dyn FnMut(String)) -> Vec<String> {
     let mut enabled: Vec<String> = Vec::new();
     for p in &own.enabled {
         match implements(&p.name, point) {
@@ -394,6 +386,20 @@ fn expand(
             Some(true) => enabled.push(p.name.clone()),
         }
     }
+    enabled
+}
+
+/// The framework's expandMultiPointPlugins for one extension point: the
+/// point's own plugins that multiPoint also names first (overrides), then
+/// multiPoint's others, then the rest of the point's own; nothing from
+/// multiPoint when the point disables `*`.
+fn expand_multi(
+    point: &str,
+    own: &RawSet,
+    enabled: Vec<String>,
+    multi: &RawSet,
+    fail: &mut dyn FnMut(String),
+) -> Vec<String> {
     if own.disabled.iter().any(|p| p.name == "*") {
         return enabled;
     }
@@ -462,6 +468,8 @@ fn engine_plugin(name: &str) -> Option<Plugin> {
 /// What building a profile found wrong: validation errors (reported
 /// together), or the first error creating its framework.
 pub struct ProfileErrors {
+    /// Decoding errors in plugin args (reported alone, before validation).
+    pub decoding: Vec<ConfigError>,
     /// Validation errors.
     pub validation: Vec<ConfigError>,
     /// The framework's error (only reported when validation passed).
@@ -491,39 +499,92 @@ pub fn build_profile(file: &str, index: usize, raw: &RawProfile) -> Result<Profi
                     crate::invalid(
                         &format!("profiles[{index}].plugins.{point}.enabled[{j}]"),
                         format!("{:?}", p.name),
-                        "was invalid in version \"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")",
+                        "was invalid in version \"v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")",
                     ),
                 ));
             }
         }
     }
     let multi = merge(&default_multi_point(), &raw.sets[multi_index]);
-    let mut framework: Option<String> = None;
-    let mut framework_pos = raw.pos;
-    let mut lists: Vec<Vec<String>> = Vec::new();
+    // The framework's errors, in the order NewFramework meets them: a
+    // negative weight at score, creating the plugins (only NodeResourcesFit
+    // can fail here), every point's own list, multiPoint's expansion, then
+    // the queue sort and bind counts. Only the first is reported.
+    let locate = |m: &str, i: usize| -> Pos {
+        raw.sets[i]
+            .enabled
+            .iter()
+            .chain(&raw.sets[multi_index].enabled)
+            .find(|p| m.contains(&format!("{:?}", p.name)))
+            .or(raw.sets[i].enabled.first())
+            .or(raw.sets[multi_index].enabled.first())
+            .map_or(raw.pos, |p| p.pos)
+    };
+    let score_index = POINTS.iter().position(|p| *p == "score").unwrap_or(0);
+    let weight_error: Option<(Pos, String)> = raw.sets[score_index]
+        .enabled
+        .iter()
+        .find(|p| p.weight.is_some_and(|w| w < 0))
+        .map(|p| {
+            (
+                p.pos,
+                "score plugins: total score of Score plugins could overflow".to_string(),
+            )
+        });
+    let mut list_error: Option<(Pos, String)> = None;
+    let owns: Vec<RawSet> = (0..multi_index).map(|i| merge(&[], &raw.sets[i])).collect();
+    let mut own_lists: Vec<Vec<String>> = Vec::new();
     for (i, point) in POINTS.iter().enumerate().take(multi_index) {
-        let own = merge(&[], &raw.sets[i]);
-        let before = framework.is_some();
-        lists.push(expand(point, &own, &multi, &mut framework));
-        if !before && framework.is_some() {
-            framework_pos = raw.sets[i]
-                .enabled
-                .first()
-                .or(raw.sets[multi_index].enabled.first())
-                .map_or(raw.pos, |p| p.pos);
-            // The exact entry, when it can be told.
-            if let Some(m) = &framework {
-                if let Some(p) = raw.sets[i]
-                    .enabled
-                    .iter()
-                    .chain(&raw.sets[multi_index].enabled)
-                    .find(|p| m.contains(&format!("{:?}", p.name)))
-                {
-                    framework_pos = p.pos;
-                }
+        let mut fail = |m: String| {
+            if list_error.is_none() {
+                list_error = Some((locate(&m, i), m));
             }
-        }
+        };
+        own_lists.push(own_list(point, &owns[i], &mut fail));
     }
+    let mut lists: Vec<Vec<String>> = Vec::new();
+    for (i, (point, enabled)) in POINTS.iter().zip(own_lists).enumerate() {
+        let mut fail = |m: String| {
+            if list_error.is_none() {
+                list_error = Some((locate(&m, i), m));
+            }
+        };
+        lists.push(if multi.enabled.is_empty() {
+            enabled
+        } else {
+            expand_multi(point, &owns[i], enabled, &multi, &mut fail)
+        });
+    }
+    let count = |n: &str| {
+        POINTS
+            .iter()
+            .position(|p| *p == n)
+            .map_or(0, |i| lists[i].len())
+    };
+    if list_error.is_none() && count("queueSort") != 1 {
+        list_error = Some((
+            raw.pos,
+            format!(
+                "only one queue sort plugin required for profile with scheduler name {name:?}, but got {}",
+                count("queueSort")
+            ),
+        ));
+    }
+    if list_error.is_none() && count("bind") == 0 {
+        list_error = Some((
+            raw.pos,
+            format!("at least one bind plugin is needed for profile with scheduler name {name:?}"),
+        ));
+    }
+    // pluginsNeeded: a plugin is created (and its args checked) only when
+    // some extension point or multiPoint enables it.
+    let needed = |plugin: &str| {
+        multi.enabled.iter().any(|p| p.name == plugin)
+            || owns
+                .iter()
+                .any(|o| o.enabled.iter().any(|p| p.name == plugin))
+    };
+    let mut fit_error: Option<(Pos, String)> = None;
     let point = |n: &str| POINTS.iter().position(|p| *p == n).unwrap_or(0);
     let filters: Vec<Plugin> = lists[point("filter")]
         .iter()
@@ -566,6 +627,7 @@ pub fn build_profile(file: &str, index: usize, raw: &RawProfile) -> Result<Profi
         ..Profile::default()
     };
     // Plugin args.
+    let mut decoding: Vec<ConfigError> = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for (j, pc) in raw.plugin_config.iter().enumerate() {
         let path = format!("profiles[{index}].pluginConfig[{j}]");
@@ -583,7 +645,7 @@ pub fn build_profile(file: &str, index: usize, raw: &RawProfile) -> Result<Profi
                 crate::invalid(
                     &path,
                     format!("{:?}", pc.name.value),
-                    "was invalid in version \"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")",
+                    "was invalid in version \"v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")",
                 ),
             ));
             continue;
@@ -598,23 +660,28 @@ pub fn build_profile(file: &str, index: usize, raw: &RawProfile) -> Result<Profi
             &mut profile,
             &mut found,
         );
+        decoding.extend(found.decoding);
         validation.extend(found.validation);
-        if framework.is_none() {
+        if fit_error.is_none() && needed(&pc.name.value) {
             if let Some(e) = found.framework {
-                framework_pos = Pos {
-                    line: e.line,
-                    column: e.column,
-                };
-                framework = Some(e.message);
+                fit_error = Some((
+                    Pos {
+                        line: e.line,
+                        column: e.column,
+                    },
+                    e.message,
+                ));
             }
         }
     }
-    if !validation.is_empty() || framework.is_some() {
+    let framework = weight_error.or(fit_error).or(list_error);
+    if !decoding.is_empty() || !validation.is_empty() || framework.is_some() {
         return Err(ProfileErrors {
+            decoding,
             validation,
-            framework: framework.map(|m| {
+            framework: framework.map(|(pos, m)| {
                 at(
-                    framework_pos,
+                    pos,
                     format!(
                         "initializing profiles: creating profile for scheduler name {name}: {m}"
                     ),
@@ -623,4 +690,80 @@ pub fn build_profile(file: &str, index: usize, raw: &RawProfile) -> Result<Profi
         });
     }
     Ok(profile)
+}
+
+/// validateCommonQueueSort: every profile's `queueSort` set (as defaulted:
+/// enabled entries with their weights, disabled names) must equal the
+/// first profile's, and the first may enable only one.
+pub fn common_queue_sort(profiles: &[RawProfile]) -> Vec<(Pos, String)> {
+    let qs = POINTS.iter().position(|p| *p == "queueSort").unwrap_or(0);
+    let canonical = |set: &RawSet| -> (Vec<(String, i64)>, Vec<String>) {
+        (
+            set.enabled
+                .iter()
+                .map(|p| (p.name.clone(), p.weight.unwrap_or(0)))
+                .collect(),
+            set.disabled.iter().map(|p| p.name.clone()).collect(),
+        )
+    };
+    let where_ = |p: &RawProfile| {
+        p.sets[qs]
+            .enabled
+            .first()
+            .or(p.sets[qs].disabled.first())
+            .map_or(p.pos, |e| e.pos)
+    };
+    let mut out = Vec::new();
+    let Some(first) = profiles.first() else {
+        return out;
+    };
+    let n = first.sets[qs].enabled.len();
+    if n > 1 {
+        out.push((
+            where_(first),
+            crate::invalid(
+                "profiles[0].plugins.queueSort.Enabled",
+                n,
+                "only one queue sort plugin can be enabled",
+            ),
+        ));
+    }
+    let canon = canonical(&first.sets[qs]);
+    for (i, p) in profiles.iter().enumerate().skip(1) {
+        let current = canonical(&p.sets[qs]);
+        if current != canon {
+            out.push((
+                where_(p),
+                crate::invalid(
+                    &format!("profiles[{i}].plugins.queueSort"),
+                    render_plugin_set(&current),
+                    "must be the same for all profiles",
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// The internal PluginSet as apimachinery prints an invalid value (JSON
+/// with Go's field names; `null` for an empty list).
+fn render_plugin_set((enabled, disabled): &(Vec<(String, i64)>, Vec<String>)) -> String {
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "null".to_string()
+        } else {
+            format!("[{}]", items.join(","))
+        }
+    };
+    let plugin = |name: &str, weight: i64| {
+        format!(
+            "{{\"Name\":{},\"Weight\":{weight}}}",
+            serde_json::Value::String(name.to_string())
+        )
+    };
+    format!(
+        "{{\"Enabled\":{},\"Disabled\":{}}}",
+        list(enabled.iter().map(|(n, w)| plugin(n, *w)).collect()),
+        list(disabled.iter().map(|n| plugin(n, 0)).collect())
+    )
 }

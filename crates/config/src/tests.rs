@@ -72,6 +72,7 @@ fn plugin_sets_merge_and_expand() {
             ],
         ),
     ];
+    let table = table.into_iter().chain(weight_rows());
     for (plugins, want) in table {
         let c = ok(&format!("profiles:\n- plugins:\n{plugins}"));
         let mut got = c.profiles[0].scores.clone();
@@ -85,13 +86,73 @@ fn plugin_sets_merge_and_expand() {
         ok("profiles:\n- plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n");
     assert!(!c.profiles[0].filters_with(Plugin::NodeResourcesFit));
     assert!(c.profiles[0].filters_with(Plugin::TaintToleration));
-    let c = ok("profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: NodeResourcesFit\n    postFilter:\n      enabled:\n      - name: DefaultPreemption\n");
+    // `*` at multiPoint drops the queue sort and binder too: they must be
+    // named again (NewFramework wants one queue sort and a binder).
+    let c = ok("profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n      - name: DefaultBinder\n      - name: NodeResourcesFit\n    postFilter:\n      enabled:\n      - name: DefaultPreemption\n");
     assert_eq!(c.profiles[0].filters, vec![Plugin::NodeResourcesFit]);
     assert_eq!(c.profiles[0].scores, vec![(Plugin::NodeResourcesFit, 1)]);
     assert!(c.profiles[0].preemption);
     let c = ok("profiles:\n- plugins:\n    postFilter:\n      disabled:\n      - name: DefaultPreemption\n");
     assert!(!c.profiles[0].preemption);
 }
+
+/// getScoreWeights: the score point's own entries are looked at before
+/// multiPoint's, and the first one met wins even without a weight (0 and
+/// unset mean 1); mergePluginSet replaces a default in place; a plugin
+/// disabled at multiPoint can be enabled again at score, and one disabled
+/// at score is not brought back by multiPoint.
+fn weight_rows() -> Vec<(&'static str, Vec<(Plugin, i64)>)> {
+    let defaults_but = |changed: &[(Plugin, Option<i64>)]| {
+        let mut out: Vec<(Plugin, i64)> = DEFAULT_SCORES_FOR_TESTS
+            .iter()
+            .copied()
+            .filter(|(p, _)| !changed.iter().any(|(c, _)| c == p))
+            .collect();
+        out.extend(changed.iter().filter_map(|(p, w)| w.map(|w| (*p, w))));
+        out
+    };
+    vec![
+        (
+            // score's own weight beats multiPoint's default 3.
+            "    score:\n      enabled:\n      - name: TaintToleration\n        weight: 5\n",
+            defaults_but(&[(Plugin::TaintToleration, Some(5))]),
+        ),
+        (
+            // score names it without a weight: 1, not multiPoint's 4.
+            "    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 4\n    score:\n      enabled:\n      - name: TaintToleration\n",
+            defaults_but(&[(Plugin::TaintToleration, Some(1))]),
+        ),
+        (
+            // multiPoint's weight replaces the default's in place.
+            "    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 4\n",
+            defaults_but(&[(Plugin::TaintToleration, Some(4))]),
+        ),
+        (
+            // Disabled at multiPoint, enabled again at score only.
+            "    multiPoint:\n      disabled:\n      - name: TaintToleration\n    score:\n      enabled:\n      - name: TaintToleration\n        weight: 2\n",
+            defaults_but(&[(Plugin::TaintToleration, Some(2))]),
+        ),
+        (
+            // Disabled at score: multiPoint's entry does not bring it back.
+            "    score:\n      disabled:\n      - name: ImageLocality\n    multiPoint:\n      enabled:\n      - name: ImageLocality\n        weight: 4\n",
+            defaults_but(&[(Plugin::ImageLocality, None)]),
+        ),
+        (
+            // A weight of 0 at multiPoint means 1.
+            "    multiPoint:\n      enabled:\n      - name: InterPodAffinity\n        weight: 0\n",
+            defaults_but(&[(Plugin::InterPodAffinity, Some(1))]),
+        ),
+        (
+            // A negative multiPoint weight is accepted and kept (only the
+            // score point's are refused).
+            "    multiPoint:\n      enabled:\n      - name: ImageLocality\n        weight: -3\n",
+            defaults_but(&[(Plugin::ImageLocality, Some(-3))]),
+        ),
+    ]
+}
+
+/// v1.36's default score plugins and weights.
+const DEFAULT_SCORES_FOR_TESTS: [(Plugin, i64); 8] = podplace_engine::profile::DEFAULT_SCORES;
 
 #[test]
 fn plugin_args_defaulted() {
