@@ -100,8 +100,9 @@ fn explain_unbound(
             kind: NoteKind::OtherScheduler,
             term: None,
             text: format!(
-                "spec.schedulerName is {scheduler:?}: kube-scheduler (default-scheduler) \
-                 leaves this pod to that scheduler."
+                "spec.schedulerName is {scheduler:?}: kube-scheduler ({}) \
+                 leaves this pod to that scheduler.",
+                world.base.setup().scheduler_names().join(", ")
             ),
         }),
         Phase::Finished { phase, .. } => Some(Note {

@@ -92,6 +92,9 @@ pub struct Report {
     pub suppressed: usize,
     /// Objects whose rules were checked (workloads, bare pods, budgets).
     pub objects: usize,
+    /// How node sampling went over the placements the checks made (100
+    /// nodes or more): the certainty of the findings built on them.
+    pub sampling: podplace_engine::sampling::Tally,
 }
 
 impl Report {
@@ -243,5 +246,6 @@ pub fn lint(
         findings,
         suppressed: sink.suppressed,
         objects: world.subjects.len() + world.pdbs.len(),
+        sampling: world.sampling(),
     })
 }

@@ -18,6 +18,7 @@ use k8s_openapi::api::core::v1::{self as core, PodAffinityTerm, PodSpec, PodTemp
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as ApiSelector, ObjectMeta};
 use podplace_engine::plugins::{node_affinity, node_unschedulable, taint_toleration};
+use podplace_engine::sampling::Tally;
 use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
 use podplace_engine::{ClusterState, NodeId};
 use podplace_model::intern::Sym;
@@ -342,6 +343,10 @@ pub struct World<'a> {
     unschedulable_taint: Taint,
     empty_labels: Labels,
     line_starts: std::cell::RefCell<FxHashMap<String, Vec<usize>>>,
+    /// Node sampling over the what-if placements rules make besides
+    /// `placed` (scale-outs, changed manifests), for the report's
+    /// certainty statement.
+    what_if_sampling: std::cell::Cell<Tally>,
 }
 
 fn ignored(meta: &ObjectMeta) -> Vec<String> {
@@ -683,6 +688,7 @@ impl<'a> World<'a> {
             unschedulable_taint,
             empty_labels: Labels::default(),
             line_starts: Default::default(),
+            what_if_sampling: Default::default(),
         })
     }
 
@@ -782,7 +788,24 @@ impl<'a> World<'a> {
                 (node.name.to_string(), domain)
             }));
         }
+        self.record_sampling(cache.sampling_tally());
         out
+    }
+
+    /// Adds a what-if placement's node sampling to the report's tally.
+    pub fn record_sampling(&self, tally: Tally) {
+        self.what_if_sampling
+            .set(add_tallies(self.what_if_sampling.get(), tally));
+    }
+
+    /// How node sampling went over every placement the run made (the
+    /// manifests applied, then the rules' what-ifs): lint states the
+    /// certainty of its answers from it, as simulate does.
+    pub fn sampling(&self) -> Tally {
+        add_tallies(
+            self.placed.cache().sampling_tally(),
+            self.what_if_sampling.get(),
+        )
     }
 
     /// The name of a node.
@@ -1035,4 +1058,14 @@ fn own_selectors(
         .chain(by_labels)
         .filter_map(|api| state.compile_selector(Some(&api)).ok().map(|c| (api, c)))
         .collect()
+}
+
+/// Two tallies as one (the first reason for a candidate set kept).
+fn add_tallies(a: Tally, b: Tally) -> Tally {
+    Tally {
+        attempts: a.attempts + b.attempts,
+        sampled: a.sampled + b.sampled,
+        candidate_sets: a.candidate_sets + b.candidate_sets,
+        race: a.race.or(b.race),
+    }
 }

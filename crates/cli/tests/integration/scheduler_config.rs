@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::{examples, podplace};
+use crate::support::{examples, podplace, podplace_in, Scratch};
 
 fn example(file: &str) -> String {
     examples()
@@ -96,4 +96,210 @@ fn invalid_config_is_an_error_at_its_line_and_column() {
             "{err}"
         );
     }
+}
+
+/// A pod whose `spec.schedulerName` no profile serves is never placed,
+/// and every command says so, naming the profiles there are; a second
+/// profile's pods are placed by it (simulate included).
+#[test]
+fn unserved_scheduler_name_in_every_command() {
+    let world = example("world.yaml");
+    let config = example("most-allocated.yaml");
+    let unserved = "not scheduled by default-scheduler, batch-scheduler: spec.schedulerName is \"my-custom-scheduler\"";
+
+    let (out, err, code) = podplace(&["place", "-f", &world, "--scheduler-config", &config]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!("default/other-1  Pending  {unserved}")),
+        "{out}"
+    );
+
+    let (out, err, code) = podplace(&[
+        "why",
+        "-f",
+        &world,
+        "default/other-1",
+        "--scheduler-config",
+        &config,
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("is left to scheduler \"my-custom-scheduler\""),
+        "{out}"
+    );
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("kube-scheduler (default-scheduler, batch-scheduler) leaves this pod"),
+        "{out}"
+    );
+
+    let scratch = Scratch::new("unserved-sim");
+    let scenario = scratch.join("scenario.yaml");
+    std::fs::write(
+        &scenario,
+        r#"nodes:
+  - {apiVersion: v1, kind: Node, metadata: {name: worker1, labels: {kubernetes.io/hostname: worker1}}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+objects:
+  - {apiVersion: v1, kind: Pod, metadata: {name: mine}, spec: {schedulerName: batch-scheduler, containers: [{name: c, image: "a:1"}]}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: theirs}, spec: {schedulerName: my-custom-scheduler, containers: [{name: c, image: "a:1"}]}}
+steps:
+  - expect: {pending: 1}
+"#,
+    )
+    .unwrap();
+    let scenario = scenario.display().to_string();
+    let (out, err, code) = podplace(&[
+        "simulate",
+        &scenario,
+        "--scheduler-config",
+        &config,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        code, 0,
+        "batch-scheduler's pod placed, the other Pending: {out}{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let last = &v["steps"][0];
+    let node_of = |pod: &str| {
+        last["placements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pod"] == pod)
+            .map(|p| p["node"].clone())
+    };
+    assert_eq!(node_of("default/mine"), Some(Value::from("worker1")));
+    assert_eq!(node_of("default/theirs"), Some(Value::Null));
+    assert_eq!(last["pending"][0]["message"], unserved, "{out}");
+    // Without the configuration only default-scheduler serves: both wait.
+    let (out, _, code) = podplace(&["simulate", &scenario, "-o", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["steps"][0]["pending"][0]["message"],
+        "not scheduled by default-scheduler: spec.schedulerName is \"batch-scheduler\""
+    );
+
+    // lint places the manifests too: the unserved pod is never placed,
+    // and no finding is made up about it.
+    let (out, err, code) = podplace(&["lint", &world, "--scheduler-config", &config]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no findings in 8 objects"), "{out}");
+}
+
+/// lint replays placements with node sampling, as kube-scheduler samples:
+/// at 100 nodes or more its text and JSON state the certainty of those
+/// placements as simulate does (absent below, so other outputs are
+/// unchanged).
+#[test]
+fn lint_states_the_certainty_of_its_sampled_placements() {
+    let sampled = examples()
+        .join("../sampling/world.yaml")
+        .display()
+        .to_string();
+    let exact = examples()
+        .join("../sampling/parallelism-1.yaml")
+        .display()
+        .to_string();
+
+    let (out, err, code) = podplace(&["lint", &sampled]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let sampling = lines
+        .iter()
+        .position(|l| l.starts_with("sampling: "))
+        .expect("a sampling line");
+    assert_eq!(sampling + 2, lines.len(), "just before the summary: {out}");
+    assert!(
+        lines[sampling].contains("in 1 of 1 attempts")
+            && lines[sampling].contains("with parallelism 16"),
+        "{out}"
+    );
+
+    let json = |extra: &[&str]| -> Value {
+        let mut args = vec!["lint", sampled.as_str(), "-o", "json"];
+        args.extend_from_slice(extra);
+        let (out, err, code) = podplace(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let v = json(&[]);
+    assert_eq!(v["sampling"]["certainty"], "candidate-set", "{v}");
+    assert_eq!(v["sampling"]["attempts"], 1);
+    assert_eq!(v["sampling"]["sampled"], 1);
+    assert_eq!(v["sampling"]["candidate_sets"], 1);
+    let v = json(&["--scheduler-config", &exact]);
+    assert_eq!(v["sampling"]["certainty"], "exact", "{v}");
+    assert_eq!(v["sampling"]["candidate_sets"], 0);
+    // --score-all-nodes: no sampling, no statement.
+    let v = json(&["--score-all-nodes"]);
+    assert!(v.get("sampling").is_none(), "{v}");
+    // Below 100 nodes sampling never applies: no statement either.
+    let world = example("world.yaml");
+    let (out, _, _) = podplace(&["lint", &world, "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("sampling").is_none(), "{v}");
+    let (out, _, _) = podplace(&["lint", &world]);
+    assert!(!out.contains("sampling:"), "{out}");
+}
+
+/// Invalid configurations, as every command reports them: kube-scheduler's
+/// words at the file's line and column, exit 2 (the messages are those the
+/// real v1.36.2 kube-scheduler gives for the same files; the full table is
+/// podplace-config's audit_tests).
+#[test]
+fn invalid_configs_in_kube_schedulers_words_snapshot() {
+    let scratch = Scratch::new("bad-configs");
+    let world = example("world.yaml");
+    let head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    let cases = [
+        (
+            "queue-sort.yaml",
+            "profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: NodeResourcesFit\n",
+        ),
+        (
+            "args.yaml",
+            "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 1, foo: 2}\n",
+        ),
+        (
+            "affinity.yaml",
+            "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions: [{key: pool, operator: In}]\n",
+        ),
+        (
+            "profiles.yaml",
+            "profiles:\n- schedulerName: a\n- schedulerName: a\n  plugins:\n    queueSort:\n      disabled:\n      - name: '*'\n",
+        ),
+        (
+            "fit.yaml",
+            "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      ignoredResourceGroups: [example.com/x]\n      scoringStrategy:\n        type: RequestedToCapacityRatio\n        requestedToCapacityRatio:\n          shape: [{utilization: 50, score: 11}, {utilization: 40, score: 1}]\n",
+        ),
+    ];
+    let mut transcript = String::new();
+    for (file, body) in cases {
+        std::fs::write(scratch.join(file), format!("{head}{body}")).unwrap();
+        for command in [
+            &["place", "-f", world.as_str()][..],
+            &["why", "-f", world.as_str(), "default/worker-1"],
+            &["lint", world.as_str()],
+        ] {
+            let mut args = command.to_vec();
+            args.extend_from_slice(&["--scheduler-config", file]);
+            let (out, err, code) = podplace_in(&scratch.0, &args);
+            assert_eq!(code, 2, "{file} {command:?}: {out}{err}");
+            assert!(out.is_empty(), "{out}");
+            if command[0] == "place" {
+                transcript.push_str(&format!(
+                    "$ podplace place ... --scheduler-config {file}\n{err}\n"
+                ));
+            } else {
+                assert!(
+                    transcript.contains(&err),
+                    "{command:?} words it as place does: {err}"
+                );
+            }
+        }
+    }
+    insta::assert_snapshot!("invalid_scheduler_configs", transcript);
 }

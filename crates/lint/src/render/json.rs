@@ -82,6 +82,10 @@ struct Summary {
 struct Output<'a> {
     findings: Vec<JsonFinding<'a>>,
     summary: Summary,
+    /// The certainty of the placements behind the findings, as simulate
+    /// states it; absent when no placement saw 100 nodes or more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampling: Option<podplace_engine::sampling::TallyReport>,
 }
 
 /// The report's JSON document, for callers that write it themselves (the
@@ -97,6 +101,7 @@ pub fn document(report: &Report) -> impl Serialize + '_ {
             objects: report.objects,
             suppressed: report.suppressed,
         },
+        sampling: report.sampling.report(),
     }
 }
 

@@ -249,6 +249,7 @@ fn replay(
     applied.warnings.clear();
     applied.notices.clear();
     let placed = podplace_world::World::build(applied, world.placed.setup(), world.seed).ok()?;
+    world.record_sampling(placed.cache().sampling_tally());
     let state = placed.state();
     let mut n = (0, 0);
     for (id, _) in state.live_pods() {

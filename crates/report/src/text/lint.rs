@@ -23,6 +23,9 @@ pub fn render(report: &Report, sources: &SourceMap, color: bool) -> String {
         out.push_str(&render_finding(f, sources, &renderer));
         out.push_str("\n\n");
     }
+    if let Some(sampling) = report.sampling.report() {
+        out.push_str(&format!("sampling: {}\n", sampling.statement));
+    }
     out.push_str(&summary(report));
     out.push('\n');
     out

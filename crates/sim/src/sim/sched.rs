@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use podplace_engine::cycle::schedule;
 use podplace_engine::ids::{NodeId, PodId};
-use podplace_engine::place::DEFAULT_SCHEDULER;
 use podplace_engine::plugins::inter_pod_affinity::{
     REASON_AFFINITY, REASON_ANTI_AFFINITY, REASON_EXISTING_ANTI_AFFINITY,
 };
@@ -64,11 +63,9 @@ impl Simulation {
                     still.push(id);
                     continue;
                 }
-                let scheduler = &*self.world.state().pod(id).scheduler_name;
-                if !scheduler.is_empty() && scheduler != DEFAULT_SCHEDULER {
-                    let message = format!(
-                        "not scheduled by {DEFAULT_SCHEDULER}: spec.schedulerName is {scheduler:?}"
-                    );
+                // Pods no profile serves are never tried (another
+                // scheduler's, or a profile the configuration lacks).
+                if let Some(message) = self.unserved(id) {
                     self.note_pending(id, message);
                     still.push(id);
                     continue;
@@ -129,10 +126,30 @@ impl Simulation {
         }
     }
 
+    /// Why no profile of the simulation's scheduler tries this pod
+    /// (`spec.schedulerName` names none of them), `None` when one serves it.
+    fn unserved(&self, id: PodId) -> Option<String> {
+        let scheduler = &*self.world.state().pod(id).scheduler_name;
+        let setup = self.world.setup();
+        setup.serving(scheduler).is_none().then(|| {
+            format!(
+                "not scheduled by {}: spec.schedulerName is {scheduler:?}",
+                setup.scheduler_names().join(", ")
+            )
+        })
+    }
+
     /// The one-line culprit of a Pending pod: the rule that rejects the
     /// most nodes and, for inter-pod anti-affinity, the existing pod (and
     /// its workload) that blocks it.
     pub fn culprit(&mut self, id: PodId) -> Culprit {
+        if let Some(line) = self.unserved(id) {
+            return Culprit {
+                line,
+                plugin: None,
+                blocker: None,
+            };
+        }
         let pod = self.world.state().pod(id).clone();
         if self.world.state().nodes().is_empty() {
             return Culprit {
