@@ -174,7 +174,7 @@ pub fn static_rejection(
 
 /// [`static_rejection`] as `profile` runs it: disabled filters pass, and
 /// `added_ok` is whether the node matches addedAffinity's required terms
-/// (checked before the pod's own, with the same reason).
+/// (checked before the pod's own, with a reason of its own).
 pub fn static_rejection_with(
     pod: &Pod,
     node: &Node,
@@ -208,7 +208,7 @@ pub fn static_rejection_with(
             return Some(Status::reject(
                 crate::status::Code::UnschedulableAndUnresolvable,
                 Plugin::NodeAffinity,
-                node_affinity::REASON,
+                node_affinity::REASON_ENFORCED,
             ));
         }
         failed(node_affinity::filter(pod, node, interner))

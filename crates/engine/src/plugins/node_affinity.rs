@@ -11,6 +11,9 @@ use crate::status::{Code, Plugin, Status};
 
 /// Filter reason.
 pub const REASON: &str = "node(s) didn't match Pod's node affinity/selector";
+/// Filter reason when the profile's `addedAffinity` (NodeAffinityArgs) is
+/// not matched: kube-scheduler words it apart from the pod's own terms.
+pub const REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
 /// PreFilter reason when the pinned node names of all terms are disjoint.
 pub const REASON_CONFLICT: &str = "pod affinity terms conflict";
 /// Reason given to nodes the PreFilter result excluded.

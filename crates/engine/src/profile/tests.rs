@@ -575,7 +575,7 @@ fn node_affinity_added_affinity() {
     assert_eq!(names[o.feasible[0].index()], "a");
     assert_eq!(
         o.statuses[1].reasons[0],
-        "node(s) didn't match Pod's node affinity/selector"
+        "node(s) didn't match scheduler-enforced node affinity"
     );
     let preferred: k8s_openapi::api::core::v1::NodeAffinity = from(json!({
         "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 7, "preference":
