@@ -70,6 +70,13 @@ async fn record(dir: &Path, case: &configs::ConfigCase) -> podplace_envtest::Res
     let cp = ControlPlane::start(Options {
         scheduler_config: Some(case.config.to_string()),
         scheduler_args: vec!["-v=10".to_string()],
+        // The node lifecycle controller lifts the not-ready taint of a
+        // hundred new nodes in seconds instead of waiting on 20 requests a
+        // second.
+        controller_manager_args: vec![
+            "--kube-api-qps=200".to_string(),
+            "--kube-api-burst=300".to_string(),
+        ],
         ..Options::default()
     })
     .await?;
@@ -88,9 +95,8 @@ async fn record(dir: &Path, case: &configs::ConfigCase) -> podplace_envtest::Res
     let scores = configs::scores_from_log(&log, &spec.name, pod);
     let out = configs::conformance_case(&live, &case.config, scores)?;
     let path = dir.join(format!("{}.json", spec.name));
-    let text = serde_json::to_string_pretty(&out)
-        .map_err(|e| podplace_envtest::Error(format!("{}: {e}", spec.name)))?;
-    std::fs::write(&path, text + "\n")
+    let text = configs::render(&out);
+    std::fs::write(&path, text)
         .map_err(|e| podplace_envtest::Error(format!("writing {}: {e}", path.display())))?;
     drop(sim);
     drop(cp);

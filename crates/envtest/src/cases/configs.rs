@@ -344,8 +344,74 @@ pub fn all() -> Vec<ConfigCase> {
         }}}]}])),
     });
 
+    let name = "config-sampling-parallelism-1";
+    let nodes: Vec<Value> = (0..SAMPLED_NODES)
+        .map(|i| {
+            let (cpu, memory) = if i == SAMPLED_BIG { ("16", "32Gi") } else { ("4", "8Gi") };
+            // Zero-padded: creation order (the node tree's) is name order.
+            let mut n = node(name, 0, ["za", "zb", "zc"][i % 3], cpu, memory);
+            let node_name = format!("{name}-n{i:03}");
+            n["metadata"]["name"] = json!(node_name);
+            n["metadata"]["labels"][HOSTNAME] = json!(node_name);
+            if SAMPLED_TAINTED.contains(&i) {
+                n["spec"] = json!({"taints": [{"key": "reserved", "value": "ops", "effect": "NoSchedule"}]});
+            }
+            n
+        })
+        .collect();
+    out.push(ConfigCase {
+        spec: spec(
+            name,
+            "parallelism 1 and the adaptive percentageOfNodesToScore at 110 nodes: a fresh scheduler \
+             visits the zone-interleaved list from index 0 and scores the first 100 feasible nodes \
+             (n000-n104 without the 5 tainted n010-n014); the far bigger n107, best of the cluster, \
+             is not among them",
+            nodes,
+            Vec::new(),
+            pod(name, "web", "500m", "1Gi", json!({"app": "web"}), None),
+        ),
+        config: json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "parallelism": 1,
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }),
+    });
+
+    let name = "config-pending-added-affinity";
+    let nodes: Vec<Value> = (0..3)
+        .map(|i| node(name, i, ["za", "zb", "zc"][i], ["4", "4", "1"][i], "8Gi"))
+        .collect();
+    out.push(ConfigCase {
+        spec: spec(
+            name,
+            "Pending under a configuration: addedAffinity keeps every pod out of zones za and zb, \
+             and the one node of zc has too little cpu (FailedScheduling message recorded)",
+            nodes,
+            Vec::new(),
+            pod(name, "web", "2", "1Gi", json!({"app": "web"}), None),
+        ),
+        config: config(json!([{"pluginConfig": [
+            {"name": "NodeAffinity", "args": {"addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": ZONE, "operator": "NotIn", "values": ["za", "zb"]}
+                ]}]}
+            }}},
+            fit_args(json!({"type": "MostAllocated"}))
+        ]}])),
+    });
+
     out
 }
+
+/// Nodes of the sampling case: past the 100-node floor, so a fresh
+/// scheduler stops once it has found 100 feasible nodes.
+const SAMPLED_NODES: usize = 110;
+/// The sampling case's far bigger node, after the first 100 feasible ones.
+const SAMPLED_BIG: usize = 107;
+/// The sampling case's tainted (infeasible) nodes, inside the window: the
+/// search visits 105 nodes to find 100.
+const SAMPLED_TAINTED: std::ops::RangeInclusive<usize> = 10..=14;
 
 /// kube-scheduler's `-v=10` lines "Plugin scored node for pod" about
 /// `ns/pod`: node → plugin → weighted score, with `total` added.
@@ -417,7 +483,7 @@ pub fn conformance_case(
         "description": live["description"],
         "schedulerConfig": config,
         "namespaces": of("Namespace"),
-        "nodes": of("Node"),
+        "nodes": of("Node").iter().map(slim_node).collect::<Vec<_>>(),
         "pods": of("Pod"),
         "objects": others,
         "pod": live["pod"],
@@ -428,4 +494,78 @@ pub fn conformance_case(
             "node": node,
         }
     }))
+}
+
+/// A node as the scheduler reads it: name, labels, annotations, taints,
+/// unschedulable, capacity, allocatable and images. The rest (conditions,
+/// addresses, node info, uid, timestamps) changes no scheduling decision
+/// and would make a many-node case large.
+fn slim_node(n: &Value) -> Value {
+    let mut out =
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n["metadata"]["name"]}});
+    for key in ["labels", "annotations"] {
+        if !n["metadata"][key].is_null() {
+            out["metadata"][key] = n["metadata"][key].clone();
+        }
+    }
+    let spec: serde_json::Map<String, Value> = n["spec"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| matches!(k.as_str(), "taints" | "unschedulable"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    out["spec"] = Value::Object(spec);
+    let status: serde_json::Map<String, Value> = n["status"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| matches!(k.as_str(), "capacity" | "allocatable" | "images"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    out["status"] = Value::Object(status);
+    out
+}
+
+/// A case file's text: indented down to each top-level member's items (one
+/// node, pod or object per line) and to each node's scores (one line per
+/// node), so a case of a hundred nodes stays short and reviewable.
+pub fn render(case: &Value) -> String {
+    fn write(out: &mut String, v: &Value, path: &[&str], indent: usize) {
+        let open_up = matches!(path, [] | [_] | ["expected", "scores"]);
+        let pad = |n: usize| "  ".repeat(n);
+        match v {
+            Value::Object(m) if open_up && !m.is_empty() => {
+                out.push_str("{\n");
+                for (i, (k, item)) in m.iter().enumerate() {
+                    out.push_str(&pad(indent + 1));
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push_str(": ");
+                    let mut p = path.to_vec();
+                    p.push(k);
+                    write(out, item, &p, indent + 1);
+                    out.push_str(if i + 1 < m.len() { ",\n" } else { "\n" });
+                }
+                out.push_str(&pad(indent));
+                out.push('}');
+            }
+            Value::Array(a) if open_up && !a.is_empty() => {
+                out.push_str("[\n");
+                for (i, item) in a.iter().enumerate() {
+                    out.push_str(&pad(indent + 1));
+                    let mut p = path.to_vec();
+                    p.push("[]");
+                    write(out, item, &p, indent + 1);
+                    out.push_str(if i + 1 < a.len() { ",\n" } else { "\n" });
+                }
+                out.push_str(&pad(indent));
+                out.push(']');
+            }
+            _ => out.push_str(&v.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(&mut out, case, &[], 0);
+    out.push('\n');
+    out
 }
