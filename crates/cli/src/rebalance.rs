@@ -18,9 +18,51 @@ use podplace_runtime::live::{execute, ExecuteOptions, ExecutionReport, StepOutco
 use podplace_runtime::metrics::Metrics;
 
 use crate::args::{FileArgs, OutputArgs, SeedArgs, VerboseArgs};
-use crate::html::{GroupByArgs, PageFormat};
+use crate::html::GroupByArgs;
 use crate::snapshot::ClusterArgs;
 use crate::{Exit, OutputFormat};
+
+/// `-o` of rebalance: simulate's formats, and `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanFormat {
+    /// Human-readable text (colored on terminals unless NO_COLOR is set).
+    Text,
+    /// JSON, with `schemaVersion` first (docs/json-schema.md).
+    Json,
+    /// The JSON document as YAML.
+    Yaml,
+    /// One `pod/NAME` line per planned eviction, in wave order, as
+    /// kubectl's `-o name` (`--interval`: each run's summary line, as text).
+    Name,
+    /// One self-contained HTML page (docs/html-report.md): opens from
+    /// file://, fetches nothing.
+    Html,
+}
+
+impl PlanFormat {
+    /// The format of the plan's other outputs (`name` and `html` are
+    /// handled before asking; they map to text).
+    pub fn format(self) -> OutputFormat {
+        match self {
+            PlanFormat::Text | PlanFormat::Html | PlanFormat::Name => OutputFormat::Text,
+            PlanFormat::Json => OutputFormat::Json,
+            PlanFormat::Yaml => OutputFormat::Yaml,
+        }
+    }
+}
+
+/// `-o name`: the planned evictions as `pod/NAME` lines.
+fn write_eviction_names(plan: &Plan) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    crate::output::write_names(
+        &mut out,
+        "pod",
+        plan.evictions.iter().map(|e| e.pod.as_str()),
+    )?;
+    std::io::Write::flush(&mut out)?;
+    Ok(())
+}
 
 /// `podplace rebalance` arguments.
 #[derive(Debug, clap::Args)]
@@ -34,7 +76,7 @@ pub struct RebalanceArgs {
     pub policy: Option<PathBuf>,
     /// `-o` (`html`: with `-f` only).
     #[command(flatten)]
-    pub output: OutputArgs<PageFormat>,
+    pub output: OutputArgs<PlanFormat>,
     /// `--group-by` (`-o html`).
     #[command(flatten)]
     pub group_by: GroupByArgs,
@@ -206,12 +248,12 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
                 return Ok(exit_of(e.exit_code()));
             }
         };
-        if args.output.output == PageFormat::Html {
+        if args.output.output == PlanFormat::Html {
             return report_html(inv, &planned.plan, &args);
         }
         return report_dry_run(&planned.plan, &args);
     }
-    if args.output.output == PageFormat::Html {
+    if args.output.output == PlanFormat::Html {
         eprintln!("error: -o html draws a plan made from files: take a snapshot (podplace snapshot -o cluster.yaml) and pass it with -f");
         return Ok(Exit::BadInput);
     }
@@ -471,13 +513,21 @@ async fn live(
             return Ok(exit_of(e.exit_code()));
         }
     };
-    print_plan(
-        &plan_copy,
-        Some(&report),
-        args.output.output.format(),
-        args.verbose.verbose,
-        false,
-    )?;
+    if args.output.output == PlanFormat::Name {
+        // The evictions carried out (replans included), as `pod/NAME`.
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        crate::output::write_names(&mut out, "pod", report.steps.iter().map(|s| s.pod.as_str()))?;
+        std::io::Write::flush(&mut out)?;
+    } else {
+        print_plan(
+            &plan_copy,
+            Some(&report),
+            args.output.output.format(),
+            args.verbose.verbose,
+            false,
+        )?;
+    }
     Ok(if landed_as_predicted(&report) {
         Exit::Ok
     } else {
@@ -540,6 +590,14 @@ fn report_html(
 /// A dry run's answer, from files or a live cluster: the plan, and exit 1
 /// when it would evict anything.
 fn report_dry_run(plan: &Plan, args: &RebalanceArgs) -> Result<Exit> {
+    if args.output.output == PlanFormat::Name {
+        write_eviction_names(plan)?;
+        return Ok(if plan.is_empty() {
+            Exit::Ok
+        } else {
+            Exit::Findings
+        });
+    }
     print_plan(
         plan,
         None,

@@ -604,7 +604,7 @@ fn render_text(
                     unreadable,
                     source,
                 };
-                podplace_report::text::why::render(out, &answer)?;
+                crate::why::render_text(out, &answer)?;
             }
             (None, Some(first)) => {
                 let line = format!(

@@ -289,7 +289,7 @@ pub fn explain_in(
         ReportFormat::Name => {
             crate::output::write_names(&mut out, "pod", [answer.explanation.pod.as_str()])?
         }
-        ReportFormat::Text => podplace_report::text::why::render(&mut out, &answer)?,
+        ReportFormat::Text => render_text(&mut out, &answer)?,
         ReportFormat::Html => {
             let report = podplace_report::WhyReport {
                 map: crate::html::map_of(&world.base, &args.group_by.group_by),
@@ -311,4 +311,13 @@ pub fn explain_in(
         Phase::Placed { .. } | Phase::Finished { .. } => Exit::Ok,
         _ => Exit::Findings,
     })
+}
+
+/// `why`'s text: prose fitted to the terminal's width on a terminal, the
+/// fixed layout (podplace_report's PROSE_WIDTH) when piped.
+pub fn render_text(out: &mut impl Write, answer: &WhyAnswer<'_>) -> std::io::Result<()> {
+    match crate::color::stdout_width() {
+        Some(width) => podplace_report::text::why::render_width(out, answer, width),
+        None => podplace_report::text::why::render(out, answer),
+    }
 }

@@ -303,3 +303,75 @@ fn dynamic_scripts_parse() {
         }
     }
 }
+
+/// `rebalance -o name`: one `pod/NAME` line per planned eviction, in the
+/// plan's order, the same pods as `-o json`'s evictions; exit 1 as the
+/// text's (a dry run with evictions).
+#[test]
+fn rebalance_names_its_evictions() {
+    let snapshot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/fixtures/snapshots/drift-collapsed.yaml")
+        .display()
+        .to_string();
+    let now = "2026-11-22T03:42:00Z";
+    let (names, err, code) = podplace(&["rebalance", "-f", &snapshot, "--now", now, "-o", "name"]);
+    assert_eq!(code, 1, "{err}");
+    let (json, _, _) = podplace(&["rebalance", "-f", &snapshot, "--now", now, "-o", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let want: Vec<String> = json["evictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let pod = e["pod"].as_str().unwrap();
+            format!("pod/{}", pod.rsplit('/').next().unwrap())
+        })
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(names.lines().collect::<Vec<_>>(), want);
+}
+
+/// On a terminal, `why`'s prose (fix rationales, notes) fits its width;
+/// piped, the fixed layout stays (one run under `script`, which gives
+/// podplace a pseudo-terminal; skipped where `script` is absent).
+#[test]
+fn why_prose_fits_the_terminal() {
+    let bin = env!("CARGO_BIN_EXE_podplace");
+    let line = format!("COLUMNS=60 NO_COLOR=1 {bin} why stokesnet/vault-2 -f vault");
+    let run = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(examples())
+        .output();
+    let out = match run {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n"),
+        Err(e) => {
+            eprintln!("skipped: script not runnable: {e}");
+            return;
+        }
+    };
+    let rationale = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.trim_start().starts_with("why: "))
+            .take_while(|l| !l.trim_start().starts_with("patch:"))
+            .map(String::from)
+            .collect()
+    };
+    let fitted = rationale(&out);
+    assert!(fitted.len() > 1, "{out}");
+    assert!(
+        fitted.iter().all(|l| l.chars().count() <= 60),
+        "{fitted:#?}"
+    );
+    let (piped, _, _) = podplace(&["why", "stokesnet/vault-2", "-f", "vault"]);
+    let plain = rationale(&piped);
+    assert!(plain.iter().any(|l| l.chars().count() > 60), "{plain:#?}");
+    // The same words either way.
+    let words = |lines: &[String]| {
+        lines
+            .join(" ")
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(words(&fitted), words(&plain));
+}

@@ -76,10 +76,22 @@ impl Printed {
     }
 }
 
+/// The width prose (notes, fix rationales) is wrapped at when the output
+/// is not a terminal: the layout tests and docs compare.
+pub const PROSE_WIDTH: usize = 96;
+
 /// Writes `why`'s text answer: the pod's phase, the FailedScheduling
 /// message, why no node is looked at or why each group of nodes rejects it,
-/// the scores, the notes and the verified fixes, in that order.
+/// the scores, the notes and the verified fixes, in that order; prose is
+/// wrapped at [`PROSE_WIDTH`].
 pub fn render(out: &mut impl Write, answer: &WhyAnswer<'_>) -> Result<()> {
+    render_width(out, answer, PROSE_WIDTH)
+}
+
+/// [`render`] with prose wrapped at `width` columns: a terminal's width, so
+/// notes and rationales fit it (the CLI passes it only on a terminal).
+pub fn render_width(out: &mut impl Write, answer: &WhyAnswer<'_>, width: usize) -> Result<()> {
+    let width = width.max(40);
     let (e, unreadable, source) = (answer.explanation, answer.unreadable, answer.source);
     let head = format!("Pod {} ({})", e.pod, e.workload);
     match &e.phase {
@@ -173,7 +185,7 @@ pub fn render(out: &mut impl Write, answer: &WhyAnswer<'_>) -> Result<()> {
         for r in &e.pod_reasons {
             writeln!(out)?;
             writeln!(out, "    {}: {}", paint!(r.plugin, yellow), r.message)?;
-            write!(out, "{}", wrap(&r.text, 6, 96))?;
+            write!(out, "{}", wrap(&r.text, 6, width))?;
         }
     }
     let mut printed = Printed { terms: Vec::new() };
@@ -214,7 +226,7 @@ pub fn render(out: &mut impl Write, answer: &WhyAnswer<'_>) -> Result<()> {
                 out,
                 "  {} {}",
                 paint!("!", yellow),
-                wrap(&n.text, 4, 96).trim_start()
+                wrap(&n.text, 4, width).trim_start()
             )?;
             if let Some(t) = n.term {
                 let term = &e.terms[t];
@@ -252,14 +264,14 @@ pub fn render(out: &mut impl Write, answer: &WhyAnswer<'_>) -> Result<()> {
             writeln!(out)?;
             writeln!(out, "  {}. {}", i + 1, paint!(f.title, green))?;
             writeln!(out, "     target: {}", f.target)?;
-            write!(out, "{}", wrap(&format!("why: {}", f.rationale), 5, 96))?;
+            write!(out, "{}", wrap(&format!("why: {}", f.rationale), 5, width))?;
             writeln!(out, "     patch:")?;
             write!(out, "{}", indent(&f.patch, 7))?;
             write!(out, "{}", wrap(&format!("apply: {}", f.command), 5, 2000))?;
             write!(
                 out,
                 "{}",
-                wrap(&format!("verified: {}", f.verification), 5, 96)
+                wrap(&format!("verified: {}", f.verification), 5, width)
             )?;
             writeln!(
                 out,
