@@ -227,6 +227,61 @@ fn node_resources_fit_scoring_strategies() {
     }
 }
 
+/// More requested than allocatable (the Fit filter disabled, so the node
+/// stays feasible): leastRequestedScore gives the resource 0,
+/// mostRequestedScore caps it at the capacity (100), and
+/// RequestedToCapacityRatio scores it at 100 % utilization (the shape's
+/// last point), a 0 being left out of the average.
+#[test]
+fn node_resources_fit_overcommitted() {
+    let nodes = [plain_node("a")];
+    let pods = [
+        pod(
+            "old",
+            json!({}),
+            json!({"cpu": "2", "memory": "1Gi"}),
+            json!({"nodeName": "a"}),
+        ),
+        pod(
+            "new",
+            json!({}),
+            json!({"cpu": "3", "memory": "1Gi"}),
+            json!({}),
+        ),
+    ];
+    let no_fit_filter = |mut p: Profile| {
+        p.filters.retain(|f| *f != Plugin::NodeResourcesFit);
+        p
+    };
+    let both = [("cpu", 1), ("memory", 1)];
+    let table: Vec<(&str, Profile, i64)> = vec![
+        // cpu 5 of 4: 0; memory 2Gi of 8Gi: 75.
+        (
+            "least",
+            with_fit(ScoringStrategy::LeastAllocated, &both),
+            37,
+        ),
+        // cpu capped: 100; memory 25.
+        ("most", with_fit(ScoringStrategy::MostAllocated, &both), 62),
+        // cpu at 100 %: 100; memory 25: (100 + 25) / 2 rounded.
+        ("ratio up", with_fit(shape(&[(0, 0), (100, 10)]), &both), 63),
+        // cpu at 100 %: 0, left out; memory 25 % → 75.
+        (
+            "ratio down",
+            with_fit(shape(&[(0, 10), (100, 0)]), &both),
+            75,
+        ),
+    ];
+    for (name, profile, want) in table {
+        let (outcome, _) = run(no_fit_filter(profile), &nodes, &pods, &[]);
+        assert_eq!(
+            column(&outcome, Plugin::NodeResourcesFit),
+            Some(want),
+            "{name}"
+        );
+    }
+}
+
 /// Extended resources are weighed only when the pod requests them and the
 /// node offers them.
 #[test]
