@@ -1,6 +1,6 @@
 //! The validation and framework rules of kube-scheduler v1.36, one row per
 //! rule, each expected answer taken from the real v1.36.2 kube-scheduler of
-//! `../shared/envtest` started with the row's file as `--config` (12:40–13:05
+//! `../shared/envtest` started with the row's file as `--config` (12:40–13:35
 //! UTC, session 6). kube-scheduler prints several errors as one aggregate
 //! `[a, b]`; podplace prints one per line, each at its own position, in the
 //! same order and words. The sources each rule comes from:
@@ -14,7 +14,8 @@
 //! - framework runtime `NewFramework` (plugin creation before the lists,
 //!   `updatePluginList`, `expandMultiPointPlugins`, the queue sort and bind
 //!   counts, `getScoreWeights`);
-//! - the strict decoder of plugin args (`decoding args for plugin X`).
+//! - the strict decoder of plugin args (`decoding args for plugin X`);
+//! - validation.go `validateExtenders` (extenders are validated, not called).
 //!
 //! Rows with no expected error were accepted by kube-scheduler (it went on
 //! to start).
@@ -714,6 +715,53 @@ parallelism: 0
         &[
             r##"initializing profiles: creating profile for scheduler name default-scheduler: score plugins: total score of Score plugins could overflow"##,
         ],
+    ),
+    (
+        "extenders",
+        r##"extenders:
+- urlPrefix: http://x
+  prioritizeVerb: p
+  weight: 0
+"##,
+        &[r##"extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"##],
+    ),
+    (
+        "extenders-all-rules",
+        r##"extenders:
+- urlPrefix: http://x
+  prioritizeVerb: p
+  weight: 0
+- urlPrefix: http://y
+  bindVerb: b
+  managedResources: [{name: "example.com/a"}, {name: cpu}, {name: "a b"}, {name: "example.com/a"}]
+- urlPrefix: http://z
+  bindVerb: c
+"##,
+        &[
+            r##"extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"##,
+            r##"extenders[1].managedResources[1].name: Invalid value: "cpu": is an invalid extended resource name"##,
+            r##"extenders[1].managedResources[2].name: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"##,
+            r##"extenders[1].managedResources[3].name: Invalid value: "example.com/a": duplicate extender managed resource name"##,
+            r##"extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind"##,
+        ],
+    ),
+    (
+        "extenders-strict",
+        r##"extenders:
+- urlPrefix: http://x
+  foo: 1
+"##,
+        &[r##"strict decoding error: unknown field "extenders[0].foo""##],
+    ),
+    (
+        "extenders-valid",
+        r##"extenders:
+- urlPrefix: http://x
+  filterVerb: f
+  weight: 3
+  managedResources: [{name: "example.com/gpu", ignoredByScheduler: true}]
+"##,
+        &[],
     ),
 ];
 

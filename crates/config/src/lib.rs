@@ -30,6 +30,7 @@ use podplace_engine::Profile;
 
 mod args;
 pub mod decode;
+mod extenders;
 mod labels;
 mod plugins;
 pub mod tree;
@@ -159,6 +160,8 @@ struct Raw {
     profiles_pos: Pos,
     initial_backoff: Option<At<i64>>,
     max_backoff: Option<At<i64>>,
+    extenders: Vec<extenders::RawExtender>,
+    extenders_pos: Pos,
 }
 
 const TOP_FIELDS: [&str; 15] = [
@@ -252,6 +255,8 @@ fn decode_top(d: &mut Decoder<'_>, root: &tree::Node) -> Option<Raw> {
         profiles_pos: Pos::of(root),
         initial_backoff: None,
         max_backoff: None,
+        extenders: Vec::new(),
+        extenders_pos: Pos::of(root),
     };
     for (k, v) in fields {
         match k {
@@ -263,6 +268,10 @@ fn decode_top(d: &mut Decoder<'_>, root: &tree::Node) -> Option<Raw> {
                 raw.initial_backoff = d.int(v, "podInitialBackoffSeconds", "int64")
             }
             "podMaxBackoffSeconds" => raw.max_backoff = d.int(v, "podMaxBackoffSeconds", "int64"),
+            "extenders" => {
+                raw.extenders_pos = Pos::of(v);
+                raw.extenders = extenders::decode(d, v);
+            }
             "profiles" => {
                 raw.profiles_pos = Pos::of(v);
                 if let Some(items) = d.list(v, "profiles", "[]v1.KubeSchedulerProfile") {
@@ -421,6 +430,9 @@ fn build(file: &str, raw: Raw) -> Result<SchedulerConfig, ConfigErrors> {
                 "must be greater than or equal to PodInitialBackoffSeconds",
             ),
         );
+    }
+    for (pos, message) in extenders::validate(&raw.extenders, raw.extenders_pos) {
+        push(pos, message);
     }
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
