@@ -501,6 +501,35 @@ async fn pending_summary(live: &Live, scratch: &Scratch, kc: &str) -> Result<()>
         names == ["pod/vault-0", "pod/vault-1", "pod/vault-2"],
         "why sts/vault: {names:?}"
     );
+    let (labelled, err, code) = live.podplace(
+        &scratch.0,
+        &[
+            "why",
+            "-l",
+            "component=server,app notin (prometheus)",
+            "--kubeconfig",
+            kc,
+            "-n",
+            NS,
+            "-o",
+            "name",
+        ],
+    );
+    ensure!(
+        code == 1
+            && labelled.lines().next() == Some("pod/vault-2")
+            && labelled.lines().count() == 3,
+        "why -l: exit {code}: {labelled}{err}"
+    );
+    let (out, err, code) = live.podplace(
+        &scratch.0,
+        &["why", "deploy/nope", "--kubeconfig", kc, "-n", NS],
+    );
+    ensure!(
+        code == 2
+            && err.trim() == r#"Error from server (NotFound): deployments.apps "nope" not found"#,
+        "why deploy/nope: exit {code}: {out}{err}"
+    );
     // PODPLACE_README_TRANSCRIPT=FILE: the README's `kubectl podplace why`
     // transcript, from this real cluster.
     if let Some(path) = std::env::var_os("PODPLACE_README_TRANSCRIPT") {
