@@ -51,6 +51,9 @@ pub struct RolloutResult {
     pub limits: Limits,
     /// Where it stalled, when it does not complete.
     pub stall: Option<Stall>,
+    /// How node sampling went over the replay's scheduling attempts, so
+    /// callers (lint) can state the certainty of the answer.
+    pub sampling: podplace_engine::sampling::Tally,
 }
 
 /// Replays a rolling update of Deployment `namespace/name` in `world`
@@ -106,6 +109,7 @@ pub fn simulate_rollout(
             completes: false,
             duration: Duration(sim.now()),
             limits: l,
+            sampling: sim.world().cache().sampling_tally(),
             stall: Some(Stall {
                 stalled_at: format!(
                     "before the update: {}",
@@ -158,6 +162,7 @@ fn finish(
         duration: Duration(sim.now() - start),
         limits: l,
         stall: if completes { None } else { stall },
+        sampling: sim.world().cache().sampling_tally(),
     })
 }
 

@@ -233,6 +233,21 @@ fn lint_states_the_certainty_of_its_sampled_placements() {
     let v = json(&["--scheduler-config", &exact]);
     assert_eq!(v["sampling"]["certainty"], "exact", "{v}");
     assert_eq!(v["sampling"]["candidate_sets"], 0);
+    // A Deployment linted against the 150 nodes: its replicas' placements
+    // (and the what-ifs and rollout replays of the rules) all count.
+    let scratch = Scratch::new("lint-sampling");
+    let manifest = scratch.join("web.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web2}}\n  template:\n    metadata: {labels: {app: web2}}\n    spec:\n      containers: [{name: c, image: \"web:1\", resources: {requests: {cpu: 100m, memory: 64Mi}}}]\n",
+    )
+    .unwrap();
+    let manifest = manifest.display().to_string();
+    let (out, err, _) = podplace(&["lint", &manifest, "--cluster", &sampled, "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let attempts = v["sampling"]["attempts"].as_u64().unwrap_or(0);
+    assert!(attempts >= 3, "three replicas at least: {v}");
+    assert_eq!(v["sampling"]["sampled"].as_u64(), Some(attempts), "{v}");
     // --score-all-nodes: no sampling, no statement.
     let v = json(&["--score-all-nodes"]);
     assert!(v.get("sampling").is_none(), "{v}");

@@ -98,7 +98,10 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         let hard_path = first.path.clone();
         let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
         let result = match replay(merged, &s.namespace, &s.name, None, world.placed.setup()) {
-            Ok(r) => r,
+            Ok(r) => {
+                world.record_sampling(r.sampling);
+                r
+            }
             Err(e) => {
                 // The world could not be replayed: say so on this object
                 // rather than failing the whole lint.
@@ -200,6 +203,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             ) else {
                 continue;
             };
+            world.record_sampling(outcome.sampling);
             if !outcome.completes {
                 continue;
             }
