@@ -43,11 +43,13 @@ impl Schema {
         match self {
             // 1.1: waitingSince added (PodScheduled's lastTransitionTime).
             Schema::WhyPending => "1.1",
+            // 1.1: the optional `sampling` object (node sampling's certainty).
+            Schema::Simulate => "1.1",
+            // 1.1: the optional `sampling` object, as simulate's.
+            Schema::Lint => "1.1",
             Schema::Place
             | Schema::Why
             | Schema::WhySelection
-            | Schema::Simulate
-            | Schema::Lint
             | Schema::Rebalance
             | Schema::RebalanceRun => "1.0",
         }
