@@ -17,7 +17,7 @@ use podplace_engine::plugins::{
     node_affinity, node_name, node_ports, node_resources_fit, node_unschedulable, taint_toleration,
 };
 use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
-use podplace_engine::status::{Code, Status};
+use podplace_engine::status::{Code, Plugin, Status};
 use podplace_engine::{ClusterState, NodeId, PodId, PodTerms, TermId};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::objects::{AffinityTerm, Node, Pod, Taint};
@@ -237,6 +237,23 @@ pub(crate) struct Prepared {
     /// The volume and claim plugins' PreFilter states (or the PreFilter
     /// rejection).
     pub storage: crate::storage::Prepared,
+    /// The serving profile's `addedAffinity` required terms, when its
+    /// NodeAffinity filter runs (see [`Enforced`]).
+    enforced: Option<Enforced>,
+}
+
+/// The required terms of the serving profile's `addedAffinity`, which
+/// kube-scheduler's NodeAffinity filter checks on every node before the
+/// pod's own rules: the node is rejected as "scheduler-enforced", whatever
+/// the pod asks for.
+struct Enforced {
+    /// The profile's schedulerName.
+    profile: String,
+    /// The terms, compiled against `interner`.
+    required: NodeSelector,
+    /// The state's names plus the ones only addedAffinity uses (a node
+    /// label value the state does not know can only be missed).
+    interner: Interner,
 }
 
 /// Pods matching one term anywhere (on nodes carrying its topology key).
@@ -277,6 +294,23 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
         })
         .unwrap_or_default();
     let ipa = ipa_filter::pre_filter_with(cluster, cache, pod);
+    let enforced = cache
+        .serving(&pod.scheduler_name)
+        .map(|c| c.profile().clone())
+        .filter(|p| p.filters_with(Plugin::NodeAffinity))
+        .and_then(|p| {
+            let required = p
+                .added_affinity
+                .as_ref()?
+                .required_during_scheduling_ignored_during_execution
+                .as_ref()?;
+            let mut interner = cluster.interner().clone();
+            Some(Enforced {
+                profile: p.scheduler_name.clone(),
+                required: NodeSelector::compile(required, &mut interner),
+                interner,
+            })
+        });
     let terms = cluster.lookup_pod_terms(pod).unwrap_or_default();
     let affinity_anywhere = terms
         .required_affinity
@@ -319,6 +353,7 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
         spread_domains,
         ipa,
         affinity_anywhere,
+        enforced,
     }
 }
 
@@ -480,6 +515,26 @@ impl<'a> Analyzer<'a> {
                 })
                 .collect();
             out.push(Self::reason(&s, Detail::Taints { taints }));
+        }
+        if let Some(enforced) = &self.prepared.enforced {
+            let names = &enforced.interner;
+            if !enforced
+                .required
+                .matches(&node.labels, node.name_sym, names)
+            {
+                out.push(Reason {
+                    plugin: "NodeAffinity",
+                    code: code_str(Code::UnschedulableAndUnresolvable),
+                    message: node_affinity::REASON_ENFORCED.to_string(),
+                    detail: Detail::EnforcedAffinity {
+                        profile: enforced.profile.clone(),
+                        terms: selector_misses(&enforced.required, node, names),
+                    },
+                    blockers: Vec::new(),
+                    blockers_total: 0,
+                    counts: Vec::new(),
+                });
+            }
         }
         let excluded = matches!(&self.prepared.narrowed,
             node_affinity::PreFilter::Only(names) if !names.contains(&node.name_sym));

@@ -45,6 +45,22 @@ pub fn summary(reason: &Reason, terms: &[TermView]) -> String {
             }
             parts.join("; ")
         }
+        Detail::EnforcedAffinity {
+            profile,
+            terms: failing,
+        } => {
+            let parts: Vec<String> = failing
+                .iter()
+                .map(|(i, misses)| {
+                    let reqs: Vec<&str> = misses.iter().map(|m| m.requirement.as_str()).collect();
+                    format!("term {} ({})", i + 1, reqs.join(", "))
+                })
+                .collect();
+            format!(
+                "scheduler profile {profile}'s addedAffinity {} not matched",
+                parts.join("; ")
+            )
+        }
         Detail::Ports { ports } => {
             let set: BTreeSet<String> = ports
                 .iter()

@@ -192,6 +192,17 @@ pub enum Detail {
         /// did not even run the filters here.
         excluded_by_name: bool,
     },
+    /// The scheduler profile's `addedAffinity` (NodeAffinityArgs in the
+    /// KubeSchedulerConfiguration) excludes the node: kube-scheduler
+    /// enforces it on every pod the profile serves, so no change to the
+    /// pod lifts it (only the configuration, or the node's labels, can).
+    EnforcedAffinity {
+        /// The profile's schedulerName.
+        profile: String,
+        /// Per required term of addedAffinity (all fail, since they are
+        /// ORed): its index and the requirements the node fails.
+        terms: Vec<(usize, Vec<LabelMiss>)>,
+    },
     /// Host ports already bound on the node.
     Ports {
         /// The conflicts.

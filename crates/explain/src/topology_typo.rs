@@ -61,6 +61,7 @@ pub(crate) fn candidates(ctx: &Context<'_>) -> Vec<Candidate> {
                 matches!(
                     r.detail,
                     Detail::NodeAffinity { .. }
+                        | Detail::EnforcedAffinity { .. }
                         | Detail::Taints { .. }
                         | Detail::Cordoned
                         | Detail::NodeName { .. }

@@ -4,6 +4,7 @@
 //! Each integration test file is a module of this one test binary, so the
 //! crate links its tests once instead of once per file.
 
+mod added_affinity;
 mod bounds;
 mod counted;
 mod hostile;

@@ -178,6 +178,14 @@ fn detail_value(detail: &Detail) -> Value {
                 "excluded_by_name": excluded_by_name,
             })
         }
+        Detail::EnforcedAffinity { profile, terms } => {
+            let miss = |m: &podplace_explain::LabelMiss| json!({"requirement": m.requirement, "key": m.key, "node_value": m.node_value});
+            json!({
+                "kind": "enforced_node_affinity",
+                "profile": profile,
+                "terms": terms.iter().map(|(i, ms)| json!({"index": i, "failing": ms.iter().map(miss).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            })
+        }
         Detail::Ports { ports } => json!({
             "kind": "ports",
             "ports": ports.iter().map(|p| json!({"port": p.port, "protocol": p.protocol, "ip": p.ip, "used_by": p.used_by})).collect::<Vec<_>>(),

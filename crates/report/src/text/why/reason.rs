@@ -92,6 +92,29 @@ pub(super) fn render(
                 }
             }
         }
+        Detail::EnforcedAffinity { profile, terms } => {
+            writeln!(
+                out,
+                "      scheduler profile {profile}'s addedAffinity (NodeAffinityArgs, --scheduler-config) \
+                 excludes the node"
+            )?;
+            writeln!(
+                out,
+                "      kube-scheduler enforces it on every pod of the profile: no change to the pod lifts it"
+            )?;
+            for (ti, (index, misses)) in terms.iter().enumerate() {
+                writeln!(out, "      addedAffinity required term {} fails:", index + 1)?;
+                for (mi, m) in misses.iter().enumerate() {
+                    let values = node_values(&across, |d| match d {
+                        Detail::EnforcedAffinity { terms, .. } => {
+                            terms.get(ti).and_then(|(_, ms)| ms.get(mi))
+                        }
+                        _ => None,
+                    });
+                    writeln!(out, "        {}: {values}", m.requirement)?;
+                }
+            }
+        }
         Detail::Ports { ports } => {
             // Each node of the group has its own holder: name them per node.
             for p in ports {
