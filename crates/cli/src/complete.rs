@@ -78,14 +78,60 @@ impl Where {
     }
 }
 
+/// The name kubectl (1.26 and newer) runs to complete a plugin's
+/// arguments: `kubectl podplace why vau<TAB>` runs
+/// `kubectl_complete-podplace why vau` and reads one candidate per line,
+/// then cobra's `:DIRECTIVE` line.
+pub const KUBECTL_COMPLETER: &str = "kubectl_complete-podplace";
+
+/// Whether this process was started as [`KUBECTL_COMPLETER`].
+pub fn as_kubectl_completer() -> bool {
+    std::env::args_os()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .is_some_and(|n| n == KUBECTL_COMPLETER)
+}
+
+/// Answers kubectl's plugin completion: the candidates for the last
+/// argument (the word being typed, possibly empty), one per line, then
+/// `:4` (cobra's ShellCompDirectiveNoFileComp: no file names offered
+/// instead). Flags, commands, pods and namespaces complete as in the
+/// shells' dynamic scripts.
+pub fn kubectl_completer(mut command: clap::Command) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if args.is_empty() {
+        args.push(OsString::new());
+    }
+    args.insert(0, OsString::from("podplace"));
+    let index = args.len() - 1;
+    let cwd = std::env::current_dir().ok();
+    let candidates = clap_complete::engine::complete(&mut command, args, index, cwd.as_deref())?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for c in candidates {
+        writeln!(out, "{}", c.get_value().to_string_lossy())?;
+    }
+    writeln!(out, ":4")?;
+    out.flush()
+}
+
 /// The words of the command line being completed: what `CompleteEnv`
-/// passes after `--` (the program name first, dropped here).
+/// passes after `--` (the program name first, dropped here), or kubectl's
+/// arguments to [`KUBECTL_COMPLETER`].
 fn words() -> Vec<String> {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let after = args
-        .iter()
-        .position(|a| a == "--")
-        .map_or(args.len(), |i| i + 2);
+    let after = if as_kubectl_completer() {
+        1
+    } else {
+        args.iter()
+            .position(|a| a == "--")
+            .map_or(args.len(), |i| i + 2)
+    };
     args.get(after..)
         .unwrap_or_default()
         .iter()

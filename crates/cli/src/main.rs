@@ -173,6 +173,12 @@ fn main() -> ExitCode {
     // `COMPLETE=bash podplace -- WORDS`: answer a shell's TAB (pod and
     // namespace names included, complete.rs) and exit; otherwise nothing.
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    if complete::as_kubectl_completer() {
+        return match complete::kubectl_completer(Cli::command()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(2),
+        };
+    }
     let mut command = Cli::command();
     if as_plugin {
         command = command.bin_name("kubectl podplace");

@@ -375,3 +375,29 @@ fn why_prose_fits_the_terminal() {
     };
     assert_eq!(words(&fitted), words(&plain));
 }
+
+/// kubectl's plugin completion: installed as `kubectl_complete-podplace`,
+/// podplace answers `kubectl podplace why -f vault vault-<TAB>` with the
+/// pods, one per line, then cobra's `:4` (no file completion).
+#[test]
+fn kubectl_plugin_completion_offers_the_pods() {
+    let scratch = Scratch::new("kubectl-complete");
+    let completer = scratch.join("kubectl_complete-podplace");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_podplace"), &completer).unwrap();
+    let out = Command::new(&completer)
+        .current_dir(examples())
+        .args(["why", "-f", "vault", "vault-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "vault-0\nvault-1\nvault-2\n:4\n"
+    );
+    let out = Command::new(&completer).arg("wh").output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "why\n:4\n");
+}
