@@ -175,3 +175,18 @@ fn place_says_scheduler_enforced() {
         assert!(!message.contains("Pod's node affinity"), "{p}");
     }
 }
+
+#[test]
+fn pending_summary_names_the_profile_once() {
+    let dir = scratch();
+    let (out, err, code) = podplace_in(
+        &dir.0,
+        &["why", "-f", "world.yaml", "--scheduler-config", "cfg.yaml"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    insta::assert_snapshot!("added_affinity_pending_summary", out);
+    for line in out.lines().filter(|l| l.contains("NodeAffinity")) {
+        assert_eq!(line.matches("scheduler-enforced").count(), 1, "{line}");
+        assert!(line.contains("addedAffinity"), "{line}");
+    }
+}

@@ -64,7 +64,15 @@ pub fn main_cause(e: &Explanation) -> (String, String) {
             rule_whose(e, c.term, c.rule_owner)
         ),
         None => match group.summaries.first() {
-            Some(s) => format!("{}: {s} on {nodes}", reason.message),
+            // A group's summary starts with the reason's short message:
+            // say it once, in kube-scheduler's full words.
+            Some(s) => {
+                let what = s
+                    .strip_prefix(podplace_explain::group::short_message(&reason.message))
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .unwrap_or(s);
+                format!("{}: {what} on {nodes}", reason.message)
+            }
             None => format!("{} on {nodes}", reason.message),
         },
     };
