@@ -182,7 +182,20 @@ pub fn apply(
                         ) {
                             Ok(a) => {
                                 for m in crate::labels::added_affinity(path, &a) {
-                                    errs.push((Pos::of(v), m));
+                                    // The entry the message is about.
+                                    let field = m.split(": ").next().unwrap_or("");
+                                    let rel = field
+                                        .strip_prefix(&format!("{path}.addedAffinity."))
+                                        .unwrap_or("");
+                                    // `values[0][key]`: the value itself.
+                                    let rel = rel.split("][").next().unwrap_or(rel);
+                                    // Preferred terms' paths leave out `preference`.
+                                    let rel = if rel.starts_with("preferred") {
+                                        rel.replacen("].match", "].preference.match", 1)
+                                    } else {
+                                        rel.to_string()
+                                    };
+                                    errs.push((crate::decode::locate(v, &rel), m));
                                 }
                                 profile.added_affinity = Some(a)
                             }

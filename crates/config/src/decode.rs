@@ -307,3 +307,33 @@ pub fn to_json(node: &Node) -> serde_json::Value {
         ),
     }
 }
+
+/// Where `path` (dotted fields and `[i]` indices, relative to `node`, such
+/// as `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values`)
+/// was written: the deepest part of it that exists in the file.
+pub fn locate(node: &Node, path: &str) -> Pos {
+    let mut at = node;
+    for part in path.split('.') {
+        let (field, indices) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !field.is_empty() {
+            match at.get(field) {
+                Some(n) => at = n,
+                None => break,
+            }
+        }
+        for index in indices.split(['[', ']']).filter(|s| !s.is_empty()) {
+            let next = match (&at.value, index.parse::<usize>()) {
+                (Value::Seq(items), Ok(i)) => items.get(i),
+                _ => None,
+            };
+            match next {
+                Some(n) => at = n,
+                None => return Pos::of(at),
+            }
+        }
+    }
+    Pos::of(at)
+}

@@ -298,6 +298,12 @@ fn positions_point_at_the_value() {
     assert!(got.starts_with("c.yaml:7:30: "), "{got}");
     let got = err("profilez: []\n");
     assert!(got.starts_with("c.yaml:3:"), "{got}");
+    // addedAffinity errors point at the requirement (or the value) they
+    // are about, preferred terms' `preference` included.
+    let got = err("profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions:\n            - {key: pool, operator: In}\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: \"a b\", operator: Exists}\n");
+    let lines: Vec<&str> = got.lines().collect();
+    assert!(lines[0].starts_with("c.yaml:11:15: "), "{got}");
+    assert!(lines[1].starts_with("c.yaml:16:21: "), "{got}");
 }
 
 #[test]
