@@ -311,12 +311,51 @@ pub fn apply(
             }
         }
         "DynamicResources" => {
-            let _ = d.fields(
+            // Both of v1.36's gates are on (DRASchedulerFilterTimeout,
+            // DRADeviceBindingConditions with DRAResourceClaimDeviceStatus).
+            if let Some(fields) = d.fields(
                 args,
                 path,
                 "DynamicResourcesArgs",
                 &[meta[0], meta[1], "filterTimeout", "bindingTimeout"],
-            );
+            ) {
+                for (k, v) in fields {
+                    let Some(text) = d.string(v, &format!("{path}.{k}")) else {
+                        continue;
+                    };
+                    match crate::duration::parse(&text.value) {
+                        Err(e) => {
+                            let message = match &d.args_of {
+                                Some(a) => a.wrap(false, &e),
+                                None => e,
+                            };
+                            d.error(text.pos, message);
+                        }
+                        Ok(ns) => {
+                            let shown = format!("\"{}\"", crate::duration::render(ns));
+                            if k == "filterTimeout" && ns < 0 {
+                                errs.push((
+                                    text.pos,
+                                    invalid(
+                                        &format!("{path}.filterTimeout"),
+                                        shown,
+                                        "must be zero or positive",
+                                    ),
+                                ));
+                            } else if k == "bindingTimeout" && ns < 1_000_000_000 {
+                                errs.push((
+                                    text.pos,
+                                    invalid(
+                                        &format!("{path}.bindingTimeout"),
+                                        shown,
+                                        "must be at least 1 second",
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
         }
         _ => {}
     }

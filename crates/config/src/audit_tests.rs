@@ -15,7 +15,9 @@
 //!   `updatePluginList`, `expandMultiPointPlugins`, the queue sort and bind
 //!   counts, `getScoreWeights`);
 //! - the strict decoder of plugin args (`decoding args for plugin X`);
-//! - validation.go `validateExtenders` (extenders are validated, not called).
+//! - validation.go `validateExtenders` (extenders are validated, not called);
+//! - `ValidateDynamicResourcesArgs` (both feature gates on in v1.36) and
+//!   `time.ParseDuration`'s errors for its durations.
 //!
 //! Rows with no expected error were accepted by kube-scheduler (it went on
 //! to start).
@@ -762,6 +764,38 @@ parallelism: 0
   managedResources: [{name: "example.com/gpu", ignoredByScheduler: true}]
 "##,
         &[],
+    ),
+    (
+        "dynamic-resources-timeouts",
+        r##"profiles:
+- pluginConfig:
+  - name: DynamicResources
+    args: {filterTimeout: -1s, bindingTimeout: 500ms}
+"##,
+        &[
+            r##"profiles[0].pluginConfig[0].args.filterTimeout: Invalid value: "-1s": must be zero or positive"##,
+            r##"profiles[0].pluginConfig[0].args.bindingTimeout: Invalid value: "500ms": must be at least 1 second"##,
+        ],
+    ),
+    (
+        "dynamic-resources-valid",
+        r##"profiles:
+- pluginConfig:
+  - name: DynamicResources
+    args: {filterTimeout: 5s}
+"##,
+        &[],
+    ),
+    (
+        "dynamic-resources-bad-duration",
+        r##"profiles:
+- pluginConfig:
+  - name: DynamicResources
+    args: {filterTimeout: abc}
+"##,
+        &[
+            r##"decoding .profiles[0].pluginConfig[0]: decoding args for plugin DynamicResources: time: invalid duration "abc""##,
+        ],
     ),
 ];
 

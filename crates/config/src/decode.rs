@@ -69,7 +69,7 @@ impl ArgsOf {
     }
 
     /// kube-scheduler's wrapping of an args decoding error.
-    fn wrap(&self, strict: bool, inner: &str) -> String {
+    pub(crate) fn wrap(&self, strict: bool, inner: &str) -> String {
         if strict {
             format!(
                 "strict decoding error: decoding .{}: strict decoding error: decoding args for plugin {}: strict decoding error: {inner}",

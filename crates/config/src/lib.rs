@@ -30,6 +30,7 @@ use podplace_engine::Profile;
 
 mod args;
 pub mod decode;
+mod duration;
 mod extenders;
 mod labels;
 mod plugins;
