@@ -40,6 +40,15 @@ pub struct Summary {
     pub pending: Vec<PendingPod>,
     /// How many.
     pub count: usize,
+    /// The namespace looked in (`-n`, or the live context's); `None`:
+    /// every namespace. Text only: the JSON shape is unchanged.
+    #[serde(skip)]
+    pub namespace: Option<String>,
+    /// Pods waiting unplaced in other namespaces, counted (not explained)
+    /// only when none is Pending in `namespace`: the text then points at
+    /// `-A`, so a default-namespace look in an incident does not hide them.
+    #[serde(skip)]
+    pub elsewhere: usize,
 }
 
 /// Every Pending (or gated) pod of the world with its main cause. Pods of
@@ -107,10 +116,31 @@ pub fn summary(world: &World, namespace: Option<&str>) -> Summary {
         .then(a_order.cmp(b_order))
     });
     let pending: Vec<PendingPod> = pending.into_iter().map(|(_, p)| p).collect();
+    let elsewhere = match namespace {
+        Some(ns) if pending.is_empty() => waiting_outside(world, ns),
+        _ => 0,
+    };
     Summary {
         count: pending.len(),
         pending,
+        namespace: namespace.map(str::to_string),
+        elsewhere,
     }
+}
+
+/// How many pods wait unplaced (not bound, not finished, placed nowhere by
+/// the scheduler pass) outside namespace `ns`.
+fn waiting_outside(world: &World, ns: &str) -> usize {
+    let base = &world.base;
+    base.state()
+        .live_pods()
+        .filter(|(id, entry)| {
+            entry.node.is_none()
+                && !entry.pod.finished
+                && base.state().interner().resolve(entry.pod.namespace) != ns
+                && base.placement(*id).is_some_and(|p| p.node.is_none())
+        })
+        .count()
 }
 
 /// A pod's creationTimestamp and since when it has waited: the
@@ -144,7 +174,19 @@ pub fn waited(pod: Option<&k8s_openapi::api::core::v1::Pod>) -> (Option<String>,
 pub fn render_text(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
     use owo_colors::{OwoColorize, Stream};
     if s.pending.is_empty() {
-        return writeln!(out, "No pod is Pending.");
+        match &s.namespace {
+            // kubectl's "No resources found in NS namespace." for a scope.
+            Some(ns) => writeln!(out, "No Pending pods in {ns} namespace.")?,
+            None => return writeln!(out, "No pod is Pending."),
+        }
+        if s.elsewhere > 0 {
+            writeln!(
+                out,
+                "{} pending in other namespaces; `podplace why -A` lists them",
+                s.elsewhere
+            )?;
+        }
+        return Ok(());
     }
     let width = crate::color::stdout_width();
     let mut workloads: Vec<&str> = Vec::new();

@@ -52,7 +52,8 @@ pub struct WhyArgs {
     /// The pod's namespace. Default on a live cluster: the kubeconfig
     /// context's namespace, else `default` (as kubectl); with -f: `default`,
     /// or the only namespace holding a pod (or object) of that name.
-    /// Without a pod: only this namespace's Pending pods (default: every
+    /// Without a pod: only this namespace's Pending pods (default on a live
+    /// cluster: the context's namespace, as kubectl; with -f: every
     /// namespace).
     #[arg(short = 'n', long = "namespace", add = clap_complete::engine::ArgValueCompleter::new(crate::complete::namespaces))]
     pub namespace: Option<String>,
@@ -140,9 +141,10 @@ fn live(args: &WhyArgs) -> Result<Exit> {
     };
     let mut args = args.clone();
     let pod = args.pod.clone().unwrap_or_default();
-    // A pod or selection without -n looks in the context's namespace, as
-    // kubectl does; the Pending summary without -n covers every namespace.
-    let selects = args.selector.is_some()
+    // A pod, a selection or the Pending summary without -n looks in the
+    // context's namespace, as kubectl does (-A: every namespace).
+    let selects = args.pod.is_none()
+        || args.selector.is_some()
         || args
             .pod
             .as_deref()

@@ -225,8 +225,22 @@ fn pending_summary_waits_longest_first() {
     assert_eq!(json["pending"][2]["created"], "2026-01-01T00:00:00Z");
     let (names, _, code) = why(&["-f", file, "-n", "a", "-o", "name"]);
     assert_eq!((names.as_str(), code), ("pod/fresh\npod/early\n", 1));
+    // Nothing Pending in the namespace asked for: kubectl's wording, exit
+    // 0, and one line pointing at -A for the 3 Pending elsewhere.
     let (text, _, code) = why(&["-f", file, "-n", "c"]);
-    assert_eq!((text.as_str(), code), ("No pod is Pending.\n", 0));
+    assert_eq!(
+        (text.as_str(), code),
+        (
+            "No Pending pods in c namespace.\n3 pending in other namespaces; `podplace why -A` lists them\n",
+            0
+        )
+    );
+    // -A over -n: every namespace again.
+    let (names, _, code) = why(&["-f", file, "-n", "c", "-A", "-o", "name"]);
+    assert_eq!(
+        (names.as_str(), code),
+        ("pod/middle\npod/fresh\npod/early\n", 1)
+    );
 }
 
 /// One wording: the Pending summary names the blocking rule as `why POD`

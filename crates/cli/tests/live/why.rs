@@ -446,6 +446,7 @@ async fn pending_summary(live: &Live, scratch: &Scratch, kc: &str) -> Result<()>
     // As a kubectl plugin: kubectl finds kubectl-podplace on PATH and
     // passes the exit code through.
     let (out, err, code) = kubectl_podplace(live, scratch, &["why", "-n", NS])?;
+    let (summary_text, summary_code) = (out.clone(), code);
     ensure!(
         code == 1,
         "kubectl podplace why (no pod) exit {code} (want 1): {out}{err}"
@@ -530,11 +531,36 @@ async fn pending_summary(live: &Live, scratch: &Scratch, kc: &str) -> Result<()>
             && err.trim() == r#"Error from server (NotFound): deployments.apps "nope" not found"#,
         "why deploy/nope: exit {code}: {out}{err}"
     );
+    // Without -n: the context's namespace, as kubectl (the admin context
+    // names none: `default`, where nothing is Pending), and one line
+    // pointing at -A for the Pending pods elsewhere (vault-2 at least).
+    let (plain, err, plain_code) = kubectl_podplace(live, scratch, &["why"])?;
+    let hint = plain
+        .strip_prefix("No Pending pods in default namespace.\n")
+        .and_then(|rest| {
+            rest.strip_suffix(" pending in other namespaces; `podplace why -A` lists them\n")
+        })
+        .and_then(|n| n.parse::<usize>().ok());
+    ensure!(
+        plain_code == 0 && hint.is_some_and(|n| n >= 1),
+        "kubectl podplace why (context namespace default) exit {plain_code} (want 0 and the -A hint): {plain}{err}"
+    );
     // PODPLACE_README_TRANSCRIPT=FILE: the README's `kubectl podplace why`
-    // transcript, from this real cluster.
+    // transcript, from this real cluster (the two runs above).
     if let Some(path) = std::env::var_os("PODPLACE_README_TRANSCRIPT") {
-        let (out, _, code) = kubectl_podplace(live, scratch, &["why"])?;
-        std::fs::write(&path, format!("$ kubectl podplace why\n? {code}\n{out}"))?;
+        // The docs' convention: `? N` only for a non-zero exit.
+        let exit = |code: i32| match code {
+            0 => String::new(),
+            n => format!("? {n}\n"),
+        };
+        std::fs::write(
+            &path,
+            format!(
+                "$ kubectl podplace why\n{}{plain}$ kubectl podplace why -n {NS}\n{}{summary_text}",
+                exit(plain_code),
+                exit(summary_code)
+            ),
+        )?;
     }
     live.note("why without a pod and why sts/vault checked");
     Ok(())
