@@ -240,6 +240,22 @@ pub(crate) struct Prepared {
     /// The serving profile's `addedAffinity` required terms, when its
     /// NodeAffinity filter runs (see [`Enforced`]).
     enforced: Option<Enforced>,
+    /// The serving profile's enabled Filter plugins (`None`: no profile
+    /// serves the pod, every plugin is asked). kube-scheduler never asks a
+    /// disabled plugin, so a reason from one would blame the wrong thing.
+    filters: Option<Vec<Plugin>>,
+}
+
+impl Prepared {
+    /// Whether the serving profile runs the Filter plugin named `plugin`
+    /// (a reason without a plugin name is always kept).
+    fn filters_with(&self, plugin: &str) -> bool {
+        plugin.is_empty()
+            || self
+                .filters
+                .as_ref()
+                .is_none_or(|f| f.iter().any(|p| p.name() == plugin))
+    }
 }
 
 /// The required terms of the serving profile's `addedAffinity`, which
@@ -294,6 +310,9 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
         })
         .unwrap_or_default();
     let ipa = ipa_filter::pre_filter_with(cluster, cache, pod);
+    let filters = cache
+        .serving(&pod.scheduler_name)
+        .map(|c| c.profile().filters.clone());
     let enforced = cache
         .serving(&pod.scheduler_name)
         .map(|c| c.profile().clone())
@@ -354,6 +373,7 @@ pub(crate) fn prepare(what_if: &mut WhatIf<'_>, pod: &Pod) -> Prepared {
         ipa,
         affinity_anywhere,
         enforced,
+        filters,
     }
 }
 
@@ -478,7 +498,9 @@ impl<'a> Analyzer<'a> {
         let interner = cluster.interner();
         let mut out = Vec::new();
 
-        if self.prepared.narrowed == node_affinity::PreFilter::Conflict {
+        if self.prepared.narrowed == node_affinity::PreFilter::Conflict
+            && self.prepared.filters_with(Plugin::NodeAffinity.name())
+        {
             out.push(Reason {
                 plugin: "NodeAffinity",
                 code: code_str(Code::UnschedulableAndUnresolvable),
@@ -698,6 +720,7 @@ impl<'a> Analyzer<'a> {
             &self.prepared.storage,
             id,
         ));
+        out.retain(|r| self.prepared.filters_with(r.plugin));
         out
     }
 

@@ -13,6 +13,7 @@ mod kubectl_habits;
 mod lint;
 mod live_cases;
 mod place;
+mod profile_filters;
 mod rebalance;
 mod rebalance_interval;
 mod scheduler_config;
