@@ -20,13 +20,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as ApiSelecto
 use podplace_engine::plugins::{node_affinity, node_unschedulable, taint_toleration};
 use podplace_engine::sampling::Tally;
 use podplace_engine::state::terms::{existing_term_matches, incoming_term_matches};
+use podplace_engine::status::Plugin;
 use podplace_engine::{ClusterState, NodeId};
-use podplace_model::intern::Sym;
+use podplace_model::intern::{Interner, Sym};
 use podplace_model::inventory::{Inventory, Origin};
 use podplace_model::labels::Labels;
 use podplace_model::load::SourceMap;
 use podplace_model::objects::{AffinityTerm, Pod, SpreadConstraint, Taint};
-use podplace_model::selector::LabelSelector;
+use podplace_model::selector::{LabelSelector, NodeSelector};
 use podplace_model::validate::FieldPath;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
 use podplace_world::World as Base;
@@ -825,18 +826,53 @@ impl<'a> World<'a> {
     }
 
     /// Nodes a pod may run on as far as node rules go: node affinity and
-    /// nodeSelector, NoSchedule/NoExecute taints, cordons (the engine's
-    /// NodeAffinity, TaintToleration and NodeUnschedulable filters).
+    /// nodeSelector, the serving profile's `addedAffinity`, NoSchedule/
+    /// NoExecute taints, cordons (the engine's NodeAffinity,
+    /// TaintToleration and NodeUnschedulable filters, each only when the
+    /// serving profile runs it, as kube-scheduler asks no disabled plugin).
     pub fn eligible_nodes(&self, pod: &Pod) -> Vec<NodeId> {
+        let profile = self.placed.setup().serving(&pod.scheduler_name);
+        let runs = |p: Plugin| profile.is_none_or(|prof| prof.filters_with(p));
+        let (affinity, taints, cordons) = (
+            runs(Plugin::NodeAffinity),
+            runs(Plugin::TaintToleration),
+            runs(Plugin::NodeUnschedulable),
+        );
+        let enforced = self.enforced_affinity(pod);
         self.state
             .node_ids()
             .filter(|&id| {
                 let node = self.state.node(id);
-                node_affinity::matches(pod, node, self.state.interner())
-                    && taint_toleration::untolerated_taint(pod, node).is_none()
-                    && node_unschedulable::filter(pod, node, &self.unschedulable_taint).is_success()
+                (!affinity
+                    || (node_affinity::matches(pod, node, self.state.interner())
+                        && enforced.as_ref().is_none_or(|(required, names)| {
+                            required.matches(&node.labels, node.name_sym, names)
+                        })))
+                    && (!taints || taint_toleration::untolerated_taint(pod, node).is_none())
+                    && (!cordons
+                        || node_unschedulable::filter(pod, node, &self.unschedulable_taint)
+                            .is_success())
             })
             .collect()
+    }
+
+    /// The required terms of the `addedAffinity` of the profile serving
+    /// `pod` when its NodeAffinity filter runs, compiled against a copy of
+    /// the state's names (kube-scheduler enforces them on every pod of the
+    /// profile, whatever the pod asks for).
+    pub fn enforced_affinity(&self, pod: &Pod) -> Option<(NodeSelector, Interner)> {
+        let profile = self.placed.setup().serving(&pod.scheduler_name)?;
+        if !profile.filters_with(Plugin::NodeAffinity) {
+            return None;
+        }
+        let required = profile
+            .added_affinity
+            .as_ref()?
+            .required_during_scheduling_ignored_during_execution
+            .as_ref()?;
+        let mut names = self.state.interner().clone();
+        let compiled = NodeSelector::compile(required, &mut names);
+        Some((compiled, names))
     }
 
     /// The distinct values of `key` on `nodes` (nodes without the label

@@ -44,6 +44,12 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             .filter(|n| taint_toleration::untolerated_taint(&s.pod, n).is_some())
             .count();
         let cordoned = nodes.iter().filter(|n| n.unschedulable).count();
+        let enforced = world.enforced_affinity(&s.pod).map(|(required, names)| {
+            nodes
+                .iter()
+                .filter(|n| !required.matches(&n.labels, n.name_sym, &names))
+                .count()
+        });
         let path = world.first_written(
             &s.origin,
             &[
@@ -76,9 +82,23 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
             "{affinity_misses} node(s) fail the node selector or node affinity, {tainted} have taints the pods do not tolerate, \
              {cordoned} are cordoned"
         ));
-        f.help = Some(
-            "check the node labels the selector asks for, or add the tolerations the nodes' taints require".to_string(),
-        );
+        if let Some(excluded) = enforced.filter(|&n| n > 0) {
+            let profile = if s.pod.scheduler_name.is_empty() {
+                "default-scheduler"
+            } else {
+                &*s.pod.scheduler_name
+            };
+            f.notes.push(format!(
+                "{excluded} node(s) are excluded by scheduler profile {profile}'s addedAffinity \
+                 (NodeAffinityArgs, --scheduler-config): kube-scheduler enforces it on every pod of the profile"
+            ));
+        }
+        f.help = Some(if enforced == Some(nodes.len()) {
+            "the scheduler profile's addedAffinity leaves no node: change it in --scheduler-config, or add nodes it allows"
+                .to_string()
+        } else {
+            "check the node labels the selector asks for, or add the tolerations the nodes' taints require".to_string()
+        });
         sink.push(&s.ignored, f);
     }
     Ok(())

@@ -7,6 +7,7 @@
 mod bench;
 mod fixtures;
 mod installs;
+mod profile;
 mod sarif;
 mod stories;
 mod support;
