@@ -86,12 +86,15 @@ fn blamed(dir: &Scratch, pod: &str, config: &[&str], node: &str) -> (Vec<String>
     (plugins, code)
 }
 
+/// One row: pod, extra arguments, exit code, the plugins that must blame
+/// n-taint, the ones that must not.
+type Row<'a> = (&'a str, &'a [&'a str], i32, &'a [&'a str], &'a [&'a str]);
+
 #[test]
 fn why_follows_the_profiles_enabled_filters() {
     let dir = scratch();
     let config = ["--scheduler-config", "no-taints.yaml"];
-    // (pod, config, exit code, the plugins that must blame n-taint, must not).
-    let table: [(&str, &[&str], i32, &[&str], &[&str]); 3] = [
+    let table: [Row<'_>; 3] = [
         ("shop/web", &[], 1, &["TaintToleration"], &[]),
         (
             "shop/big",
