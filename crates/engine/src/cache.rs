@@ -215,6 +215,30 @@ impl SchedulerCache {
         self.sampler.sample(state, percentage, narrowed, feasible);
     }
 
+    /// The search a sampling cycle runs (the visit list goes to `list`),
+    /// or `None` when every node is filtered and every feasible one scored.
+    pub(crate) fn plan_search(
+        &mut self,
+        state: &ClusterState,
+        narrowed: Option<&rustc_hash::FxHashSet<Sym>>,
+        list: &mut Vec<NodeId>,
+    ) -> Option<crate::sampling::Search> {
+        let percentage = self.profile.percentage_of_nodes_to_score;
+        self.sampler.plan(state, percentage, narrowed, list)
+    }
+
+    /// Records what a search that stopped filtering once it had found
+    /// enough nodes did (see [`crate::sampling::Sampler::record`]).
+    pub(crate) fn record_search(
+        &mut self,
+        state: &ClusterState,
+        search: crate::sampling::Search,
+        processed: usize,
+        found: usize,
+    ) {
+        self.sampler.record(state, search, processed, found, None);
+    }
+
     /// Moves the start index on after a cycle where nothing fit (every
     /// node of the list processed).
     pub(crate) fn advance_start(

@@ -286,6 +286,10 @@ pub struct Scratch {
     /// Per-node Filter verdicts of a parallel cycle, before they are
     /// gathered in node order.
     verdicts: Vec<(bool, Option<Status>)>,
+    /// The node list a sampling search visits.
+    visit: Vec<NodeId>,
+    /// Which nodes of one block of a parallel search are feasible.
+    passes: Vec<bool>,
 }
 
 /// Fewest nodes one worker takes at a time in a parallel cycle (and the
@@ -664,7 +668,34 @@ fn run_cycle(
         (status.as_ref().is_some_and(Status::is_success), status)
     };
     let nodes = cluster.nodes().len();
-    if parallel(nodes) {
+    // Placing (not explaining every node): with sampling, stop filtering
+    // once the search has found what it needs, as kube-scheduler does.
+    let search = if record == Record::All {
+        None
+    } else {
+        let mut visit = std::mem::take(&mut scratch.visit);
+        let search = cache.plan_search(
+            cluster,
+            narrowed.as_ref().map(|(names, _)| names),
+            &mut visit,
+        );
+        scratch.visit = visit;
+        search
+    };
+    if let Some(search) = search {
+        let (processed, found) = search_feasible(&verdict, search, scratch);
+        if let Record::Watch(watched) = record {
+            if watched.index() < nodes {
+                scratch.statuses.extend(verdict(watched).1);
+            }
+        }
+        if scratch.feasible.is_empty() {
+            cache.advance_start(cluster, narrowed.as_ref().map(|(names, _)| names));
+            return CycleEnd::NoFit(Box::new(state));
+        }
+        scratch.feasible.sort_unstable();
+        cache.record_search(cluster, search, processed, found);
+    } else if parallel(nodes) {
         // kube-scheduler's parallel Filter: chunks of nodes on every
         // worker, the verdicts gathered in node order, so the result is
         // the one a single worker gives.
@@ -691,17 +722,19 @@ fn run_cycle(
             scratch.statuses.extend(status);
         }
     }
-    if scratch.feasible.is_empty() {
-        // Every node of the list was processed: the start index moves on
-        // by the list's length.
-        cache.advance_start(cluster, narrowed.as_ref().map(|(names, _)| names));
-        return CycleEnd::NoFit(Box::new(state));
+    if search.is_none() {
+        if scratch.feasible.is_empty() {
+            // Every node of the list was processed: the start index moves
+            // on by the list's length.
+            cache.advance_start(cluster, narrowed.as_ref().map(|(names, _)| names));
+            return CycleEnd::NoFit(Box::new(state));
+        }
+        cache.sample(
+            cluster,
+            narrowed.as_ref().map(|(names, _)| names),
+            &mut scratch.feasible,
+        );
     }
-    cache.sample(
-        cluster,
-        narrowed.as_ref().map(|(names, _)| names),
-        &mut scratch.feasible,
-    );
     score_nodes(cluster, cache, pod, &statics, scratch);
     let best_total = scratch.totals.iter().copied().max().unwrap_or(0);
     for (&node, &total) in scratch.feasible.iter().zip(&scratch.totals) {
@@ -713,6 +746,70 @@ fn run_cycle(
         Some(node) => CycleEnd::Chosen(node),
         None => CycleEnd::NoFit(Box::new(state)),
     }
+}
+
+/// kube-scheduler's findNodesThatPassFilters under sampling: filters the
+/// search's visit list (`scratch.visit`) from its start index until it has
+/// found `to_find` feasible nodes and reached one more, which stops it
+/// (unrecorded); the ones found go to `scratch.feasible` in visit order.
+/// Returns how many nodes were processed (the start index moves on by
+/// that many: every node before the one it stopped at) and how many
+/// feasible ones it found, the one it stopped at included. In parallel,
+/// blocks of the list are filtered on every worker and read in list
+/// order, so the result is the one a single worker gives (at most a block
+/// of nodes past the stop is filtered for nothing).
+fn search_feasible(
+    verdict: &(impl Fn(NodeId) -> (bool, Option<Status>) + Sync),
+    search: crate::sampling::Search,
+    scratch: &mut Scratch,
+) -> (usize, usize) {
+    let list = std::mem::take(&mut scratch.visit);
+    let n = list.len();
+    let at = |k: usize| list[(search.start + k) % n];
+    let mut result = (n, 0);
+    let mut k = 0;
+    if parallel(n) {
+        use rayon::prelude::*;
+        let mut passes = std::mem::take(&mut scratch.passes);
+        'blocks: while k < n {
+            let wanted = search.to_find + 1 - scratch.feasible.len();
+            let block = wanted.max(2 * PARALLEL_CHUNK).min(n - k);
+            (k..k + block)
+                .into_par_iter()
+                .with_min_len(PARALLEL_CHUNK)
+                .map(|j| verdict(at(j)).0)
+                .collect_into_vec(&mut passes);
+            for (j, &ok) in passes.iter().enumerate() {
+                if !ok {
+                    continue;
+                }
+                if scratch.feasible.len() == search.to_find {
+                    result = (k + j, search.to_find + 1);
+                    break 'blocks;
+                }
+                scratch.feasible.push(at(k + j));
+            }
+            k += block;
+        }
+        scratch.passes = passes;
+    } else {
+        while k < n {
+            let node = at(k);
+            if verdict(node).0 {
+                if scratch.feasible.len() == search.to_find {
+                    result = (k, search.to_find + 1);
+                    break;
+                }
+                scratch.feasible.push(node);
+            }
+            k += 1;
+        }
+    }
+    if result.1 == 0 {
+        result.1 = scratch.feasible.len();
+    }
+    scratch.visit = list;
+    result
 }
 
 /// The interned wildcard host IP (every state interns it).

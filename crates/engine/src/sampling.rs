@@ -15,7 +15,7 @@ use crate::ids::NodeId;
 use crate::state::ClusterState;
 
 mod sampler;
-pub use sampler::{Certainty, Mark, Race, SampledSet, Sampler, Tally, TallyReport};
+pub use sampler::{Certainty, Mark, Race, SampledSet, Sampler, Search, Tally, TallyReport};
 
 /// kube-scheduler's `minFeasibleNodesToFind`: below this many nodes every
 /// node is filtered.

@@ -20,7 +20,7 @@ pub(crate) fn note(
     outcome: &Outcome,
 ) -> Option<Note> {
     let sampled = cache.serving(&pod.scheduler_name)?.last_sample()?.clone();
-    if sampled.feasible_total <= sampled.to_find {
+    if sampled.found <= sampled.to_find {
         // Every feasible node was found and scored.
         return None;
     }
@@ -31,7 +31,7 @@ pub(crate) fn note(
         sampled.to_find,
         state.nodes().len(),
         sampled.start,
-        sampled.feasible_total,
+        sampled.feasible_total.unwrap_or(sampled.found),
         sampled.certainty.describe(),
     );
     if let Some(chosen) = outcome.chosen {

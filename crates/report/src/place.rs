@@ -61,8 +61,12 @@ pub struct Sampled {
     pub start: usize,
     /// Nodes processed before it stopped (the start index moves on by this).
     pub processed: usize,
-    /// Nodes that pass the filters in all (the candidates are the first
-    /// `to_find` of them found from `start`).
+    /// Feasible nodes the search found (the candidates are the first
+    /// `to_find` of them found from `start`): every feasible node when it
+    /// is at most `to_find`; otherwise `to_find + 1`, since the search
+    /// stops filtering at the first feasible node beyond those it needs,
+    /// as kube-scheduler's does (schemaVersion 1.1; 1.0 gave every
+    /// feasible node of the cluster).
     pub feasible: usize,
     /// `exact` (kube-scheduler scores these same nodes: every feasible
     /// one, or with parallelism 1 the first found from the known start
@@ -97,7 +101,7 @@ impl PlaceResult {
                     to_find: s.to_find,
                     start: s.start,
                     processed: s.processed,
-                    feasible: s.feasible_total,
+                    feasible: s.found,
                     certainty: s.certainty.kind(),
                 }),
             })

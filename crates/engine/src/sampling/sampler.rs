@@ -78,6 +78,17 @@ impl Certainty {
     }
 }
 
+/// A search a sampling cycle is about to run ([`Sampler::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Search {
+    /// The index in the visit list the search starts at.
+    pub start: usize,
+    /// How many feasible nodes it looks for (numFeasibleNodesToFind).
+    pub to_find: usize,
+    /// Whether a PreFilter narrowed the list (visited in Go map order).
+    pub narrowed: bool,
+}
+
 /// What one cycle's sampling did, for answers that report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampledSet {
@@ -87,8 +98,14 @@ pub struct SampledSet {
     pub start: usize,
     /// How many nodes were processed.
     pub processed: usize,
-    /// How many nodes passed the filters in all.
-    pub feasible_total: usize,
+    /// Feasible nodes the search found: every feasible node when it did
+    /// not stop early; when it did, the `to_find` it scores and the one
+    /// more it stopped at (so `found > to_find` says it stopped early).
+    pub found: usize,
+    /// How many nodes pass the filters in all, when the cycle filtered
+    /// every node (`why`); `None` when it stopped filtering early, as
+    /// kube-scheduler does (placing, simulating, rebalancing).
+    pub feasible_total: Option<usize>,
     /// How certain the set of nodes scored is.
     pub certainty: Certainty,
 }
@@ -163,7 +180,7 @@ impl Tally {
 
     fn count(&mut self, set: &SampledSet) {
         self.attempts += 1;
-        if set.feasible_total > set.to_find {
+        if set.found > set.to_find {
             self.sampled += 1;
         }
         if let Certainty::CandidateSet(race) = set.certainty {
@@ -329,51 +346,71 @@ impl Sampler {
         &mut self,
         state: &ClusterState,
         narrowed: Option<&FxHashSet<Sym>>,
-    ) -> Vec<NodeId> {
+        list: &mut Vec<NodeId>,
+    ) {
         if self.order.len() != state.nodes().len() {
             self.order = node_tree_order(state);
         }
+        list.clear();
         match narrowed {
-            None => self.order.clone(),
-            Some(names) => self
-                .order
-                .iter()
-                .copied()
-                .filter(|&n| names.contains(&state.node(n).name_sym))
-                .collect(),
+            None => list.extend_from_slice(&self.order),
+            Some(names) => list.extend(
+                self.order
+                    .iter()
+                    .copied()
+                    .filter(|&n| names.contains(&state.node(n).name_sym)),
+            ),
         }
     }
 
-    /// Keeps only the feasible nodes kube-scheduler's search finds (sorted
-    /// by id again), moves the start index on by the nodes processed, and
-    /// records how certain the set is. Does nothing when sampling is off.
-    pub fn sample(
+    /// The search a cycle runs when it samples: the node list to visit,
+    /// from which index, and how many feasible nodes it looks for; `None`
+    /// when sampling is off or there are fewer than 100 nodes (every node
+    /// is filtered and every feasible one scored). `list` is a buffer the
+    /// caller keeps between cycles.
+    pub fn plan(
         &mut self,
         state: &ClusterState,
         profile_percentage: Option<i32>,
         narrowed: Option<&FxHashSet<Sym>>,
-        feasible: &mut Vec<NodeId>,
-    ) {
-        self.last = None;
+        list: &mut Vec<NodeId>,
+    ) -> Option<Search> {
         let all = state.nodes().len();
         if !self.sampling.enabled || all < MIN_FEASIBLE_NODES_TO_FIND {
-            return;
+            return None;
         }
-        let list = self.visit_list(state, narrowed);
+        self.visit_list(state, narrowed, list);
         let to_find =
             num_feasible_nodes_to_find(profile_percentage, self.sampling.percentage, list.len());
-        let start = self.start_index() % list.len().max(1);
-        let (found, processed) = sample(&list, start, to_find, |n| {
-            feasible.binary_search(&n).is_ok()
-        });
+        Some(Search {
+            start: self.start_index() % list.len().max(1),
+            to_find,
+            narrowed: narrowed.is_some(),
+        })
+    }
+
+    /// Records a search's result: moves the start index on by the nodes
+    /// it processed, and records how certain the set it found is.
+    /// `found` counts the feasible nodes it found, the one it stopped at
+    /// included; `total` is every feasible node when every node was
+    /// filtered.
+    pub fn record(
+        &mut self,
+        state: &ClusterState,
+        search: Search,
+        processed: usize,
+        found: usize,
+        total: Option<usize>,
+    ) {
+        let all = state.nodes().len();
         // The search stopped early (more feasible nodes than it needs):
         // only then do order and timing decide which nodes are scored.
-        let stopped_early = feasible.len() > to_find;
+        let stopped_early = found > search.to_find;
         let certainty = if !stopped_early {
             Certainty::Exact
         } else if self.sampling.parallelism > 1 {
             Certainty::CandidateSet(Race::Parallelism(self.sampling.parallelism))
-        } else if narrowed.is_some() {
+        } else if search.narrowed {
             Certainty::CandidateSet(Race::MapOrder)
         } else if !self.start_known() {
             Certainty::CandidateSet(Race::UnknownStart)
@@ -384,21 +421,55 @@ impl Sampler {
             // How many nodes the race processed is not known either.
             self.set_start_unknown(true);
         }
-        self.set_start_index((self.start_index() + processed) % all);
+        self.set_start_index((self.start_index() + processed) % all.max(1));
         let set = SampledSet {
-            to_find,
-            start,
+            to_find: search.to_find,
+            start: search.start,
             processed,
-            feasible_total: feasible.len(),
+            found,
+            feasible_total: total,
             certainty,
         };
         let mut tally = self.tally();
         tally.count(&set);
         self.start.0.set_tally(tally);
         self.last = Some(set);
-        let mut found = found;
+    }
+
+    /// Keeps only the feasible nodes kube-scheduler's search finds (sorted
+    /// by id again), given every feasible node; moves the start index on by
+    /// the nodes processed, and records how certain the set is. Does
+    /// nothing when sampling is off.
+    pub fn sample(
+        &mut self,
+        state: &ClusterState,
+        profile_percentage: Option<i32>,
+        narrowed: Option<&FxHashSet<Sym>>,
+        feasible: &mut Vec<NodeId>,
+    ) {
+        self.last = None;
+        let mut list = Vec::new();
+        let Some(search) = self.plan(state, profile_percentage, narrowed, &mut list) else {
+            return;
+        };
+        let (mut found, processed) = sample(&list, search.start, search.to_find, |n| {
+            feasible.binary_search(&n).is_ok()
+        });
+        let total = feasible.len();
+        self.record(
+            state,
+            search,
+            processed,
+            total.min(search.to_find + 1),
+            Some(total),
+        );
         found.sort_unstable();
         *feasible = found;
+    }
+
+    /// Forgets the last cycle's sample (a cycle that did not sample).
+    pub fn clear_last(&mut self) {
+        self.last = None;
     }
 
     /// Moves the start index on after a cycle where nothing fit (every
@@ -411,7 +482,15 @@ impl Sampler {
         }
         let processed = match narrowed {
             None => all,
-            Some(_) => self.visit_list(state, narrowed).len(),
+            Some(names) => {
+                if self.order.len() != all {
+                    self.order = node_tree_order(state);
+                }
+                self.order
+                    .iter()
+                    .filter(|&&n| names.contains(&state.node(n).name_sym))
+                    .count()
+            }
         };
         self.set_start_index((self.start_index() + processed) % all);
     }

@@ -6,6 +6,7 @@
 //! crate links its tests once instead of once per file.
 
 mod conformance;
+mod early_stop;
 mod incremental;
 mod lifecycle;
 mod overlay;
