@@ -47,8 +47,10 @@ impl Schema {
             Schema::Simulate => "1.1",
             // 1.1: the optional `sampling` object, as simulate's.
             Schema::Lint => "1.1",
-            Schema::Place
-            | Schema::Why
+            // 1.1: sampled.feasible counts the feasible nodes the sampling
+            // search found (it stops early, as kube-scheduler's does).
+            Schema::Place => "1.1",
+            Schema::Why
             | Schema::WhySelection
             | Schema::Rebalance
             | Schema::RebalanceRun => "1.0",
@@ -187,7 +189,7 @@ mod tests {
         let json = render(Syntax::Json);
         let yaml = render(Syntax::Yaml);
         assert!(
-            json.starts_with("{\n  \"schemaVersion\": \"1.0\","),
+            json.starts_with("{\n  \"schemaVersion\": \"1.1\","),
             "{json}"
         );
         assert!(yaml.starts_with("schemaVersion:"), "{yaml}");
