@@ -50,10 +50,10 @@ impl Schema {
             // 1.1: sampled.feasible counts the feasible nodes the sampling
             // search found (it stops early, as kube-scheduler's does).
             Schema::Place => "1.1",
-            Schema::Why
-            | Schema::WhySelection
-            | Schema::Rebalance
-            | Schema::RebalanceRun => "1.0",
+            // 1.1: a reason's `detail.kind` may be `enforced_node_affinity`
+            // (a node the serving profile's addedAffinity excludes).
+            Schema::Why | Schema::WhySelection => "1.1",
+            Schema::Rebalance | Schema::RebalanceRun => "1.0",
         }
     }
 }

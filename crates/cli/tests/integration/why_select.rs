@@ -45,7 +45,7 @@ fn deployment_selects_its_pods_through_its_replicasets() {
     assert_eq!(code, 1);
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json, serde_saphyr::from_str::<Value>(&yaml).unwrap());
-    assert_eq!(json["schemaVersion"], "1.0");
+    assert_eq!(json["schemaVersion"], "1.1");
     assert_eq!(json["selector"], "deployment.apps/web");
     assert_eq!(
         (json["count"].as_u64(), json["pending"].as_u64()),
