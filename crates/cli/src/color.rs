@@ -94,6 +94,87 @@ pub fn fit(text: &str, width: Option<usize>, indent: usize) -> String {
     out
 }
 
+/// A command's whole text output fitted to `width`: each line longer than
+/// the width is cut at spaces, its continuations indented two spaces past
+/// the line's own indentation, so a long FailedScheduling message or
+/// finding stays under its pod instead of running off the screen. Color
+/// escapes take no width. Lines drawn as tables or source excerpts (box
+/// drawing, lint's `NN |` gutter) are left whole: cutting them would
+/// scramble their columns. With no width (piped) the text is unchanged.
+pub fn fit_lines(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if visible_width(body) <= width || is_drawn(body) {
+            out.push_str(line);
+            continue;
+        }
+        let lead = body.len() - body.trim_start_matches(' ').len();
+        let indent = (lead + 2).min(width / 2);
+        out.push_str(&body[..lead]);
+        let mut used = lead;
+        let mut first = true;
+        for word in body[lead..].split(' ') {
+            let len = visible_width(word);
+            if !first && used + 1 + len > width {
+                out.push('\n');
+                out.extend(std::iter::repeat_n(' ', indent));
+                used = indent;
+            } else if !first {
+                out.push(' ');
+                used += 1;
+            }
+            out.push_str(word);
+            used += len;
+            first = false;
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+/// Characters a terminal shows for `text`: ANSI escape sequences (colors)
+/// take none.
+fn visible_width(text: &str) -> usize {
+    let mut width = 0;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters... final byte in '@'..='~'.
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        width += 1;
+    }
+    width
+}
+
+/// A line whose columns matter: box drawing (tables, lint's arrows) or a
+/// source excerpt's ` | ` gutter.
+fn is_drawn(line: &str) -> bool {
+    line.chars().any(|c| ('\u{2500}'..='\u{257f}').contains(&c))
+        || line.trim_start().starts_with('|')
+        || line.trim_start().starts_with("-->")
+        || line
+            .trim_start()
+            .split_once(" |")
+            .is_some_and(|(gutter, _)| {
+                !gutter.is_empty() && gutter.chars().all(|c| c.is_ascii_digit())
+            })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +215,41 @@ mod tests {
             fit("a supercalifragilistic b", Some(10), 0),
             "a\nsupercalifragilistic\nb"
         );
+    }
+
+    #[test]
+    fn fit_lines_cuts_long_lines_under_their_indent() {
+        let table: [(&str, Option<usize>, &str); 7] = [
+            // Piped: unchanged.
+            ("  a bb ccc dd\n", None, "  a bb ccc dd\n"),
+            // Fits: unchanged.
+            ("  a bb\n", Some(6), "  a bb\n"),
+            // Cut at spaces, continuation two past the line's indent.
+            ("  a bb ccc dd\n", Some(8), "  a bb\n    ccc\n    dd\n"),
+            // A word longer than the width stays whole.
+            ("xxxxxxxxxx y\n", Some(6), "xxxxxxxxxx\n  y\n"),
+            // Color escapes take no width.
+            (
+                "\u{1b}[31mab\u{1b}[0m cd\n",
+                Some(5),
+                "\u{1b}[31mab\u{1b}[0m cd\n",
+            ),
+            // A source excerpt and a drawn table stay whole.
+            (
+                "12 |     name: a-long-value here\n",
+                Some(10),
+                "12 |     name: a-long-value here\n",
+            ),
+            (
+                "│ a │ long cell text │\n",
+                Some(8),
+                "│ a │ long cell text │\n",
+            ),
+        ];
+        for (text, width, want) in table {
+            assert_eq!(fit_lines(text, width), want, "{text:?} at {width:?}");
+        }
+        // The last line without a newline keeps none.
+        assert_eq!(fit_lines("a bcd", Some(4)), "a\n  bcd");
     }
 }

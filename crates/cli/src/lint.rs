@@ -248,10 +248,13 @@ pub fn run(args: LintArgs) -> Result<Exit> {
         }
     };
     let rendered = match args.output.output {
-        LintFormat::Text => podplace_report::text::lint::render(
-            &report,
-            &source_map,
-            crate::color::stdout_colored(),
+        LintFormat::Text => crate::color::fit_lines(
+            &podplace_report::text::lint::render(
+                &report,
+                &source_map,
+                crate::color::stdout_colored(),
+            ),
+            crate::color::stdout_width(),
         ),
         LintFormat::Json | LintFormat::Yaml => {
             let mut text = Vec::new();

@@ -118,7 +118,12 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             "pod",
             result.placements.iter().map(|p| p.pod.as_str()),
         )?,
-        ReportFormat::Text => podplace_report::text::place::render(&mut out, &result)?,
+        ReportFormat::Text => {
+            let mut text = Vec::new();
+            podplace_report::text::place::render(&mut text, &result)?;
+            let text = String::from_utf8_lossy(&text);
+            out.write_all(crate::color::fit_lines(&text, crate::color::stdout_width()).as_bytes())?
+        }
         ReportFormat::Html => {
             let report = podplace_report::PlaceReport {
                 map: crate::html::map_of(&world, &args.group_by.group_by),

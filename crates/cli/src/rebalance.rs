@@ -637,7 +637,10 @@ fn print_plan(
     }
     print!(
         "{}",
-        podplace_report::text::rebalance::render(plan, report, verbose, dry_run)
+        crate::color::fit_lines(
+            &podplace_report::text::rebalance::render(plan, report, verbose, dry_run),
+            crate::color::stdout_width(),
+        )
     );
     Ok(())
 }

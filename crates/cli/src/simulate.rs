@@ -119,7 +119,10 @@ pub fn run(args: SimulateArgs) -> Result<Exit> {
             &json(&run),
         )?,
         OutputFormat::Text => {
-            podplace_report::text::simulate::render(&mut out, &run, !args.no_table)?
+            let mut text = Vec::new();
+            podplace_report::text::simulate::render(&mut text, &run, !args.no_table)?;
+            let text = String::from_utf8_lossy(&text);
+            out.write_all(crate::color::fit_lines(&text, crate::color::stdout_width()).as_bytes())?
         }
     }
     let failed = run.failed_expectations();

@@ -427,3 +427,59 @@ fn why_without_a_pod_lists_the_pending_pods() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(text, "No pod is Pending.\n");
 }
+
+/// On a terminal, every command's text fits its width: a long line (a
+/// FailedScheduling message, a finding) is cut at spaces under its own
+/// indent, with the same words as piped, where lines stay whole. Source
+/// excerpts (lint's `|` gutter) keep their columns. Run under `script`,
+/// which gives podplace a pseudo-terminal.
+#[test]
+fn text_fits_the_terminal_in_every_command() {
+    let bin = env!("CARGO_BIN_EXE_podplace");
+    let stories = repo().join("examples/stories");
+    let snapshot = "../../tests/data/fixtures/snapshots/drift-collapsed.yaml";
+    let cases: [&[&str]; 4] = [
+        &["place", "-f", "vault"],
+        &["simulate", "drift.yaml"],
+        &["lint", "rollout"],
+        &["rebalance", "-f", snapshot, "--now", "2026-11-22T03:42:00Z"],
+    ];
+    let mut cut = 0;
+    for args in cases {
+        let line = format!("COLUMNS=60 NO_COLOR=1 {bin} {}", args.join(" "));
+        let run = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(&stories)
+            .output()
+            .expect("`script` (util-linux) runs podplace under a pseudo-terminal");
+        let fitted = String::from_utf8_lossy(&run.stdout).replace("\r\n", "\n");
+        let (piped, err, _) = podplace(args);
+        assert!(!piped.is_empty(), "{args:?}: {err}");
+        let excerpt = |l: &str| {
+            let t = l.trim_start();
+            t.starts_with('|')
+                || t.starts_with("-->")
+                || t.split_once(" |")
+                    .is_some_and(|(g, _)| !g.is_empty() && g.chars().all(|c| c.is_ascii_digit()))
+        };
+        let long: Vec<&str> = fitted
+            .lines()
+            .filter(|l| l.chars().count() > 60 && !excerpt(l))
+            .collect();
+        assert!(long.is_empty(), "{args:?}: {long:#?}\n{fitted}");
+        let words = |text: &str| {
+            text.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(words(&fitted), words(&piped), "{args:?}");
+        if piped.lines().any(|l| l.chars().count() > 60 && !excerpt(l)) {
+            cut += 1;
+        }
+    }
+    // Piped, long lines stay whole: the check above had lines to cut.
+    assert!(
+        cut >= 2,
+        "only {cut} command(s) printed a line over 60 columns"
+    );
+}
