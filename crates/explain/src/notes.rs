@@ -179,8 +179,8 @@ pub(crate) fn notes(
             kind: NoteKind::Info,
             term: None,
             text: format!(
-                "{} nodes tie for the best score; kube-scheduler takes whichever its parallel \
-                 filter pass listed first (podplace picks one reproducibly with --seed).",
+                "{} nodes tie for the best score; kube-scheduler picks one of them at random \
+                 (podplace picks one reproducibly with --seed).",
                 outcome.best.len()
             ),
         });
