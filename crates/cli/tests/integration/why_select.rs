@@ -313,6 +313,9 @@ fn dynamic_scripts_parse() {
                 "{shell} -n: {}",
                 String::from_utf8_lossy(&o.stderr)
             ),
+            Err(e) if std::env::var_os("PODPLACE_TOOLS_REQUIRED").is_some() => {
+                panic!("{shell} -n: not runnable ({e}) and PODPLACE_TOOLS_REQUIRED is set")
+            }
             Err(e) => eprintln!("skipped: {shell} -n ({shell} not runnable: {e})"),
         }
     }
@@ -358,6 +361,9 @@ fn why_prose_fits_the_terminal() {
         .output();
     let out = match run {
         Ok(o) => String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n"),
+        Err(e) if std::env::var_os("PODPLACE_TOOLS_REQUIRED").is_some() => {
+            panic!("script: not runnable ({e}) and PODPLACE_TOOLS_REQUIRED is set")
+        }
         Err(e) => {
             eprintln!("skipped: script not runnable: {e}");
             return;
