@@ -269,19 +269,7 @@ fn strip_indices(path: &str) -> String {
 
 /// Go's `Struct.field.path` rendering of a JSON path without indices.
 fn go_field(path: &str) -> String {
-    let mut out = String::new();
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '[' {
-            for d in chars.by_ref() {
-                if d == ']' {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
+    let out = strip_indices(path);
     let owner = match out.split('.').next().unwrap_or("") {
         "profiles" => "KubeSchedulerProfile",
         _ => "KubeSchedulerConfiguration",
