@@ -8,6 +8,7 @@
 //! full cycle's.
 
 use crate::support::*;
+use crate::threads::nodes;
 use podplace_engine::place::{place_all, PlaceOptions};
 use podplace_engine::sampling::Sampling;
 use podplace_engine::{
@@ -39,22 +40,6 @@ fn arb_pod(i: usize) -> impl Strategy<Value = PodB> {
                 _ => p,
             }
         })
-}
-
-/// `n` nodes in three zones, some small, some tainted.
-fn nodes(n: usize, small_every: usize) -> Vec<NodeB> {
-    (0..n)
-        .map(|i| {
-            let mut b = node(&format!("n{i:03}")).label(ZONE, ["z1", "z2", "z3"][i % 3]);
-            if i % small_every == 0 {
-                b = b.capacity("1", "2Gi", "4");
-            }
-            if i % 11 == 0 {
-                b = b.taint("dedicated", "infra", "NoSchedule");
-            }
-            b
-        })
-        .collect()
 }
 
 /// A fresh cluster of `nodes` with `pods` pending (in order), and a cache

@@ -35,8 +35,9 @@ fn arb_pod(i: usize) -> impl Strategy<Value = PodB> {
         })
 }
 
-/// `n` nodes in three zones, some small, some tainted.
-fn nodes(n: usize, small_every: usize) -> Vec<NodeB> {
+/// `n` nodes in three zones, some small, some tainted (also the early-stop
+/// property test's nodes).
+pub(super) fn nodes(n: usize, small_every: usize) -> Vec<NodeB> {
     (0..n)
         .map(|i| {
             let mut b = node(&format!("n{i:03}")).label(ZONE, ["z1", "z2", "z3"][i % 3]);
