@@ -117,3 +117,153 @@ pub struct CountedReplicas {
     /// How many replicas were counted.
     pub count: u64,
 }
+
+/// Declares [`ObjectKind`], [`Object`] and the Inventory field of each kind
+/// in one table, so a kind added to the inventory is added everywhere.
+macro_rules! object_kinds {
+    ($( $variant:ident => $ty:ty, $field:ident, $resource:literal, $namespaced:literal; )*) => {
+        /// Every kind of object an [`Inventory`] holds: what `podplace
+        /// snapshot` lists and `podplace serve` watches (one list for both).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ObjectKind {
+            $(
+                #[doc = concat!("`", stringify!($variant), "`.")]
+                $variant,
+            )*
+        }
+
+        impl ObjectKind {
+            /// Every kind, in the order a world is best built in (nodes and
+            /// namespaces before what lands on them, owners before pods).
+            pub const ALL: &'static [ObjectKind] = &[$(ObjectKind::$variant),*];
+
+            /// The API's plural resource name (`pods`, `persistentvolumes`).
+            pub fn resource(self) -> &'static str {
+                match self { $(ObjectKind::$variant => $resource),* }
+            }
+
+            /// The API's kind name (`Pod`).
+            pub fn name(self) -> &'static str {
+                match self { $(ObjectKind::$variant => stringify!($variant)),* }
+            }
+
+            /// Whether objects of this kind live in a namespace.
+            pub fn namespaced(self) -> bool {
+                match self { $(ObjectKind::$variant => $namespaced),* }
+            }
+        }
+
+        /// One API object of any kind an [`Inventory`] holds: a watch event's
+        /// payload, or one item of a list.
+        #[derive(Debug, Clone)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Object {
+            $(
+                #[doc = concat!("A ", stringify!($variant), ".")]
+                $variant($ty),
+            )*
+        }
+
+        impl Object {
+            /// The object's kind.
+            pub fn kind(&self) -> ObjectKind {
+                match self { $(Object::$variant(_) => ObjectKind::$variant),* }
+            }
+
+            /// The object's metadata.
+            pub fn metadata(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                match self { $(Object::$variant(o) => &o.metadata),* }
+            }
+
+            /// The object's kind, namespace and name.
+            pub fn key(&self) -> ObjectKey {
+                ObjectKey::of(self.kind(), self.metadata())
+            }
+        }
+
+        impl Inventory {
+            /// Appends `object` to its kind's list.
+            pub fn push(&mut self, object: Object, origin: Origin) {
+                match object {
+                    $(Object::$variant(o) => self.$field.push(Sourced { object: o, origin }),)*
+                }
+            }
+
+            /// How many objects of `kind` the inventory holds.
+            pub fn count(&self, kind: ObjectKind) -> usize {
+                match kind { $(ObjectKind::$variant => self.$field.len()),* }
+            }
+        }
+    };
+}
+
+object_kinds! {
+    Node => Node, nodes, "nodes", false;
+    Namespace => Namespace, namespaces, "namespaces", false;
+    PriorityClass => PriorityClass, priority_classes, "priorityclasses", false;
+    RuntimeClass => RuntimeClass, runtime_classes, "runtimeclasses", false;
+    StorageClass => StorageClass, storage_classes, "storageclasses", false;
+    CSINode => CSINode, csi_nodes, "csinodes", false;
+    CSIDriver => CSIDriver, csi_drivers, "csidrivers", false;
+    DeviceClass => DeviceClass, device_classes, "deviceclasses", false;
+    ResourceSlice => ResourceSlice, resource_slices, "resourceslices", false;
+    PersistentVolume => PersistentVolume, persistent_volumes, "persistentvolumes", false;
+    Service => Service, services, "services", true;
+    PodDisruptionBudget => PodDisruptionBudget, pod_disruption_budgets, "poddisruptionbudgets", true;
+    Deployment => Deployment, deployments, "deployments", true;
+    ReplicaSet => ReplicaSet, replica_sets, "replicasets", true;
+    StatefulSet => StatefulSet, stateful_sets, "statefulsets", true;
+    DaemonSet => DaemonSet, daemon_sets, "daemonsets", true;
+    Job => Job, jobs, "jobs", true;
+    CronJob => CronJob, cron_jobs, "cronjobs", true;
+    ReplicationController => ReplicationController, replication_controllers, "replicationcontrollers", true;
+    PersistentVolumeClaim => PersistentVolumeClaim, persistent_volume_claims, "persistentvolumeclaims", true;
+    CSIStorageCapacity => CSIStorageCapacity, csi_storage_capacities, "csistoragecapacities", true;
+    ResourceClaim => ResourceClaim, resource_claims, "resourceclaims", true;
+    Pod => Pod, pods, "pods", true;
+}
+
+/// Which object: its kind, namespace (empty for cluster-scoped kinds; a
+/// namespaced object without one is in `default`) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// The kind.
+    pub kind: ObjectKind,
+    /// The namespace; empty for cluster-scoped kinds.
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of an object of `kind` with `meta`.
+    pub fn of(
+        kind: ObjectKind,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> ObjectKey {
+        let namespace = if kind.namespaced() {
+            meta.namespace
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .unwrap_or("default")
+                .to_string()
+        } else {
+            String::new()
+        };
+        ObjectKey {
+            kind,
+            namespace,
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}/{}", self.kind.name(), self.name)
+        } else {
+            write!(f, "{}/{}/{}", self.kind.name(), self.namespace, self.name)
+        }
+    }
+}
