@@ -370,6 +370,14 @@ impl Groups {
         self.slots.len()
     }
 
+    /// Replaces a live group's counts (recounted after something its
+    /// matching depends on changed: a namespace's labels).
+    pub(crate) fn set_counts(&mut self, id: GroupId, counts: Counts) {
+        if let Some(Some(g)) = self.slots.get_mut(id.index()) {
+            Arc::make_mut(g).counts = counts;
+        }
+    }
+
     /// Every live group.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &TopologyGroup> + '_ {
         self.slots.iter().flatten().map(|g| &**g)

@@ -189,6 +189,40 @@ macro_rules! object_kinds {
                 }
             }
 
+            /// The metadata of the `index`th object of `kind` (in its
+            /// kind's list), for a keyed index over the lists.
+            pub fn metadata_at(
+                &self,
+                kind: ObjectKind,
+                index: usize,
+            ) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+                match kind { $(ObjectKind::$variant => self.$field.get(index).map(|o| &o.object.metadata)),* }
+            }
+
+            /// Puts `object` at `index` of its kind's list in place of the
+            /// object there (a watch's update keeps the position, and so the
+            /// indexes pointing at it); the old object, or `None` (and
+            /// nothing changed) when `index` is past the list.
+            pub fn replace(&mut self, index: usize, object: Object) -> Option<Object> {
+                match object {
+                    $(Object::$variant(o) => self
+                        .$field
+                        .get_mut(index)
+                        .map(|slot| Object::$variant(std::mem::replace(&mut slot.object, o))),)*
+                }
+            }
+
+            /// Removes the `index`th object of `kind`; the last object of
+            /// the list takes its position (a caller keeping indexes moves
+            /// that one's entry). The removed object, or `None` when
+            /// `index` is past the list.
+            pub fn swap_remove(&mut self, kind: ObjectKind, index: usize) -> Option<Object> {
+                match kind {
+                    $(ObjectKind::$variant => (index < self.$field.len())
+                        .then(|| Object::$variant(self.$field.swap_remove(index).object)),)*
+                }
+            }
+
             /// How many objects of `kind` the inventory holds.
             pub fn count(&self, kind: ObjectKind) -> usize {
                 match kind { $(ObjectKind::$variant => self.$field.len()),* }

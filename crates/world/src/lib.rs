@@ -49,8 +49,10 @@
 //! assert!(world.state().pod_node(web).is_some());
 //! ```
 
+pub mod apply;
 pub mod column;
 pub mod find;
+mod live;
 pub mod pods;
 
 use std::borrow::Cow;
@@ -63,6 +65,7 @@ use podplace_model::inventory::Inventory;
 use podplace_model::objects::Pod;
 use podplace_model::workloads::WorkloadRef;
 
+pub use apply::{Action, Applied, ApplyError, Change, PodEvent};
 pub use column::PodColumn;
 pub use find::FindError;
 pub use podplace_engine::{
@@ -85,6 +88,9 @@ pub struct World {
     seed: u64,
     /// How long placing the waiting pods took.
     placing_seconds: f64,
+    /// The indexes [`World::apply`] keeps (made at the first change;
+    /// dropped when the world is changed another way, and made again).
+    live: Option<Box<live::Live>>,
 }
 
 impl World {
@@ -138,6 +144,7 @@ impl World {
             placement_of,
             seed: options.seed,
             placing_seconds,
+            live: None,
         })
     }
 
@@ -160,6 +167,7 @@ impl World {
             placement_of: PodColumn::default(),
             seed,
             placing_seconds: 0.0,
+            live: None,
         }
     }
 
@@ -168,6 +176,7 @@ impl World {
     /// Pods are added and removed through [`World::add_pod`] and
     /// [`World::remove_pod`], so the pod table follows.
     pub fn state_mut(&mut self) -> &mut ClusterState {
+        self.live = None;
         &mut self.state
     }
 
@@ -182,6 +191,7 @@ impl World {
     /// when the caller knows the workload (a simulated controller's pod),
     /// else the pod's controlling owner or itself.
     pub fn add_pod(&mut self, pod: Pod, row: Option<PodRow>) -> PodId {
+        self.live = None;
         let name = pod.name.clone();
         let id = self.state.add_pod(pod);
         let row = row.unwrap_or_else(|| {
@@ -202,6 +212,7 @@ impl World {
     /// Removes a pod from the state and the pod table; its id may be given
     /// to a later pod.
     pub fn remove_pod(&mut self, id: PodId) {
+        self.live = None;
         if self.state.pod_entry(id).is_none() {
             return;
         }

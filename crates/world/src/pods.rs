@@ -130,6 +130,12 @@ impl PodTable {
         }
     }
 
+    /// The row of a pod, to change (its API index after the inventory
+    /// moved an object, its workload after a ReplicaSet or Job changed).
+    pub(crate) fn row_mut(&mut self, id: PodId) -> Option<&mut PodRow> {
+        self.rows.get_mut(id).and_then(Option::as_mut)
+    }
+
     /// The row of a pod; `None` for an id the table was not built with.
     pub fn get(&self, id: PodId) -> Option<&PodRow> {
         self.rows.get(id).and_then(Option::as_ref)

@@ -15,6 +15,7 @@ mod compact;
 mod dump;
 mod dump_storage;
 mod nodes;
+mod observe;
 mod pods;
 pub mod selectors;
 mod storage;

@@ -252,7 +252,7 @@ impl ClusterState {
 
     /// Acquires the groups a pending pod needs and releases those it no
     /// longer needs (bound, finished or removed).
-    fn refresh_needs(&mut self, id: PodId) {
+    pub(super) fn refresh_needs(&mut self, id: PodId) {
         let entry = &self.pods[id.index()];
         let wanted = entry.alive && entry.node.is_none() && !entry.pod.finished;
         let old = std::mem::take(&mut self.pods[id.index()].needs);

@@ -74,6 +74,55 @@ impl ClusterState {
         Ok(())
     }
 
+    /// Forgets a Service's selector (a watch's delete, or the old object
+    /// of an update before [`ClusterState::add_service`] adds the new one);
+    /// whether one was there. Services are kept by selector, not by name:
+    /// any one entry equal to this Service's selector is the same to
+    /// default spreading.
+    pub fn remove_service(&mut self, svc: &core::Service) -> bool {
+        let Some(s) = spread_selectors::service(svc, &mut self.interner) else {
+            return false;
+        };
+        let found = self
+            .service_selectors
+            .iter()
+            .position(|(ns, sel)| *ns == s.namespace && *sel == s.selector);
+        if let Some(i) = found {
+            self.service_selectors.swap_remove(i);
+        }
+        found.is_some()
+    }
+
+    /// Forgets a ReplicationController's selector; whether it was there.
+    pub fn remove_replication_controller(&mut self, namespace: &str, name: &str) -> bool {
+        remove_owner(
+            &mut self.owner_selectors.replication_controllers,
+            &self.interner,
+            namespace,
+            name,
+        )
+    }
+
+    /// Forgets a ReplicaSet's selector; whether it was there.
+    pub fn remove_replica_set(&mut self, namespace: &str, name: &str) -> bool {
+        remove_owner(
+            &mut self.owner_selectors.replica_sets,
+            &self.interner,
+            namespace,
+            name,
+        )
+    }
+
+    /// Forgets a StatefulSet's selector; whether it was there.
+    pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) -> bool {
+        remove_owner(
+            &mut self.owner_selectors.stateful_sets,
+            &self.interner,
+            namespace,
+            name,
+        )
+    }
+
     /// The labels of a namespace, or none when the Namespace object is unknown.
     pub fn namespace_labels(&self, ns: Sym) -> Option<&Labels> {
         self.namespaces.get(&ns)
@@ -154,4 +203,20 @@ impl ClusterState {
         }
         selector
     }
+}
+
+/// Removes every entry of `(namespace, name)` from an owner selector list
+/// (an add after a lost delete may have left two); whether there was one.
+fn remove_owner(
+    list: &mut Vec<(Sym, Sym, LabelSelector)>,
+    interner: &podplace_model::intern::Interner,
+    namespace: &str,
+    name: &str,
+) -> bool {
+    let (Some(ns), Some(n)) = (interner.lookup(namespace), interner.lookup(name)) else {
+        return false;
+    };
+    let before = list.len();
+    list.retain(|(a, b, _)| !(*a == ns && *b == n));
+    list.len() != before
 }
