@@ -217,6 +217,37 @@ pub fn lint(
             );
         }
     }
+    run_rules(&world, options, sink)
+}
+
+/// Lints `manifests` (one object `podplace serve` reviews at admission)
+/// against a world already built and placed elsewhere — the live model —
+/// as if they replaced its objects of the same kind and name: the rules of
+/// [`lint`], on a what-if copy of `live`'s state ([`world::World::over`]),
+/// with `live`'s scheduler and seed (`options.scheduler` and
+/// `options.seed` are not used). `live` is only read.
+pub fn lint_over(
+    live: &podplace_world::World,
+    manifests: &Inventory,
+    source_map: &SourceMap,
+    options: &LintOptions,
+) -> Result<Report, LintError> {
+    for d in &options.disabled {
+        if rules::rule(d).is_none() {
+            return Err(LintError::UnknownRule(d.clone()));
+        }
+    }
+    let world = world::World::over(live, manifests, source_map)?;
+    run_rules(&world, options, Sink::default())
+}
+
+/// Runs every rule `options` does not disable over `world`, adding to
+/// `sink`, and orders the findings.
+fn run_rules(
+    world: &world::World<'_>,
+    options: &LintOptions,
+    mut sink: Sink,
+) -> Result<Report, LintError> {
     for rule in rules::RULES.iter() {
         if options
             .disabled
@@ -225,7 +256,7 @@ pub fn lint(
         {
             continue;
         }
-        (rule.check)(&world, options, &mut sink)?;
+        (rule.check)(world, options, &mut sink)?;
     }
     let mut findings = sink.findings;
     findings.sort_by(|a, b| {

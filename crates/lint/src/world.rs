@@ -11,6 +11,7 @@
 //! nodes through the NodeAffinity, TaintToleration and NodeUnschedulable
 //! filters.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -312,14 +313,15 @@ pub struct Pdb<'a> {
 
 /// What running pods are grouped by into one [`Member`]: workload,
 /// namespace, labels, and the node for pods holding required anti-affinity.
-type GroupKey = (WorkloadRef, Sym, Labels, Option<Box<str>>);
+type GroupKey<'p> = (&'p WorkloadRef, Sym, &'p Labels, Option<&'p str>);
 
 /// The world of one lint run.
 pub struct World<'a> {
     /// The manifests applied to the snapshot ([`crate::rollout::merge`]),
     /// their workloads expanded into pods and every waiting pod placed:
-    /// what would run once the manifests are applied.
-    pub placed: Base,
+    /// what would run once the manifests are applied (for a run over a
+    /// live world, that world as it is: the manifests' pods not added).
+    pub placed: Placed<'a>,
     /// A what-if copy of `placed`'s state (nodes, namespaces, pods and
     /// the interner) in which the subjects' templates are compiled.
     pub state: ClusterState,
@@ -510,6 +512,36 @@ fn raw_subjects(inv: &Inventory) -> Vec<Raw<'_>> {
     out
 }
 
+/// The placed world a lint run reads: built from the manifests applied to
+/// the snapshot (files), or the live world `podplace serve` keeps, shared
+/// as it is (admission: the manifest is one reviewed object).
+#[derive(Debug)]
+pub enum Placed<'a> {
+    /// Built by this run.
+    Built(Box<Base>),
+    /// A world built elsewhere, read only.
+    Live(&'a Base),
+}
+
+impl std::ops::Deref for Placed<'_> {
+    type Target = Base;
+
+    fn deref(&self) -> &Base {
+        match self {
+            Placed::Built(b) => b,
+            Placed::Live(b) => b,
+        }
+    }
+}
+
+/// A pod that terms may match, before grouping into [`Member`]s.
+struct PodMember<'p> {
+    workload: Cow<'p, WorkloadRef>,
+    pod: Cow<'p, Pod>,
+    from_manifests: bool,
+    origin: Cow<'p, Origin>,
+}
+
 impl<'a> World<'a> {
     /// Builds the world of a lint run: the manifests applied to the
     /// snapshot, expanded and placed (choosing among equally scored nodes
@@ -526,15 +558,62 @@ impl<'a> World<'a> {
         applied.warnings.clear();
         applied.notices.clear();
         let placed = Base::build(applied, setup, seed).map_err(LintError::Build)?;
-        let mut state = placed.overlay().into_state();
+        let state = placed.overlay().into_state();
         // Workload resolution across both inventories.
-        let mut merged = Inventory::default();
-        for inv in snapshot.into_iter().chain(std::iter::once(manifests)) {
-            merged.replica_sets.extend(inv.replica_sets.iter().cloned());
-            merged.jobs.extend(inv.jobs.iter().cloned());
-        }
-        let workloads = Workloads::new(&merged);
+        let workloads = workloads_of(snapshot.into_iter().chain(std::iter::once(manifests)));
+        World::assemble(
+            Placed::Built(Box::new(placed)),
+            state,
+            manifests,
+            source_map,
+            snapshot,
+            &workloads,
+            seed,
+        )
+    }
 
+    /// The world of a lint run over a world already built and placed
+    /// elsewhere (`podplace serve`'s live model, whose pending pods may be
+    /// unbound): `manifests` (one reviewed object) are checked as if they
+    /// replaced `live`'s objects of the same kind and name — the pods that
+    /// run stay, as the controllers would roll over them — on a what-if
+    /// copy of `live`'s state; `live` is only read. The members are
+    /// `live`'s compiled pods (nothing is compiled again), so this costs a
+    /// copy of the state and a pass over its pods, not a build.
+    pub fn over(
+        live: &'a Base,
+        manifests: &'a Inventory,
+        source_map: &'a SourceMap,
+    ) -> Result<World<'a>, LintError> {
+        let state = live.state().overlay();
+        let workloads = if manifests.pods.is_empty() {
+            workloads_of(std::iter::once(manifests))
+        } else {
+            workloads_of([live.inventory(), manifests].into_iter())
+        };
+        World::assemble(
+            Placed::Live(live),
+            state,
+            manifests,
+            source_map,
+            Some(live.inventory()),
+            &workloads,
+            live.seed(),
+        )
+    }
+
+    /// The subjects, members, namespaces and budgets of a run over
+    /// `placed` (see [`World::build`] and [`World::over`]).
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        placed: Placed<'a>,
+        mut state: ClusterState,
+        manifests: &'a Inventory,
+        source_map: &'a SourceMap,
+        snapshot: Option<&'a Inventory>,
+        workloads: &Workloads,
+        seed: u64,
+    ) -> Result<World<'a>, LintError> {
         let mut subjects: Vec<Subject<'a>> = Vec::new();
         let mut members: Vec<Member> = Vec::new();
         let mut linted_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
@@ -610,42 +689,43 @@ impl<'a> World<'a> {
             }
         }
         // Running (and pending) pods of both inventories, one member per
-        // workload and label set.
-        let mut by_labels: FxHashMap<GroupKey, usize> = FxHashMap::default();
-        for (inv, from_manifests) in snapshot
-            .into_iter()
-            .map(|i| (i, false))
-            .chain(std::iter::once((manifests, true)))
-        {
-            for p in &inv.pods {
-                let meta = &p.object.metadata;
-                let pod = state
-                    .compile_pod(&p.object)
-                    .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
-                let workload = workloads.of(&p.object);
-                // Running pods that hold required anti-affinity stay apart:
-                // where each runs matters (PP012).
-                let node = pod
-                    .node_name
-                    .clone()
-                    .filter(|_| pod.has_required_anti_affinity());
-                let k = (workload.clone(), pod.namespace, pod.labels.clone(), node);
-                if let Some(&i) = by_labels.get(&k) {
-                    members[i].count += 1;
-                    continue;
-                }
-                by_labels.insert(k, members.len());
-                members.push(Member {
-                    workload,
-                    pod,
-                    from_manifests,
-                    template: false,
-                    count: 1,
-                    origin: p.origin.clone(),
-                    labels_path: FieldPath::of(&["metadata", "labels"]),
-                });
-            }
+        // workload and label set: a live world's pods as it compiled them.
+        let mut pods = Vec::new();
+        let mut inventories: Vec<(&Inventory, bool)> = Vec::with_capacity(2);
+        match &placed {
+            Placed::Live(live) => pods = live_pods(live),
+            Placed::Built(_) => inventories.extend(snapshot.map(|i| (i, false))),
         }
+        inventories.push((manifests, true));
+        for (inv, from_manifests) in inventories {
+            compile_pods(&mut state, workloads, inv, from_manifests, &mut pods)?;
+        }
+        let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
+        for p in &pods {
+            // Running pods that hold required anti-affinity stay apart:
+            // where each runs matters (PP012).
+            let node = p
+                .pod
+                .node_name
+                .as_deref()
+                .filter(|_| p.pod.has_required_anti_affinity());
+            let k = (&*p.workload, p.pod.namespace, &p.pod.labels, node);
+            if let Some(&i) = by_labels.get(&k) {
+                members[i].count += 1;
+                continue;
+            }
+            by_labels.insert(k, members.len());
+            members.push(Member {
+                workload: p.workload.clone().into_owned(),
+                pod: p.pod.clone().into_owned(),
+                from_manifests: p.from_manifests,
+                template: false,
+                count: 1,
+                origin: p.origin.clone().into_owned(),
+                labels_path: FieldPath::of(&["metadata", "labels"]),
+            });
+        }
+        drop(by_labels);
         // Namespace labels: declared ones, and the label the API server
         // puts on every namespace for the others.
         let mut namespaces = state.namespaces().clone();
@@ -983,6 +1063,66 @@ impl<'a> World<'a> {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// Workload resolution (ReplicaSet to Deployment, Job to CronJob) over the
+/// ReplicaSets and Jobs of `inventories`.
+fn workloads_of<'i>(inventories: impl Iterator<Item = &'i Inventory>) -> Workloads {
+    let mut merged = Inventory::default();
+    for inv in inventories {
+        merged.replica_sets.extend(inv.replica_sets.iter().cloned());
+        merged.jobs.extend(inv.jobs.iter().cloned());
+    }
+    Workloads::new(&merged)
+}
+
+/// The pods of a live world, compiled as it holds them, as members-to-be.
+fn live_pods(live: &Base) -> Vec<PodMember<'_>> {
+    live.state()
+        .live_pods()
+        .map(|(id, entry)| PodMember {
+            workload: live.workload(id),
+            pod: Cow::Borrowed(&entry.pod),
+            from_manifests: false,
+            origin: live
+                .pod(id)
+                .and_then(|r| r.api)
+                .and_then(|i| live.inventory().pods.get(i))
+                .map_or_else(
+                    || {
+                        Cow::Owned(Origin {
+                            file: String::new(),
+                            line: 0,
+                            column: 0,
+                        })
+                    },
+                    |p| Cow::Borrowed(&p.origin),
+                ),
+        })
+        .collect()
+}
+
+/// Compiles the pods of `inv` in `state`'s names, as members-to-be.
+fn compile_pods(
+    state: &mut ClusterState,
+    workloads: &Workloads,
+    inv: &Inventory,
+    from_manifests: bool,
+    out: &mut Vec<PodMember<'_>>,
+) -> Result<(), LintError> {
+    for p in &inv.pods {
+        let meta = &p.object.metadata;
+        let pod = state
+            .compile_pod(&p.object)
+            .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
+        out.push(PodMember {
+            workload: Cow::Owned(workloads.of(&p.object)),
+            pod: Cow::Owned(pod),
+            from_manifests,
+            origin: Cow::Owned(p.origin.clone()),
+        });
+    }
+    Ok(())
 }
 
 /// Compiles one workload's template into a subject (`None` without a template).
