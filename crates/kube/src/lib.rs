@@ -15,6 +15,7 @@
 pub mod bounded;
 mod connect;
 mod error;
+pub mod events;
 mod evict;
 mod fetch;
 mod lease;
