@@ -25,13 +25,12 @@ use podplace_engine::{ClusterState, NodeId, Outcome, PodId, TermId};
 use podplace_model::intstr::resolve_fenceposts;
 use podplace_model::objects::Pod;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef};
-use podplace_world::WhatIf;
+use podplace_world::{WhatIf, World};
 use serde_json::{json, Map, Value};
 
 use crate::analyze::{api_term, Prepared};
 use crate::model::{Detail, Fix, NodeVerdict, Note, NoteKind, RuleOwner, TermKind};
 use crate::notes::only_negative;
-use crate::world::World;
 use crate::yaml::{selector_summary, to_yaml};
 
 /// Taints kubeadm and managed offerings put on control-plane nodes.
@@ -341,7 +340,7 @@ pub(crate) fn spec_of(
     w: &WorkloadRef,
     fallback: Option<&core::Pod>,
 ) -> Option<SpecAt> {
-    let inv = world.base.inventory();
+    let inv = world.inventory();
     let same = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         m.name.as_deref() == Some(w.name.as_str())
             && m.namespace.as_deref().unwrap_or("default") == w.namespace
@@ -519,8 +518,7 @@ fn holders_of(ctx: &Context<'_>, term: TermId, w: &WorkloadRef) -> Vec<PodId> {
         let Some(entry) = cluster.pod_entry(id) else {
             continue;
         };
-        if entry.terms.required_anti_affinity.contains(&term) && *ctx.world.base.workload(id) == *w
-        {
+        if entry.terms.required_anti_affinity.contains(&term) && *ctx.world.workload(id) == *w {
             out.push(id);
         }
     }
@@ -706,7 +704,7 @@ fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, Stri
                 let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                     continue;
                 };
-                let w = ctx.world.base.workload(id).into_owned();
+                let w = ctx.world.workload(id).into_owned();
                 if w == ctx.workload {
                     continue;
                 }
@@ -728,7 +726,7 @@ fn narrow_existing(ctx: &Context<'_>) -> Vec<Candidate> {
         let Some(entry) = cluster.pod_entry(holder) else {
             continue;
         };
-        let Some(holder_api) = ctx.world.base.api_pod(holder) else {
+        let Some(holder_api) = ctx.world.api_pod(holder) else {
             continue;
         };
         // The holder's terms that match the pending pod.
@@ -831,7 +829,7 @@ fn narrowed(
         if p == ctx.pod_id {
             continue;
         }
-        let api = ctx.world.base.api_pod(p)?;
+        let api = ctx.world.api_pod(p)?;
         change.replace.push((p, patch_pod(api)?));
     }
     if own {
@@ -907,7 +905,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
                     let Some(id) = pod_id_by_name(cluster, &b.pod) else {
                         return false;
                     };
-                    let is_old = *world.base.workload(id) == *w
+                    let is_old = *world.workload(id) == *w
                         && cluster
                             .pod(id)
                             .owner
@@ -926,7 +924,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
     if stalled.is_empty() {
         return out;
     }
-    let inv = world.base.inventory();
+    let inv = world.inventory();
     let deployment = inv.deployments.iter().find(|d| {
         d.object.metadata.name.as_deref() == Some(w.name.as_str())
             && d.object.metadata.namespace.as_deref().unwrap_or("default") == w.namespace
@@ -1018,13 +1016,12 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
         let Some((node, old)) = stalled.iter().find(|(_, old)| old.len() <= u as usize) else {
             continue;
         };
-        let freed: Vec<String> = old.iter().map(|&p| world.base.pod_name(p)).collect();
+        let freed: Vec<String> = old.iter().map(|&p| world.pod_name(p)).collect();
         let node_name = cluster.node(*node).name.to_string();
         // The controller deletes the newest old pod first; old pods created
         // in the same second tie, and it may take any of them.
         let created = |p: PodId| {
             world
-                .base
                 .api_pod(p)
                 .and_then(|a| a.metadata.creation_timestamp.clone())
         };
@@ -1032,7 +1029,7 @@ fn rollout_strategy(ctx: &Context<'_>, notes: &mut Vec<Note>) -> Vec<Candidate> 
             [one] => stalled
                 .iter()
                 .filter(|(n, o)| n != node && o.len() == 1 && created(o[0]) == created(*one))
-                .map(|(n, o)| format!("{} on {}", world.base.pod_name(o[0]), cluster.node(*n).name))
+                .map(|(n, o)| format!("{} on {}", world.pod_name(o[0]), cluster.node(*n).name))
                 .collect(),
             _ => Vec::new(),
         };

@@ -23,7 +23,7 @@ pub mod world;
 pub mod yaml;
 
 use podplace_engine::ids::{NodeId, PodId};
-use podplace_world::WhatIf;
+use podplace_world::{WhatIf, World as Base};
 
 pub use model::*;
 pub use storage::bytes as storage_bytes;
@@ -37,11 +37,20 @@ pub const MAX_BLOCKERS: usize = 10;
 /// explanation works on a what-if of its own, so the world is only read and
 /// many explanations can share it.
 pub fn explain(world: &World, id: PodId) -> Explanation {
-    let mut what_if = world.base.overlay();
+    explain_in(&world.base, id)
+}
+
+/// [`explain`] on any podplace-world [`Base`] as it stands, e.g. the
+/// watch-fed world of `podplace serve` ([`Base::observed`]: the real
+/// cluster, its Pending pods unbound) read through a lock guard, which
+/// [`World`] (it owns its world and places the waiting pods first) cannot
+/// borrow.
+pub fn explain_in(world: &Base, id: PodId) -> Explanation {
+    let mut what_if = world.overlay();
     // With node sampling, which nodes are scored depends on the start
     // index: rescore from the one the pod's own placement was visited
     // from, so `why` names the node `place` chose, not the next window's.
-    if let Some(sampled) = world.base.placement(id).and_then(|p| p.sampled.as_ref()) {
+    if let Some(sampled) = world.placement(id).and_then(|p| p.sampled.as_ref()) {
         what_if.parts().1.set_start_index(sampled.start);
     }
     let bound = what_if.state().pod_node(id);
@@ -52,7 +61,7 @@ pub fn explain(world: &World, id: PodId) -> Explanation {
 }
 
 fn explain_unbound(
-    world: &World,
+    world: &Base,
     what_if: &mut WhatIf<'_>,
     id: PodId,
     bound: Option<NodeId>,
@@ -65,13 +74,12 @@ fn explain_unbound(
     } else {
         None
     };
-    let workload_ref = world.base.workload(id).into_owned();
+    let workload_ref = world.workload(id).into_owned();
     let workload = workload_ref.to_string();
-    let pod_name = world.base.pod_name(id);
+    let pod_name = world.pod_name(id);
     let phase = match bound {
         _ if pod.finished => Phase::Finished {
             phase: world
-                .base
                 .api_pod(id)
                 .and_then(|p| p.status.as_ref()?.phase.clone())
                 .unwrap_or_default(),
@@ -102,7 +110,7 @@ fn explain_unbound(
             text: format!(
                 "spec.schedulerName is {scheduler:?}: kube-scheduler ({}) \
                  leaves this pod to that scheduler.",
-                world.base.setup().scheduler_names().join(", ")
+                world.setup().scheduler_names().join(", ")
             ),
         }),
         Phase::Finished { phase, .. } => Some(Note {
@@ -138,7 +146,7 @@ fn explain_unbound(
 
     let outcome = what_if.schedule(&pod);
     let sampling_note = {
-        let seed = world.base.seed();
+        let seed = world.seed();
         let (state, cache) = what_if.parts();
         let note = sampling::note(state, cache, &pod, seed, &outcome);
         note.into_iter()
@@ -184,18 +192,12 @@ fn explain_unbound(
         }
     }
     let mut terms = analyze::Terms::default();
-    let world_ref: &World = world;
+    let world_ref: &Base = world;
     let cluster = what_if.state();
-    let api_pod = world_ref.base.api_pod(id);
+    let api_pod = world_ref.api_pod(id);
     let (verdicts, notes) = {
         let mut analyzer = analyze::Analyzer::new(
-            cluster,
-            &world_ref.base,
-            &pod,
-            api_pod,
-            &workload,
-            &prepared,
-            &mut terms,
+            cluster, world_ref, &pod, api_pod, &workload, &prepared, &mut terms,
         );
         let verdicts = analyzer.verdicts();
         let plain: Vec<NodeVerdict> = verdicts.iter().map(|(_, v)| v.clone()).collect();

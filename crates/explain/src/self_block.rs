@@ -48,7 +48,7 @@ fn own_reason(ctx: &Context<'_>, r: &Reason) -> bool {
 /// Whether pod `id` belongs to the explained pod's controller (not an old
 /// ReplicaSet of its Deployment: that is a rollout, with fixes of its own).
 fn same_controller(ctx: &Context<'_>, id: PodId) -> bool {
-    *ctx.world.base.workload(id) == ctx.workload
+    *ctx.world.workload(id) == ctx.workload
         && ctx.state.pod(id).owner.as_ref().map(|o| &o.name)
             == ctx.pod.owner.as_ref().map(|o| &o.name)
 }
@@ -455,7 +455,7 @@ fn replicas_patched(
 ) -> Vec<(PodId, core::Pod)> {
     ids.iter()
         .filter_map(|&id| {
-            let api = ctx.world.base.api_pod(id)?;
+            let api = ctx.world.api_pod(id)?;
             Some((id, patch(api)?))
         })
         .collect()
