@@ -1,0 +1,123 @@
+//! `World::apply` against a fresh `World::observed`: any sequence of watch
+//! events applied one by one to the empty world gives the world built from
+//! the objects that remain (property test), and each kind's update path
+//! does what a watch event means (table tests).
+
+mod compare;
+mod table;
+mod universe;
+
+use std::collections::BTreeMap;
+
+use podplace_model::inventory::{Inventory, Object, ObjectKey, ObjectKind, Origin};
+use podplace_world::{Change, SchedulerSetup, World};
+use proptest::prelude::*;
+
+/// One random event: a kind, which object of it, a variant, and whether it
+/// is deleted instead.
+#[derive(Debug, Clone, Copy)]
+struct Op {
+    kind: usize,
+    index: usize,
+    variant: u32,
+    delete: bool,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    (
+        0..universe::KINDS.len(),
+        0usize..8,
+        0u32..(1 << 13),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(kind, index, variant, delete)| Op {
+            kind,
+            index,
+            variant,
+            delete,
+        })
+}
+
+/// The world the objects that remain give when listed afresh, in the
+/// order a list would give them (by kind, then namespace and name).
+fn fresh(objects: &BTreeMap<ObjectKey, Object>) -> World {
+    let mut inventory = Inventory::default();
+    for &kind in ObjectKind::ALL {
+        for (_, o) in objects.range(
+            ObjectKey {
+                kind,
+                namespace: String::new(),
+                name: String::new(),
+            }..,
+        ) {
+            if o.kind() != kind {
+                break;
+            }
+            inventory.push(o.clone(), Origin::default());
+        }
+    }
+    World::observed(inventory, &SchedulerSetup::default(), 7).expect("the universe compiles")
+}
+
+/// Applies `ops` to an empty observed world and to a map of objects.
+fn run(ops: &[Op]) -> (World, BTreeMap<ObjectKey, Object>) {
+    let mut world = World::observed(Inventory::default(), &SchedulerSetup::default(), 7)
+        .expect("an empty world");
+    let mut objects = BTreeMap::new();
+    for op in ops {
+        let kind = universe::KINDS[op.kind];
+        let change = if op.delete {
+            let key = universe::key(kind, op.index);
+            objects.remove(&key);
+            Change::Delete(key)
+        } else {
+            let o = universe::object(kind, op.index, op.variant);
+            objects.insert(o.key(), o.clone());
+            Change::Upsert(o)
+        };
+        world.apply(change).expect("every universe object applies");
+    }
+    (world, objects)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Applied one event at a time, the world is the world of what remains.
+    #[test]
+    fn incremental_world_equals_fresh_world(ops in prop::collection::vec(op(), 1..60)) {
+        let (world, objects) = run(&ops);
+        let want = fresh(&objects);
+        if let Some(diff) = compare::differences(&world, &want) {
+            prop_assert!(false, "{}", diff);
+        }
+    }
+
+    /// Events applied to a world that was observed with objects already
+    /// (the initial sync, then the watch) give the same world too.
+    #[test]
+    fn events_after_an_initial_sync(
+        first in prop::collection::vec(op(), 1..30),
+        then in prop::collection::vec(op(), 1..30),
+    ) {
+        let (_, start) = run(&first);
+        let mut world = fresh(&start);
+        let mut objects = start;
+        for op in &then {
+            let kind = universe::KINDS[op.kind];
+            let change = if op.delete {
+                let key = universe::key(kind, op.index);
+                objects.remove(&key);
+                Change::Delete(key)
+            } else {
+                let o = universe::object(kind, op.index, op.variant);
+                objects.insert(o.key(), o.clone());
+                Change::Upsert(o)
+            };
+            world.apply(change).expect("applies");
+        }
+        if let Some(diff) = compare::differences(&world, &fresh(&objects)) {
+            prop_assert!(false, "{}", diff);
+        }
+    }
+}
