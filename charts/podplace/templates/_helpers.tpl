@@ -40,3 +40,21 @@ what was checked), else REPOSITORY:TAG.
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The webhook's Service, its serving certificate's Secret, and the DNS names
+the certificate must carry (the API server calls SERVICE.NAMESPACE.svc).
+*/}}
+{{- define "podplace.webhookService" -}}
+{{- printf "%s-webhook" (include "podplace.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "podplace.tlsSecret" -}}
+{{- printf "%s-webhook-tls" (include "podplace.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "podplace.webhookDNSNames" -}}
+{{- $svc := include "podplace.webhookService" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson -}}
+{{- end -}}

@@ -23,6 +23,7 @@ mod predictions;
 mod rbac;
 mod rebalance;
 mod scheduler_config;
+mod serve;
 mod smoke;
 mod support;
 mod volumes;
@@ -52,6 +53,7 @@ fn all_tests() -> Vec<LiveTest> {
         volumes::tests(),
         controllers::tests(),
         scheduler_config::tests(),
+        serve::tests(),
     ]
     .into_iter()
     .flatten()

@@ -44,12 +44,12 @@ const RBAC_KINDS: [&str; 5] = [
     "RoleBinding",
 ];
 
-fn chart() -> PathBuf {
+pub(crate) fn chart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../charts/podplace")
 }
 
 /// Runs the real helm; fails with its output when it exits non-zero.
-fn helm(live: &Live, args: &[&str]) -> Result<String> {
+pub(crate) fn helm(live: &Live, args: &[&str]) -> Result<String> {
     let helm = podplace_envtest::helm()?;
     live.note(format!("helm {}", args.join(" ")));
     let out = Command::new(&helm)
@@ -224,12 +224,12 @@ async fn with_rbac(
     // What the token may and may not do.
     let client = kube::Client::try_from(podplace_envtest::config_from(&kc).await?)?;
     let reviews: Api<SelfSubjectAccessReview> = Api::all(client);
-    let checks: [(&str, &str, &str, &str, &str, bool); 24] = [
+    let checks: [(&str, &str, &str, &str, &str, bool); 29] = [
         // (verb, group, resource, subresource, namespace, allowed)
         ("create", "", "pods", "eviction", &app, true),
         ("list", "", "pods", "", "", true),
         ("list", "", "nodes", "", "", true),
-        // Volumes and DRA claims: read, never written or watched.
+        // Volumes and DRA claims: read and watched, never written.
         ("list", "", "persistentvolumes", "", "", true),
         ("list", "", "persistentvolumeclaims", "", "", true),
         ("list", "storage.k8s.io", "storageclasses", "", "", true),
@@ -247,7 +247,8 @@ async fn with_rbac(
         ("list", "resource.k8s.io", "deviceclasses", "", "", true),
         ("list", "resource.k8s.io", "resourceslices", "", "", true),
         ("update", "", "persistentvolumeclaims", "", &app, false),
-        ("watch", "", "persistentvolumes", "", "", false),
+        // Watched by `podplace serve`, as every kind it reads.
+        ("watch", "", "persistentvolumes", "", "", true),
         (
             "update",
             "resource.k8s.io",
@@ -264,7 +265,14 @@ async fn with_rbac(
         ("patch", "apps", "deployments", "", &app, false),
         ("patch", "apps", "statefulsets", "", &app, false),
         ("update", "apps", "deployments", "", &app, false),
-        ("watch", "", "pods", "", "", false),
+        ("watch", "", "pods", "", "", true),
+        // serve's Events: created and patched (a series), never read,
+        // deleted or written through the core API.
+        ("create", "events.k8s.io", "events", "", &app, true),
+        ("patch", "events.k8s.io", "events", "", &app, true),
+        ("list", "events.k8s.io", "events", "", &app, false),
+        ("delete", "events.k8s.io", "events", "", &app, false),
+        ("create", "", "events", "", &app, false),
     ];
     let mut wrong = Vec::new();
     for (verb, group, resource, sub, namespace, want) in checks {
@@ -315,7 +323,7 @@ async fn with_rbac(
 }
 
 /// One SelfSubjectAccessReview: may the token `verb` the object?
-async fn may(
+pub(crate) async fn may(
     reviews: &Api<SelfSubjectAccessReview>,
     verb: &str,
     (group, resource): (&str, &str),
@@ -435,7 +443,7 @@ async fn leases_but_its_own_are_out_of_reach(
 
 /// Renders the chart with `args` (`--set` pairs) for release `r` in
 /// namespace `ns`: its documents.
-fn render(live: &Live, chart: &str, sets: &[&str]) -> Result<Vec<Value>> {
+pub(crate) fn render(live: &Live, chart: &str, sets: &[&str]) -> Result<Vec<Value>> {
     let mut args = vec!["template", "r", chart, "--namespace", "ns"];
     for set in sets {
         args.extend(["--set", set]);
@@ -444,18 +452,18 @@ fn render(live: &Live, chart: &str, sets: &[&str]) -> Result<Vec<Value>> {
     serde_saphyr::from_multiple(&rendered).context("parsing helm template's output")
 }
 
-fn kind<'a>(docs: &'a [Value], kind: &str) -> Option<&'a Value> {
+pub(crate) fn kind<'a>(docs: &'a [Value], kind: &str) -> Option<&'a Value> {
     docs.iter().find(|d| d["kind"] == kind)
 }
 
 /// The podplace container of the rendered Deployment.
-fn container(docs: &[Value]) -> Result<&Value> {
+pub(crate) fn container(docs: &[Value]) -> Result<&Value> {
     kind(docs, "Deployment")
         .map(|d| &d["spec"]["template"]["spec"]["containers"][0])
         .context("no Deployment rendered")
 }
 
-fn args_of(docs: &[Value]) -> Result<Vec<String>> {
+pub(crate) fn args_of(docs: &[Value]) -> Result<Vec<String>> {
     Ok(container(docs)?["args"]
         .as_array()
         .context("no args")?
@@ -465,7 +473,7 @@ fn args_of(docs: &[Value]) -> Result<Vec<String>> {
 }
 
 /// The value following `flag` in the args.
-fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+pub(crate) fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == flag)
         .and_then(|i| args.get(i + 1))
@@ -492,12 +500,13 @@ async fn chart_defaults_report_and_pin(live: &Live) -> Result<()> {
         "image {}",
         c["image"]
     );
-    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
-        ensure!(
-            c[probe]["httpGet"]["path"] == "/healthz",
-            "{probe}: {}",
-            c[probe]
-        );
+    // Ready (serve) only after the initial sync.
+    for (probe, path) in [
+        ("startupProbe", "/healthz"),
+        ("livenessProbe", "/healthz"),
+        ("readinessProbe", "/readyz"),
+    ] {
+        ensure!(c[probe]["httpGet"]["path"] == path, "{probe}: {}", c[probe]);
     }
     let pdb = kind(&docs, "PodDisruptionBudget").context("no PodDisruptionBudget")?;
     ensure!(pdb["spec"]["maxUnavailable"] == 1, "{pdb}");

@@ -40,8 +40,20 @@ impl Rebalancer {
         args: &[&str],
         timeline: &Timeline,
     ) -> Result<Rebalancer> {
+        Self::spawn_command(kubeconfig, "rebalance", identity, args, timeline).await
+    }
+
+    /// As [`Rebalancer::spawn`] for another long-running subcommand with
+    /// the same election and `--listen` flags (`podplace serve`).
+    pub async fn spawn_command(
+        kubeconfig: &Path,
+        subcommand: &str,
+        identity: &str,
+        args: &[&str],
+        timeline: &Timeline,
+    ) -> Result<Rebalancer> {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_podplace"));
-        cmd.arg("rebalance")
+        cmd.arg(subcommand)
             .args(args)
             .args(["--identity", identity, "--listen", "127.0.0.1:0"])
             .arg("--kubeconfig")
@@ -51,8 +63,13 @@ impl Rebalancer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        timeline.note(format!("podplace[{identity}] rebalance {}", args.join(" ")));
-        let mut child = cmd.spawn().context("starting podplace rebalance")?;
+        timeline.note(format!(
+            "podplace[{identity}] {subcommand} {}",
+            args.join(" ")
+        ));
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting podplace {subcommand}"))?;
         let output = Arc::new(Mutex::new(Vec::new()));
         let started = Instant::now();
         let pipes: [Box<dyn std::io::Read + Send>; 2] = [
