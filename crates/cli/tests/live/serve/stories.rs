@@ -68,6 +68,18 @@ async fn vault(live: &Live) -> Result<()> {
         "an Event without eventTime, action or reportingInstance: {event:?}"
     );
     ensure!(note.len() <= 1024, "a note of {} bytes", note.len());
+    // What an operator sees (the README's "In the cluster" shows it).
+    let described = live.kubectl(&["describe", "pod", "vault-2", "-n", NS])?;
+    let described = String::from_utf8_lossy(&described.stdout).into_owned();
+    let events = described
+        .split_once("\nEvents:")
+        .map(|(_, e)| e)
+        .unwrap_or(&described);
+    eprintln!("$ kubectl describe pod vault-2 -n {NS}\n...\nEvents:{events}");
+    ensure!(
+        events.contains("PodplaceWhy"),
+        "kubectl describe shows no PodplaceWhy Event:{events}"
+    );
 
     // The fix why verifies for it: the Event names the same workload and
     // the node the fix lands vault-2 on.
@@ -197,6 +209,15 @@ pub async fn serve_finds_drift_until_rebalanced(live: &Live) -> Result<()> {
     eprintln!("{msg}");
     live.note(&msg);
     ensure!(gauge == 1.0, "podplace_ha_lost {gauge}, want 1");
+    let (_, body) = serve.get("/metrics").await?;
+    let ours: Vec<&str> = body
+        .lines()
+        .filter(|l| l.contains(&format!("namespace=\"{ns}\"")))
+        .collect();
+    eprintln!(
+        "$ curl -s localhost:8080/metrics | grep {ns}\n{}",
+        ours.join("\n")
+    );
 
     // A rebalance spreads it: the gauge falls to 0.
     let scratch = Scratch::new("serve-drift")?;
