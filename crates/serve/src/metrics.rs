@@ -256,3 +256,6 @@ impl Default for ServeMetrics {
         ServeMetrics::new(DEFAULT_TOP)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -95,11 +95,13 @@ fn replay(world: &World, w: &WorkloadRef) -> Option<HaFinding> {
         return None;
     }
     let stall = result.stall?;
-    let mut message = format!("the rollout of {w} cannot progress: {}", stall.message);
-    if let Some(reason) = &stall.reason {
-        if !message.contains(reason.as_str()) {
-            message.push_str(&format!(" ({reason})"));
-        }
+    // The replay's own message speaks of simulated time and repeats the
+    // fix; the note is built from its parts.
+    let mut message = format!("the rollout of {w} cannot progress: {}", stall.stalled_at);
+    match (&stall.blocking_pod, &stall.reason) {
+        (Some(pod), Some(reason)) => message.push_str(&format!("; {pod} is blocked: {reason}")),
+        (None, Some(reason)) => message.push_str(&format!("; {reason}")),
+        _ => {}
     }
     Some(HaFinding {
         kind: HaKind::RolloutStuck,
@@ -107,8 +109,6 @@ fn replay(world: &World, w: &WorkloadRef) -> Option<HaFinding> {
         topology_key: None,
         domain: stall.blocking_pod.clone(),
         message,
-        fix: stall
-            .fix
-            .map(|f| format!("{f} (verified by replaying the rollout)")),
+        fix: stall.fix,
     })
 }
