@@ -14,6 +14,7 @@ mod pending;
 mod place;
 mod rebalance;
 mod select;
+mod serve;
 mod simulate;
 mod snapshot;
 mod why;
@@ -136,6 +137,11 @@ enum Command {
     /// With -f, plans against files (a snapshot, manifests) instead of a
     /// live cluster.
     Rebalance(Box<rebalance::RebalanceArgs>),
+    /// Run in the cluster, always on: a watch-fed model of the cluster that
+    /// explains Pending pods as Events, watches high availability, warns
+    /// at admission (--webhook-listen) and rebalances
+    /// (--rebalance-interval); /healthz, /readyz and /metrics on --listen.
+    Serve(Box<serve::ServeArgs>),
     /// Run kube-scheduler conformance cases and compare every answer.
     ///
     /// A directory of live cases (tests/data/live-cases/: worlds read from a
@@ -224,6 +230,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => args.scheduler = setup.clone().sampled(sampled),
         Command::Lint(args) => args.scheduler = setup.clone().sampled(sampled),
         Command::Rebalance(args) => args.scheduler = setup.clone().sampled(sampled),
+        Command::Serve(args) => args.scheduler = setup.clone().sampled(sampled),
         _ => {}
     }
     let result = match command {
@@ -233,6 +240,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Rebalance(args) => rebalance::run(*args),
+        Command::Serve(args) => serve::run(*args),
         Command::Conformance { dir, quiet } => Ok(conformance(&dir, quiet, &setup)),
         Command::Completion(args) => completion::completion(&args, Cli::command()),
         Command::Man(args) => completion::man(&args, Cli::command()),

@@ -146,7 +146,7 @@ pub struct RebalanceArgs {
 
 /// A rebalance flag whose value cannot be used; the message names the flag.
 #[derive(Debug, thiserror::Error)]
-enum FlagError {
+pub(crate) enum FlagError {
     /// A duration flag that does not parse.
     #[error("--{flag}: {message}")]
     Duration {
@@ -182,7 +182,7 @@ enum FlagError {
     },
 }
 
-fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
+pub(crate) fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
     podplace_rebalance::duration::parse_duration(text).map_err(|e| FlagError::Duration {
         flag,
         message: e.to_string(),
@@ -191,7 +191,7 @@ fn duration(flag: &'static str, text: &str) -> std::result::Result<Duration, Fla
 
 /// A pause or wait that must be more than zero: `--poll-interval 0` would
 /// list the pods in a tight loop (22 lists a second were measured).
-fn positive(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
+pub(crate) fn positive(flag: &'static str, text: &str) -> std::result::Result<Duration, FlagError> {
     match duration(flag, text)? {
         d if d.is_zero() => Err(FlagError::Zero { flag }),
         d => Ok(d),
@@ -291,34 +291,47 @@ fn exec_options(args: &RebalanceArgs) -> std::result::Result<ExecuteOptions, Fla
 }
 
 /// Leader election timing from the flags.
-struct ElectionTiming {
-    lease_duration: Duration,
-    renew_deadline: Duration,
-    retry_period: Duration,
+pub(crate) struct ElectionTiming {
+    pub(crate) lease_duration: Duration,
+    pub(crate) renew_deadline: Duration,
+    pub(crate) retry_period: Duration,
 }
 
 /// The election flags, checked as client-go checks them: the leader must
 /// stop acting (renew deadline) before anyone may take over (lease
 /// duration), and try to renew more than once within its deadline.
 fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, FlagError> {
+    timing(
+        &args.lease_duration,
+        &args.renew_deadline,
+        &args.retry_period,
+    )
+}
+
+/// [`election_timing`] from the three flags' values (`serve` has the same).
+pub(crate) fn timing(
+    lease_duration: &str,
+    renew_deadline: &str,
+    retry_period: &str,
+) -> std::result::Result<ElectionTiming, FlagError> {
     let t = ElectionTiming {
-        lease_duration: duration("lease-duration", &args.lease_duration)?,
-        renew_deadline: duration("renew-deadline", &args.renew_deadline)?,
-        retry_period: duration("retry-period", &args.retry_period)?,
+        lease_duration: duration("lease-duration", lease_duration)?,
+        renew_deadline: duration("renew-deadline", renew_deadline)?,
+        retry_period: duration("retry-period", retry_period)?,
     };
     if t.lease_duration < Duration::from_secs(1) {
         return Err(FlagError::LeaseTooShort);
     }
     if t.renew_deadline >= t.lease_duration {
         return Err(FlagError::RenewDeadline {
-            renew_deadline: args.renew_deadline.clone(),
-            lease_duration: args.lease_duration.clone(),
+            renew_deadline: renew_deadline.to_string(),
+            lease_duration: lease_duration.to_string(),
         });
     }
     if t.retry_period.is_zero() || t.retry_period.mul_f64(1.2) >= t.renew_deadline {
         return Err(FlagError::RetryPeriod {
-            retry_period: args.retry_period.clone(),
-            renew_deadline: args.renew_deadline.clone(),
+            retry_period: retry_period.to_string(),
+            renew_deadline: renew_deadline.to_string(),
         });
     }
     Ok(t)
@@ -548,7 +561,7 @@ fn landed_as_predicted(report: &ExecutionReport) -> bool {
             .all(|s| matches!(s.outcome, StepOutcome::AsPredicted | StepOutcome::Tied))
 }
 
-fn default_identity() -> String {
+pub(crate) fn default_identity() -> String {
     let base = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| "podplace".to_string());

@@ -38,41 +38,100 @@ use podplace_rebalance::policy::Policy;
 /// 200 `ok` while the process can do its job and 503 with the reason when
 /// it cannot ([`Health::problem`]).
 pub async fn serve(address: &str, metrics: Metrics, health: Health) -> Result<SocketAddr, Error> {
+    serve_endpoints(
+        address,
+        Endpoints {
+            metrics: Arc::new(move || metrics.render()),
+            healthz: Arc::new(move || health.problem()),
+            readyz: None,
+        },
+    )
+    .await
+}
+
+/// A probe: why the process is not healthy (or ready) now, `None` when it is.
+pub type Probe = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// What [`serve_endpoints`] answers with.
+#[derive(Clone)]
+pub struct Endpoints {
+    /// `/metrics`: the OpenMetrics text.
+    pub metrics: Arc<dyn Fn() -> String + Send + Sync>,
+    /// `/healthz`: 200 `ok`, or 503 with the problem.
+    pub healthz: Probe,
+    /// `/readyz` (when given): 200 `ok` once the process may answer, 503
+    /// with the reason before (`podplace serve` before its first sync).
+    pub readyz: Option<Probe>,
+}
+
+impl std::fmt::Debug for Endpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoints")
+            .field("readyz", &self.readyz.is_some())
+            .finish()
+    }
+}
+
+/// Answers a probe: 200 `ok`, or 503 with `label: problem`.
+fn probe(p: &Probe, label: &'static str) -> (StatusCode, String) {
+    match p() {
+        None => (StatusCode::OK, "ok\n".to_string()),
+        Some(problem) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{label}: {problem}\n"),
+        ),
+    }
+}
+
+/// Serves `endpoints` on `address` (port 0 picks one) until the process
+/// ends; returns the address it listens on. Each answer is computed at
+/// once from what the process already holds (nothing waits on the API
+/// server).
+pub async fn serve_endpoints(address: &str, endpoints: Endpoints) -> Result<SocketAddr, Error> {
     let err = |e: std::io::Error| Error::Serve {
         address: address.to_string(),
         message: e.to_string(),
     };
     let listener = tokio::net::TcpListener::bind(address).await.map_err(err)?;
     let local = listener.local_addr().map_err(err)?;
-    let app = Router::new()
+    let Endpoints {
+        metrics,
+        healthz,
+        readyz,
+    } = endpoints;
+    let mut app = Router::new()
         .route(
             "/healthz",
             get(move || {
-                let problem = health.problem();
-                async move {
-                    match problem {
-                        None => (StatusCode::OK, "ok\n".to_string()),
-                        Some(p) => (StatusCode::SERVICE_UNAVAILABLE, format!("unhealthy: {p}\n")),
-                    }
-                }
+                let answer = probe(&healthz, "unhealthy");
+                async move { answer }
             }),
         )
         .route(
             "/metrics",
             get(move || {
-                let m = metrics.clone();
+                let text = metrics();
                 async move {
                     (
                         [(
                             CONTENT_TYPE,
                             "application/openmetrics-text; version=1.0.0; charset=utf-8",
                         )],
-                        m.render(),
+                        text,
                     )
                         .into_response()
                 }
             }),
         );
+    if let Some(readyz) = readyz {
+        app = app.route(
+            "/readyz",
+            get(move || {
+                let answer = probe(&readyz, "not ready");
+                async move { answer }
+            }),
+        );
+    }
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -255,7 +314,15 @@ pub struct Daemon {
     pub stall_after: Option<Duration>,
     /// When the loop last made progress, for `/healthz`.
     progress: ProgressCell,
+    /// Where a run takes the cluster from: `None` lists it
+    /// ([`fetch_inventory`]); `podplace serve` gives its watch-fed model.
+    source: Option<InventorySource>,
 }
+
+/// The cluster as a process already holds it (`podplace serve`'s model):
+/// the inventory, or why there is none yet.
+pub type InventorySource =
+    Arc<dyn Fn() -> Result<podplace_model::inventory::Inventory, String> + Send + Sync>;
 
 impl std::fmt::Debug for Daemon {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -303,8 +370,16 @@ impl Daemon {
             request_timeout: podplace_model::load::limits::REQUEST_TIMEOUT,
             stall_after: None,
             progress: Arc::new(std::sync::Mutex::new(None)),
+            source: None,
             elector,
         })
+    }
+
+    /// Plans on what `source` gives instead of listing the cluster every
+    /// run (`podplace serve`: its model, kept up to date by watches).
+    pub fn with_inventory(mut self, source: InventorySource) -> Daemon {
+        self.source = Some(source);
+        self
     }
 
     /// What `/healthz` reports for this daemon (pass it to [`serve`]).
@@ -514,7 +589,13 @@ impl Daemon {
             }
             return Ok(RunResult::NotLeader);
         }
-        let fetched = fetch_inventory(&self.client, &self.exec_opts.fetch).await?;
+        let fetched = match &self.source {
+            Some(source) => podplace_kube::Fetched {
+                inventory: source().map_err(Error::NotReady)?,
+                unreadable: Vec::new(),
+            },
+            None => fetch_inventory(&self.client, &self.exec_opts.fetch).await?,
+        };
         for u in &fetched.unreadable {
             eprintln!("warning: could not read {u}");
         }

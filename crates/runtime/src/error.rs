@@ -19,6 +19,10 @@ pub enum Error {
         /// The last round's error.
         message: String,
     },
+    /// The model a run plans on is not there yet (`podplace serve` before
+    /// its first sync): the run did nothing.
+    #[error("the model is not ready: {0}")]
+    NotReady(String),
     /// Serving `/healthz` and `/metrics` failed.
     #[error("cannot serve metrics on {address}: {message}")]
     Serve {
@@ -35,7 +39,7 @@ impl Error {
         match self {
             Error::Plan(e) => e.exit_code(),
             Error::Kube(e) => e.exit_code(),
-            Error::Serve { .. } | Error::LeaderElection { .. } => 3,
+            Error::Serve { .. } | Error::LeaderElection { .. } | Error::NotReady(_) => 3,
         }
     }
 }

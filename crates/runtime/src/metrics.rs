@@ -35,6 +35,20 @@ impl Metrics {
     /// Registers every metric.
     pub fn new() -> Metrics {
         let mut registry = Registry::with_prefix("podplace_rebalance");
+        let mut m = Metrics::register_into(&mut registry);
+        m.registry = Arc::new(registry);
+        m
+    }
+
+    /// Registers every metric into `registry` under `podplace_rebalance_`,
+    /// next to a process's other metrics (`podplace serve` serves one
+    /// registry). [`Metrics::render`] then renders nothing: render
+    /// `registry`.
+    pub fn register(registry: &mut Registry) -> Metrics {
+        Metrics::register_into(registry.sub_registry_with_prefix("podplace_rebalance"))
+    }
+
+    fn register_into(registry: &mut Registry) -> Metrics {
         let evictions = Family::<Labels, Counter>::default();
         registry.register(
             "evictions",
@@ -72,7 +86,7 @@ impl Metrics {
             leader.clone(),
         );
         Metrics {
-            registry: Arc::new(registry),
+            registry: Arc::new(Registry::default()),
             evictions,
             landings,
             runs,

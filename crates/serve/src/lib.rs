@@ -11,11 +11,15 @@
 //! - [`admission`]: a validating webhook that answers `kubectl apply` with
 //!   lint warnings computed against the live cluster.
 //!
-//! Acting parts (Events, evictions) run on the Lease holder only.
+//! Acting parts (Events, evictions) run on the Lease holder only; [`run`]
+//! is the process that wires it all together ([`serve`]).
 
 pub mod admission;
 pub mod explain;
 pub mod ha;
 pub mod metrics;
+pub mod run;
 pub mod shared;
 pub mod sync;
+
+pub use run::{serve, Error, RebalanceOptions, ServeOptions, WebhookConfig};

@@ -1,3 +1,344 @@
-//! Keeping the model up to date: one kube-rs watch per kind, each event
-//! applied to the world incrementally, a re-list reconciled without losing
-//! or doubling objects.
+//! Keeping the model up to date: the merged watch of every kind
+//! ([`podplace_kube::watch_cluster`]) applied to the world incrementally,
+//! a re-list reconciled without losing or doubling objects.
+//!
+//! Until every kind has been listed once (or refused: a kind the API server
+//! will not show cannot be waited for), nothing is built: events are
+//! gathered into one inventory, and the world is built from it once
+//! ([`World::observed`]); only then is the model marked ready. From then on
+//! each event is one [`Change`], applied in batches: the task waits for one
+//! event, takes every event already waiting (at most
+//! [`SyncOptions::max_batch`]) and applies them under one write lock, so
+//! readers wait for at most one batch and never see half of one.
+//!
+//! A re-list ([`WatchEvent::Listed`], after 410 Gone or an API-server
+//! restart) upserts every listed object and deletes every object of the kind
+//! the world holds that the list lacks: what was deleted while no watch was
+//! open.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::{FutureExt, Stream, StreamExt};
+use podplace_engine::SchedulerSetup;
+use podplace_kube::WatchEvent;
+use podplace_model::inventory::{Inventory, Object, ObjectKey, ObjectKind, Origin};
+use podplace_world::{Change, World};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::shared::Model;
+
+/// How the model is built and fed.
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    /// The scheduler the world models (`--scheduler-config`).
+    pub setup: SchedulerSetup,
+    /// The seed of the world's tie-breaking.
+    pub seed: u64,
+    /// The most events applied under one write lock; a longer burst is
+    /// applied in several batches, letting readers in between.
+    pub max_batch: usize,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions {
+            setup: SchedulerSetup::default(),
+            seed: 0,
+            max_batch: 1024,
+        }
+    }
+}
+
+/// Why the sync stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The first lists could not be built into a world.
+    #[error("building the model from the first lists: {0}")]
+    Build(#[from] podplace_engine::BuildError),
+    /// The watch ended (it does not, unless the process is stopping).
+    #[error("the watch of the cluster ended")]
+    Ended,
+}
+
+type KindLabel = Vec<(String, String)>;
+
+/// The sync's metrics: how many objects of each kind the model holds
+/// (compare with `kubectl get KIND -A | wc -l`), whether it is ready,
+/// events applied and changes refused.
+#[derive(Debug, Clone, Default)]
+pub struct SyncMetrics {
+    objects: Family<KindLabel, Gauge>,
+    ready: Gauge,
+    events: Family<KindLabel, Counter>,
+    refused: Counter,
+    relists: Family<KindLabel, Counter>,
+}
+
+impl SyncMetrics {
+    /// Registers the metrics into `registry` (`podplace_model_objects{kind}`,
+    /// `podplace_model_ready`, `podplace_model_events_total{type}`,
+    /// `podplace_model_refused_changes_total`,
+    /// `podplace_model_relists_total{kind}`).
+    pub fn register(registry: &mut Registry) -> SyncMetrics {
+        let m = SyncMetrics::default();
+        let r = registry.sub_registry_with_prefix("podplace_model");
+        r.register(
+            "objects",
+            "Objects the model holds, by kind (what a fresh list would count)",
+            m.objects.clone(),
+        );
+        r.register(
+            "ready",
+            "1 once every kind was listed and the model built",
+            m.ready.clone(),
+        );
+        r.register(
+            "events",
+            "Watch events applied, by type (applied, deleted, listed, skipped)",
+            m.events.clone(),
+        );
+        r.register(
+            "refused_changes",
+            "Changes the world could not apply (the object is left out, as if deleted)",
+            m.refused.clone(),
+        );
+        r.register(
+            "relists",
+            "Full lists of a kind after the first (410 Gone, API server restarts)",
+            m.relists.clone(),
+        );
+        m
+    }
+
+    /// How many objects of `kind` the model holds now, as exported.
+    pub fn objects(&self, kind: ObjectKind) -> i64 {
+        self.objects
+            .get_or_create(&label("kind", kind.name()))
+            .get()
+    }
+
+    fn count(&self, world: &World) {
+        for kind in ObjectKind::ALL {
+            self.objects
+                .get_or_create(&label("kind", kind.name()))
+                .set(world.inventory().count(*kind) as i64);
+        }
+    }
+
+    fn event(&self, kind: &str) {
+        self.events.get_or_create(&label("type", kind)).inc();
+    }
+}
+
+fn label(key: &str, value: &str) -> KindLabel {
+    vec![(key.to_string(), value.to_string())]
+}
+
+/// The sync task: see the module doc.
+#[derive(Debug)]
+pub struct Sync {
+    model: Arc<Model>,
+    opts: SyncOptions,
+    metrics: SyncMetrics,
+    /// The last failure logged per kind, so a failing watch is logged when
+    /// its failure changes, not at every retry.
+    failures: HashMap<ObjectKind, String>,
+}
+
+impl Sync {
+    /// A sync of `model` (not ready yet; it holds an empty world until the
+    /// first lists are in).
+    pub fn new(model: Arc<Model>, opts: SyncOptions, metrics: SyncMetrics) -> Sync {
+        Sync {
+            model,
+            opts,
+            metrics,
+            failures: HashMap::new(),
+        }
+    }
+
+    /// Feeds the model from `events` until the stream ends (drop the task
+    /// to stop it). Returns only on failure.
+    pub async fn run<S>(mut self, mut events: S) -> Result<(), SyncError>
+    where
+        S: Stream<Item = WatchEvent> + Unpin,
+    {
+        let started = Instant::now();
+        let inventory = self.first_sync(&mut events).await?;
+        let objects: usize = ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum();
+        let world = World::observed(inventory, &self.opts.setup, self.opts.seed)?;
+        self.metrics.count(&world);
+        *self.model.write() = world;
+        self.model.set_ready();
+        self.metrics.ready.set(1);
+        eprintln!(
+            "podplace serve: model ready: {objects} objects in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        let mut batch = Vec::new();
+        loop {
+            let Some(first) = events.next().await else {
+                return Err(SyncError::Ended);
+            };
+            batch.push(first);
+            while batch.len() < self.opts.max_batch.max(1) {
+                match events.next().now_or_never() {
+                    Some(Some(e)) => batch.push(e),
+                    Some(None) => break,
+                    None => break,
+                }
+            }
+            self.apply_batch(std::mem::take(&mut batch));
+        }
+    }
+
+    /// Gathers events until every kind was listed or refused: the
+    /// inventory they make.
+    async fn first_sync<S>(&mut self, events: &mut S) -> Result<Inventory, SyncError>
+    where
+        S: Stream<Item = WatchEvent> + Unpin,
+    {
+        let mut kinds: BTreeMap<ObjectKind, BTreeMap<ObjectKey, Object>> = BTreeMap::new();
+        let mut warnings: Vec<String> = Vec::new();
+        while kinds.len() < ObjectKind::ALL.len() {
+            let Some(event) = events.next().await else {
+                return Err(SyncError::Ended);
+            };
+            match event {
+                WatchEvent::Listed {
+                    kind,
+                    objects,
+                    warnings: w,
+                } => {
+                    self.metrics.event("listed");
+                    warnings.extend(w);
+                    kinds.insert(kind, objects.into_iter().map(|o| (o.key(), o)).collect());
+                }
+                WatchEvent::Unreadable { kind, unreadable } => {
+                    eprintln!("warning: could not read {unreadable}");
+                    kinds.entry(kind).or_default();
+                }
+                WatchEvent::Applied(o) => {
+                    // Only after its kind's list (the watch starts there).
+                    if let Some(k) = kinds.get_mut(&o.kind()) {
+                        k.insert(o.key(), o);
+                    }
+                }
+                WatchEvent::Deleted(o) => {
+                    if let Some(k) = kinds.get_mut(&o.kind()) {
+                        k.remove(&o.key());
+                    }
+                }
+                WatchEvent::Skipped { key, warning } => {
+                    eprintln!("warning: {warning}");
+                    if let Some(k) = kinds.get_mut(&key.kind) {
+                        k.remove(&key);
+                    }
+                }
+                WatchEvent::Failed { kind, message } => self.failed(kind, message),
+            }
+        }
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        let mut inventory = Inventory::default();
+        for (kind, objects) in kinds {
+            let origin = Origin {
+                file: format!("api:{}", kind.resource()),
+                line: 0,
+                column: 0,
+            };
+            for (_, o) in objects {
+                inventory.push(o, origin.clone());
+            }
+        }
+        inventory.warnings = warnings;
+        Ok(inventory)
+    }
+
+    /// Logs a failing watch when its failure changes.
+    fn failed(&mut self, kind: ObjectKind, message: String) {
+        if self.failures.get(&kind) != Some(&message) {
+            eprintln!(
+                "warning: watching {}: {message} (retrying with backoff)",
+                kind.resource()
+            );
+            self.failures.insert(kind, message);
+        }
+    }
+
+    /// Applies a batch of events under one write lock.
+    fn apply_batch(&mut self, batch: Vec<WatchEvent>) {
+        let model = self.model.clone();
+        let mut world = model.write();
+        for event in batch {
+            match event {
+                WatchEvent::Applied(o) => {
+                    self.metrics.event("applied");
+                    self.failures.remove(&o.kind());
+                    change(&mut world, Change::Upsert(o), &self.metrics);
+                }
+                WatchEvent::Deleted(o) => {
+                    self.metrics.event("deleted");
+                    change(&mut world, Change::Delete(o.key()), &self.metrics);
+                }
+                WatchEvent::Skipped { key, warning } => {
+                    self.metrics.event("skipped");
+                    eprintln!("warning: {warning}");
+                    change(&mut world, Change::Delete(key), &self.metrics);
+                }
+                WatchEvent::Listed {
+                    kind,
+                    objects,
+                    warnings,
+                } => {
+                    self.metrics.event("listed");
+                    self.failures.remove(&kind);
+                    self.metrics
+                        .relists
+                        .get_or_create(&label("kind", kind.name()))
+                        .inc();
+                    for w in warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    relist(&mut world, kind, objects, &self.metrics);
+                }
+                WatchEvent::Unreadable { kind, unreadable } => {
+                    // Nothing of the kind can be known any more: what a
+                    // fresh read would hold.
+                    eprintln!("warning: could not read {unreadable}");
+                    relist(&mut world, kind, Vec::new(), &self.metrics);
+                }
+                WatchEvent::Failed { kind, message } => self.failed(kind, message),
+            }
+        }
+        self.metrics.count(&world);
+    }
+}
+
+/// Replaces everything of `kind` with `objects`.
+fn relist(world: &mut World, kind: ObjectKind, objects: Vec<Object>, metrics: &SyncMetrics) {
+    let listed: HashSet<ObjectKey> = objects.iter().map(Object::key).collect();
+    for key in world.keys(kind) {
+        if !listed.contains(&key) {
+            change(world, Change::Delete(key), metrics);
+        }
+    }
+    for o in objects {
+        change(world, Change::Upsert(o), metrics);
+    }
+}
+
+/// Applies one change; a refused one is logged and counted (the world
+/// leaves the object out).
+fn change(world: &mut World, change: Change, metrics: &SyncMetrics) {
+    if let Err(e) = world.apply(change) {
+        metrics.refused.inc();
+        eprintln!("warning: {e}; left out of the model");
+    }
+}
