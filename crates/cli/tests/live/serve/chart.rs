@@ -137,6 +137,17 @@ pub async fn chart_serve_webhook_rbac_and_alerts_render(live: &Live) -> Result<(
         "the Role does not name the Lease serve uses: {}",
         role["rules"]
     );
+    // The Deployment keeps the name and (immutable) selector of the
+    // chart's rebalance version, so helm upgrades it in place.
+    let deployment = kind(&docs, "Deployment").context("no Deployment")?;
+    ensure!(
+        deployment["metadata"]["name"] == "r-podplace"
+            && deployment["spec"]["selector"]
+                == json!({"matchLabels": {"app.kubernetes.io/name": "podplace",
+                    "app.kubernetes.io/instance": "r"}}),
+        "the Deployment's name or selector changed: {}",
+        deployment["spec"]["selector"]
+    );
     ensure!(flag(&args, "--listen") == Some("0.0.0.0:8080"), "{args:?}");
     ensure!(
         flag(&args, "--webhook-listen") == Some("0.0.0.0:9443"),
