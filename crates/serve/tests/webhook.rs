@@ -190,12 +190,13 @@ async fn answers_only_once_the_model_is_ready_then_warns_and_denies() {
         ..Default::default()
     };
     let running = start(&dir, model.clone(), options).await;
+    let roots = [der];
     // Before the first sync: 503 (failurePolicy Ignore lets it through).
-    let reply = post(running.address, &[der.clone()], web_review()).await;
+    let reply = post(running.address, &roots, web_review()).await;
     assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(running.stats.not_ready.load(Ordering::Relaxed), 1);
     model.set_ready();
-    let reply = post(running.address, &[der.clone()], web_review()).await;
+    let reply = post(running.address, &roots, web_review()).await;
     assert_eq!(reply.status, StatusCode::OK);
     let review = reply.review();
     assert_eq!(review.api_version, "admission.k8s.io/v1");
@@ -212,10 +213,10 @@ async fn answers_only_once_the_model_is_ready_then_warns_and_denies() {
     );
     assert_eq!(running.stats.denied.load(Ordering::Relaxed), 1);
     // Not a review, a body past the bound, another path.
-    let reply = post(running.address, &[der.clone()], b"{\"kind\": 7}".to_vec()).await;
+    let reply = post(running.address, &roots, b"{\"kind\": 7}".to_vec()).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     let big = vec![b' '; WebhookOptions::default().max_body_bytes + 1];
-    let reply = post(running.address, &[der.clone()], big).await;
+    let reply = post(running.address, &roots, big).await;
     assert_eq!(reply.status, StatusCode::PAYLOAD_TOO_LARGE);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -249,6 +250,9 @@ async fn the_certificate_is_reloaded_when_its_files_change() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+// The test holds the model's write lock across awaits on purpose: it is
+// the watch holding up the one review slot.
+#[allow(clippy::await_holding_lock)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reviews_past_the_bound_are_allowed_at_once_and_counted() {
     let dir = scratch("bound");
