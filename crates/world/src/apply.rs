@@ -538,6 +538,21 @@ impl World {
         api: core::Pod,
         events: &mut Vec<(PodId, PodEvent)>,
     ) -> Result<(), ApplyError> {
+        let existing = self.pod_id(&key.namespace, &key.name);
+        if let (Some(id), Some(&i)) = (existing, live.at.get(key)) {
+            if self
+                .inventory
+                .pods
+                .get(i)
+                .is_some_and(|old| same_scheduling_inputs(&old.object, &api))
+            {
+                // Most pod events change only its status (conditions,
+                // container states): the compiled pod would be the same.
+                self.inventory.replace(i, Object::Pod(api));
+                events.push((id, PodEvent::Updated));
+                return Ok(());
+            }
+        }
         let mut pod = self
             .state
             .compile_pod(&api)
@@ -547,7 +562,6 @@ impl World {
             })?;
         let named = live::named_node(&api).map(str::to_string);
         let target = named.as_deref().and_then(|n| self.state.node_id(n));
-        let existing = self.pod_id(&key.namespace, &key.name);
         let id = match existing {
             Some(id) => {
                 let was = self.state.pod_node(id);
@@ -732,4 +746,24 @@ impl World {
             None => WorkloadRef::new(WorkloadKind::of(kind.name()), namespace, name),
         }
     }
+}
+
+/// Whether two versions of a pod compile alike: the same metadata the
+/// compiled pod reads (name, namespace, uid, labels, owners, deletion),
+/// the same spec, and the same phase and claim statuses.
+fn same_scheduling_inputs(old: &core::Pod, new: &core::Pod) -> bool {
+    let (a, b) = (&old.metadata, &new.metadata);
+    let status = |p: &core::Pod| {
+        p.status
+            .as_ref()
+            .map(|s| (s.phase.clone(), s.resource_claim_statuses.clone()))
+    };
+    a.name == b.name
+        && a.namespace == b.namespace
+        && a.uid == b.uid
+        && a.labels == b.labels
+        && a.owner_references == b.owner_references
+        && a.deletion_timestamp == b.deletion_timestamp
+        && old.spec == new.spec
+        && status(old) == status(new)
 }

@@ -83,7 +83,6 @@ impl ClusterState {
         let old_terms = std::mem::replace(&mut entry.terms, terms);
         let named = pod.node_name.clone();
         entry.pod = pod;
-        Arc::make_mut(&mut self.terms).release_pod(&old_terms);
         self.index_pod(id);
         match node {
             Some(n) => {
@@ -97,6 +96,9 @@ impl ClusterState {
                 None => self.refresh_needs(id),
             },
         }
+        // Released last: a group the old terms needed is dropped by
+        // `refresh_needs` above, and finds its index entry by its terms.
+        Arc::make_mut(&mut self.terms).release_pod(&old_terms);
     }
 
     /// Compiles an updated API pod and applies it with [`ClusterState::update_pod`].

@@ -121,3 +121,28 @@ proptest! {
         }
     }
 }
+
+/// Found by the property test: a pending pod whose rule changed released
+/// its old terms before the group they keyed, leaving a stale index entry;
+/// the group's reused slot then counted a pod twice when it was bound.
+#[test]
+fn a_pod_whose_rule_changes_leaves_no_stale_group() {
+    let ops: Vec<Op> = [
+        (2, 6, 6624),
+        (2, 2, 1024),
+        (2, 2, 2048),
+        (3, 6, 9),
+        (2, 0, 3618),
+        (0, 1, 0),
+    ]
+    .iter()
+    .map(|&(kind, index, variant)| Op {
+        kind,
+        index,
+        variant,
+        delete: false,
+    })
+    .collect();
+    let (world, objects) = run(&ops);
+    assert_eq!(compare::differences(&world, &fresh(&objects)), None);
+}
