@@ -15,7 +15,7 @@ use podplace_kube::{FetchOptions, LeaseConfig};
 use podplace_rebalance::planner::PlanOptions;
 use podplace_rebalance::policy::Policy;
 use podplace_runtime::live::ExecuteOptions;
-use podplace_serve::{RebalanceOptions, ServeOptions};
+use podplace_serve::{RebalanceOptions, ServeOptions, WebhookConfig};
 
 use crate::args::{KubeArgs, SeedArgs};
 use crate::rebalance::{default_identity, duration, positive, timing};
@@ -154,6 +154,23 @@ pub fn run(args: ServeArgs) -> Result<Exit> {
         (None, _, _) => {
             return bad("--tls-cert-file and --tls-private-key-file are for --webhook-listen")
         }
+    }
+    if let Err(e) = podplace_serve::admission::AdmissionOptions::denying(&args.admission_deny) {
+        return bad(e);
+    }
+    if let (Some(listen), Some(cert), Some(key)) = (
+        &args.webhook_listen,
+        &args.tls_cert_file,
+        &args.tls_private_key_file,
+    ) {
+        options.webhook = Some(WebhookConfig {
+            listen: listen.clone(),
+            cert_file: cert.clone(),
+            key_file: key.clone(),
+            deny: args.admission_deny.clone(),
+        });
+    } else if !args.admission_deny.is_empty() {
+        return bad("--admission-deny is the webhook's: give --webhook-listen");
     }
     if args.execute && args.rebalance_interval.is_none() {
         return bad("--execute evicts in the rebalance loop: give --rebalance-interval");

@@ -19,9 +19,12 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use podplace_engine::SchedulerSetup;
+use podplace_kube::events::{
+    object_reference, EventDraft, EventRecorder, EventType, RecorderConfig,
+};
 use podplace_kube::{
     connect_with, watch_cluster, watch_limits, ApiLimits, ConnectOptions, LeaseConfig, WatchOptions,
 };
@@ -37,6 +40,9 @@ use podplace_world::World;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 
+use crate::admission::{bind_webhook, AdmissionOptions, UnknownRule, WebhookError, WebhookOptions};
+use crate::explain::Explainer;
+use crate::ha::events::{HaEvent, HaEvents};
 use crate::ha::HaWatch;
 use crate::metrics::ServeMetrics;
 use crate::shared::Model;
@@ -135,6 +141,20 @@ pub enum Error {
     /// The model could not be kept.
     #[error(transparent)]
     Sync(#[from] crate::sync::SyncError),
+    /// `--admission-deny` names a rule that does not exist.
+    #[error(transparent)]
+    UnknownRule(#[from] UnknownRule),
+    /// `--webhook-listen` is not an address.
+    #[error("--webhook-listen {address:?}: {message}")]
+    WebhookAddress {
+        /// As given.
+        address: String,
+        /// Why it does not parse.
+        message: String,
+    },
+    /// The webhook's certificate cannot be loaded, or its address bound.
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
     /// SIGTERM and SIGINT cannot be handled.
     #[error("cannot handle SIGTERM and SIGINT: {0}")]
     Signals(std::io::Error),
@@ -155,6 +175,9 @@ impl Error {
         match self {
             Error::Kube(e) => e.exit_code(),
             Error::Runtime(e) => e.exit_code(),
+            Error::UnknownRule(_) | Error::WebhookAddress { .. } => 2,
+            Error::Webhook(WebhookError::Bind { .. }) => 3,
+            Error::Webhook(_) => 2,
             _ => 3,
         }
     }
@@ -244,13 +267,49 @@ pub async fn serve(options: ServeOptions) -> Result<(), Error> {
     )
     .await?;
     eprintln!("podplace serve: /healthz and /metrics on {addr}");
+    let (webhook_stop, webhook_stopped) = tokio::sync::oneshot::channel::<()>();
+    let webhook_task = match &options.webhook {
+        Some(w) => {
+            let admission = AdmissionOptions::denying(&w.deny)?;
+            let address: SocketAddr =
+                w.listen
+                    .parse()
+                    .map_err(|e: std::net::AddrParseError| Error::WebhookAddress {
+                        address: w.listen.clone(),
+                        message: e.to_string(),
+                    })?;
+            let webhook = bind_webhook(
+                address,
+                &w.cert_file,
+                &w.key_file,
+                model.clone(),
+                WebhookOptions {
+                    admission,
+                    ..WebhookOptions::default()
+                },
+            )
+            .await?;
+            eprintln!("podplace serve: webhook on {}", webhook.local_addr());
+            Some(tokio::spawn(webhook.serve(async move {
+                let _ = webhook_stopped.await;
+            })))
+        }
+        None => None,
+    };
 
     daemon.start_election(options.retry_period);
+    let instance = options
+        .lease
+        .as_ref()
+        .map_or_else(|| "podplace".to_string(), |l| l.identity.clone());
+    let recorder = EventRecorder::new(client.clone(), RecorderConfig::new(&instance));
     let features = tokio::spawn(tick_loop(
         daemon.clone(),
         model.clone(),
         serve_metrics.clone(),
         options.tick,
+        options.explain_after,
+        recorder,
     ));
 
     tokio::pin!(stop);
@@ -287,6 +346,12 @@ pub async fn serve(options: ServeOptions) -> Result<(), Error> {
     };
     features.abort();
     sync_task.abort();
+    let _ = webhook_stop.send(());
+    if let Some(task) = webhook_task {
+        // The webhook finishes the reviews it has (each bounded by its
+        // review timeout) and stops; past that it is dropped.
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
     serve_metrics.set_leader(false);
     // Give the Lease up (client-go's ReleaseOnCancel) so another replica
     // takes over within its retry period. Bounded: kubelet kills the pod
@@ -315,39 +380,118 @@ fn sync_ended(
     }
 }
 
+/// What the features remember between rounds.
+#[derive(Debug)]
+struct Features {
+    explain: Explainer,
+    ha: HaWatch,
+    ha_events: HaEvents,
+}
+
+/// An HA finding's Event as the recorder takes it.
+fn ha_draft(e: HaEvent) -> EventDraft {
+    let r = &e.regarding;
+    EventDraft {
+        regarding: object_reference(
+            &r.api_version,
+            &r.kind,
+            Some(r.namespace.as_str()).filter(|n| !n.is_empty()),
+            &r.name,
+            r.uid.as_deref(),
+        ),
+        type_: EventType::Warning,
+        reason: e.reason.to_string(),
+        action: e.action.to_string(),
+        note: e.note,
+        cause_key: e.cause_key,
+    }
+}
+
+/// How often the recorder's periodic work runs (series counts written,
+/// ended series forgotten).
+const MAINTAIN_EVERY: Duration = Duration::from_secs(60);
+
 /// Every `tick`, on the leader, once the model is ready: the features.
-/// Each round runs in a blocking thread (CPU work that must not hold up
-/// the endpoints or the watches); rounds never overlap.
-async fn tick_loop(daemon: Arc<Daemon>, model: Arc<Model>, metrics: ServeMetrics, tick: Duration) {
-    let ha = Arc::new(Mutex::new(HaWatch::new()));
+/// Each round's computing runs in a blocking thread (CPU work that must
+/// not hold up the endpoints or the watches); rounds never overlap. The
+/// Events a round drafts are recorded while this replica still leads
+/// (each request bounded by the recorder's timeout); a replica that stops
+/// leading forgets what it announced and clears its findings gauges.
+async fn tick_loop(
+    daemon: Arc<Daemon>,
+    model: Arc<Model>,
+    metrics: ServeMetrics,
+    tick: Duration,
+    explain_after: Duration,
+    mut recorder: EventRecorder,
+) {
+    let features = Arc::new(Mutex::new(Features {
+        explain: Explainer::new(explain_after),
+        ha: HaWatch::new(),
+        ha_events: HaEvents::new(),
+    }));
     let mut interval = tokio::time::interval(tick.max(Duration::from_millis(100)));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut maintained = Instant::now();
     loop {
         interval.tick().await;
         let leading = daemon.is_leader();
         if !leading || !model.ready() {
             if metrics.leading() && !leading {
                 metrics.set_leader(false);
+                let mut f = lock(&features);
+                f.ha_events.reset();
+                f.explain = Explainer::new(explain_after);
             }
             continue;
         }
         metrics.set_leader(true);
-        let (model, metrics, ha) = (model.clone(), metrics.clone(), ha.clone());
+        let (m, gauges, f) = (model.clone(), metrics.clone(), features.clone());
         let round = tokio::task::spawn_blocking(move || {
-            let mut ha = ha.lock().unwrap_or_else(|e| e.into_inner());
-            let report = ha.update(&model);
-            let world = model.read();
-            let pending = crate::metrics::pending::samples(&world, metrics.top());
+            let mut f = lock(&f);
+            let report = f.ha.update(&m);
+            let world = m.read();
+            let pending = crate::metrics::pending::samples(&world, gauges.top());
+            let now = k8s_openapi::jiff::Timestamp::now();
+            let mut drafts = f.explain.due(&world, m.generation(), now);
+            let ha = f.ha_events.changes(&world, &report);
+            drafts.extend(ha.into_iter().map(ha_draft));
             drop(world);
             // Leadership may have ended during the round: set_leader(false)
             // cleared the gauges, and these would bring them back.
-            if metrics.leading() {
-                metrics.set_ha(&report);
-                metrics.set_pending(&pending);
+            if gauges.leading() {
+                gauges.set_ha(&report);
+                gauges.set_pending(&pending);
             }
+            drafts
         });
-        if let Err(e) = round.await {
-            eprintln!("error: the features round failed: {e}");
+        let drafts = match round.await {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: the features round failed: {e}");
+                continue;
+            }
+        };
+        for draft in &drafts {
+            if !daemon.is_leader() {
+                break;
+            }
+            if let Err(e) = recorder.record(draft).await {
+                eprintln!("warning: recording an Event: {e}");
+            }
+        }
+        if maintained.elapsed() >= MAINTAIN_EVERY && daemon.is_leader() {
+            maintained = Instant::now();
+            let (_, errors) = recorder.maintain().await;
+            for e in errors {
+                eprintln!("warning: recording an Event: {e}");
+            }
         }
     }
+}
+
+/// The features' state; a round that panicked left nothing half-written
+/// that the next one cannot recompute.
+fn lock(f: &Mutex<Features>) -> std::sync::MutexGuard<'_, Features> {
+    f.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -37,10 +37,15 @@ impl Model {
         self.world.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Changes the world: the sync task only. Bumps the generation.
+    /// Changes the world: the sync task only. Bumps the generation once
+    /// the write lock is held, so a reader that sees the new generation
+    /// can only read the world after this batch (it waits for the guard):
+    /// an answer is never cached under a generation whose world it did not
+    /// see.
     pub fn write(&self) -> RwLockWriteGuard<'_, World> {
+        let guard = self.world.write().unwrap_or_else(|e| e.into_inner());
         self.generation.fetch_add(1, Ordering::AcqRel);
-        self.world.write().unwrap_or_else(|e| e.into_inner())
+        guard
     }
 
     /// Whether the first sync of every watched kind is done: until then

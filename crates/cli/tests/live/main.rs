@@ -24,6 +24,7 @@ mod rbac;
 mod rebalance;
 mod scheduler_config;
 mod serve;
+mod serve_watch;
 mod smoke;
 mod support;
 mod volumes;
@@ -54,6 +55,7 @@ fn all_tests() -> Vec<LiveTest> {
         controllers::tests(),
         scheduler_config::tests(),
         serve::tests(),
+        serve_watch::tests(),
     ]
     .into_iter()
     .flatten()
