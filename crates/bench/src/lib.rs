@@ -16,5 +16,6 @@ pub mod memory;
 pub mod placement;
 pub mod replicas;
 pub mod rng;
+pub mod serve;
 pub mod snapshot;
 pub mod storage;

@@ -1,0 +1,395 @@
+//! `podplace-bench serve`: the scale rows of `podplace serve` (issue 18).
+//! The generated cluster is fed as a stream of watch events
+//! (`Change::Upsert`, in the generator's order: namespaces, nodes,
+//! ReplicaSets, running pods, pending pods) into an empty observed world —
+//! the initial sync — and then random updates are applied one by one: a
+//! pending pod bound, a running pod deleted, relabelled or given a new
+//! status, a node tainted. Each update is timed alone (median and p99 per
+//! kind); peak and steady memory are read from `/proc/self/status`.
+//! Pushing 150,000 pods through a real API server on two cores takes too
+//! long, hence the in-process stream.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1 as core;
+use podplace_model::inventory::{Inventory, Object};
+use podplace_world::{Change, SchedulerSetup, World};
+use serde_json::{json, Value};
+
+use crate::generate::{self, generate, Shape};
+use crate::loads::load_average;
+use crate::memory::{rss_split_kib, Sampler};
+use crate::rng::Rng;
+
+/// What `serve` measures.
+#[derive(Debug, Clone)]
+pub struct ServeArgs {
+    /// The generated cluster.
+    pub shape: Shape,
+    /// How many updates to apply after the sync.
+    pub updates: usize,
+    /// Where to write the results as JSON.
+    pub out: Option<PathBuf>,
+}
+
+/// The kinds of update, in the order of the report.
+const KINDS: [&str; 5] = ["bind", "delete", "relabel pod", "pod status", "taint node"];
+
+/// Share of each kind among the updates (sums to 1).
+const SHARES: [f64; 5] = [0.25, 0.2, 0.2, 0.2, 0.15];
+
+/// The watch-event form of a generated object.
+fn to_object(o: generate::Object) -> Object {
+    match o {
+        generate::Object::Namespace(x) => Object::Namespace(*x),
+        generate::Object::Node(x) => Object::Node(*x),
+        generate::Object::ReplicaSet(x) => Object::ReplicaSet(*x),
+        generate::Object::Pod(x) => Object::Pod(*x),
+        generate::Object::PersistentVolume(x) => Object::PersistentVolume(*x),
+        generate::Object::PersistentVolumeClaim(x) => Object::PersistentVolumeClaim(*x),
+        generate::Object::StorageClass(x) => Object::StorageClass(*x),
+        generate::Object::CsiNode(x) => Object::CSINode(*x),
+        generate::Object::CsiDriver(x) => Object::CSIDriver(*x),
+    }
+}
+
+/// `count` distinct numbers below `n` (fewer when `n` is smaller).
+fn distinct(rng: &mut Rng, n: usize, count: usize) -> Vec<usize> {
+    let mut all: Vec<usize> = (0..n).collect();
+    let count = count.min(n);
+    for i in 0..count {
+        let j = i + rng.below(n - i);
+        all.swap(i, j);
+    }
+    all.truncate(count);
+    all
+}
+
+/// The updates to apply, made before the sync so that only applying them
+/// is timed: `(kind index, change)`, shuffled.
+fn updates(objects: &[Object], count: usize, seed: u64) -> Vec<(usize, Change)> {
+    let mut rng = Rng::new(seed ^ 0x5E4E_u64);
+    let (mut pending, mut running, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, o) in objects.iter().enumerate() {
+        match o {
+            Object::Pod(p) if p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some() => {
+                running.push(i)
+            }
+            Object::Pod(_) => pending.push(i),
+            Object::Node(_) => nodes.push(i),
+            _ => {}
+        }
+    }
+    let wanted = |k: usize| (count as f64 * SHARES[k]).round() as usize;
+    let binds = distinct(&mut rng, pending.len(), wanted(0));
+    // Running pods are picked once each, for one of the three pod updates.
+    let pod_updates = wanted(1) + wanted(2) + wanted(3);
+    let picked = distinct(&mut rng, running.len(), pod_updates);
+    let taints = distinct(&mut rng, nodes.len(), wanted(4));
+    let name = |i: usize| objects[i].metadata().name.clone().unwrap_or_default();
+    let pod = |i: usize| match &objects[i] {
+        Object::Pod(p) => p.clone(),
+        _ => core::Pod::default(),
+    };
+    let mut out: Vec<(usize, Change)> = Vec::new();
+    for i in binds {
+        let mut p = pod(pending[i]);
+        let node = name(nodes[rng.below(nodes.len())]);
+        p.spec.get_or_insert_with(Default::default).node_name = Some(node);
+        out.push((0, Change::Upsert(Object::Pod(p))));
+    }
+    for (n, i) in picked.into_iter().enumerate() {
+        let p = pod(running[i]);
+        let kind = if n < wanted(1) {
+            1
+        } else if n < wanted(1) + wanted(2) {
+            2
+        } else {
+            3
+        };
+        match kind {
+            1 => out.push((1, Change::Delete(Object::Pod(p).key()))),
+            2 => {
+                let mut p = p;
+                p.metadata
+                    .labels
+                    .get_or_insert_with(Default::default)
+                    .insert("bench.podplace.io/rev".to_string(), format!("r{n}"));
+                out.push((2, Change::Upsert(Object::Pod(p))));
+            }
+            _ => {
+                let mut p = p;
+                let status = p.status.get_or_insert_with(Default::default);
+                status.pod_ip = Some(format!("10.{}.{}.{}", n >> 16, (n >> 8) & 255, n & 255));
+                out.push((3, Change::Upsert(Object::Pod(p))));
+            }
+        }
+    }
+    for i in taints {
+        let Object::Node(n) = &objects[nodes[i]] else {
+            continue;
+        };
+        let mut n = n.clone();
+        n.spec
+            .get_or_insert_with(Default::default)
+            .taints
+            .get_or_insert_with(Vec::new)
+            .push(core::Taint {
+                key: "bench.podplace.io/drain".to_string(),
+                effect: "NoSchedule".to_string(),
+                ..Default::default()
+            });
+        out.push((4, Change::Upsert(Object::Node(n))));
+    }
+    // Shuffled, so each kind meets the others' effects.
+    for i in (1..out.len()).rev() {
+        let j = rng.below(i + 1);
+        out.swap(i, j);
+    }
+    out
+}
+
+/// CPU time this thread has used so far, in seconds
+/// (`/proc/thread-self/schedstat`; 0 when unknown). Kept up to date by the
+/// kernel at ticks and switches, so it is read around many updates, not
+/// one: their mean cost without the time they waited for a core.
+fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns * 1e-9)
+}
+
+/// Median and 99th percentile of durations in seconds, and the largest.
+fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    (at(0.5), at(0.99), v[v.len() - 1])
+}
+
+/// Runs the rows; the results as JSON (printed as markdown too).
+pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
+    let load_before = load_average();
+    let started = Instant::now();
+    let snapshot = generate(&args.shape);
+    let generate_secs = started.elapsed().as_secs_f64();
+    let objects: Vec<Object> = snapshot.objects.into_iter().map(to_object).collect();
+    let count = objects.len();
+    let changes = updates(&objects, args.updates, args.shape.seed);
+    let (anon_before, _) = rss_split_kib();
+
+    let sampler = Sampler::start();
+    let sync = Instant::now();
+    let mut world = World::observed(Inventory::default(), &SchedulerSetup::default(), 0)?;
+    for o in objects {
+        world.apply(Change::Upsert(o))?;
+    }
+    let sync_secs = sync.elapsed().as_secs_f64();
+    let (anon_synced, _) = rss_split_kib();
+    let stats = world.state().stats();
+
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
+    let total = changes.len();
+    let (cpu_start, wall_start) = (thread_cpu_seconds(), Instant::now());
+    for (kind, change) in changes {
+        let t = Instant::now();
+        world.apply(change)?;
+        times[kind].push(t.elapsed().as_secs_f64());
+    }
+    let cpu_mean = (thread_cpu_seconds() - cpu_start) / total.max(1) as f64;
+    let wall_mean = wall_start.elapsed().as_secs_f64() / total.max(1) as f64;
+    let (anon_after, _) = rss_split_kib();
+    let peak = sampler.peaks();
+    drop(sampler);
+
+    // One what-if on the synced world: an overlay and one scheduling
+    // cycle for a pod still pending (what explain and admission start from).
+    let pending = world
+        .state()
+        .live_pods()
+        .find(|(_, e)| e.node.is_none() && !e.pod.finished)
+        .map(|(id, _)| id);
+    let what_if_secs = pending.map(|id| {
+        let pod = world.state().pod(id).clone();
+        let t = Instant::now();
+        let mut overlay = world.overlay();
+        let outcome = overlay.schedule(&pod);
+        let secs = t.elapsed().as_secs_f64();
+        std::hint::black_box(outcome);
+        secs
+    });
+    let load_after = load_average();
+
+    let all: Vec<f64> = times.iter().flatten().copied().collect();
+    let (p50, p99, max) = percentiles(all);
+
+    let mut rows = Vec::new();
+    println!("## podplace serve at scale\n");
+    println!(
+        "{} nodes, {} running + {} pending pods ({} objects), {} updates; load average {:.2} → {:.2}\n",
+        args.shape.nodes, args.shape.pods, args.shape.new_pods, count, total, load_before, load_after
+    );
+    println!("| row | result | target |\n|---|---|---|");
+    println!("| generate (not timed in the rows) | {generate_secs:.2} s | |");
+    println!(
+        "| initial sync: {count} watch events into an empty world | {sync_secs:.2} s ({:.0} events/s) | ≤ 10 s |",
+        count as f64 / sync_secs.max(1e-9)
+    );
+    println!(
+        "| update, all kinds: median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
+        p50 * 1e3,
+        p99 * 1e3,
+        max * 1e3
+    );
+    println!(
+        "| update, all kinds: mean thread CPU time / mean wall time | {:.3} / {:.3} ms | |",
+        cpu_mean * 1e3,
+        wall_mean * 1e3
+    );
+    for (k, name) in KINDS.iter().enumerate() {
+        let n = times[k].len();
+        let (a, b, c) = percentiles(times[k].clone());
+        println!(
+            "| update {name} ({n}): median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
+            a * 1e3,
+            b * 1e3,
+            c * 1e3
+        );
+        rows.push(json!({"kind": name, "count": n, "median_s": a, "p99_s": b, "max_s": c}));
+    }
+    if let Some(s) = what_if_secs {
+        println!(
+            "| overlay + one scheduling cycle of a pending pod | {:.1} ms | (explain ≤ 50 ms) |",
+            s * 1e3
+        );
+    }
+    println!(
+        "| memory: RssAnon before sync / after sync / after updates / peak | {} / {} / {} / {} MiB | ≤ 1536 MiB |",
+        anon_before / 1024,
+        anon_synced / 1024,
+        anon_after / 1024,
+        peak.anon_kib / 1024
+    );
+    println!(
+        "\nstate: {} live pods, {} nodes, {} groups, {} terms, {} label pairs",
+        stats.live_pods, stats.nodes, stats.groups, stats.terms, stats.label_pairs
+    );
+    let result = json!({
+        "shape": {"nodes": args.shape.nodes, "pods": args.shape.pods,
+                  "new_pods": args.shape.new_pods, "workloads": args.shape.workloads,
+                  "seed": args.shape.seed},
+        "objects": count,
+        "load_average": {"before": load_before, "after": load_after},
+        "sync_s": sync_secs,
+        "update": {"median_s": p50, "p99_s": p99, "max_s": max, "count": total, "kinds": rows,
+                   "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean},
+        "what_if_s": what_if_secs,
+        "rss_anon_kib": {"before_sync": anon_before, "after_sync": anon_synced,
+                         "after_updates": anon_after, "peak": peak.anon_kib},
+    });
+    if let Some(out) = &args.out {
+        std::fs::write(out, format!("{}\n", serde_json::to_string_pretty(&result)?))?;
+    }
+    Ok(result)
+}
+
+/// Usage of `podplace-bench serve`.
+pub const USAGE: &str = "\
+usage: podplace-bench serve [--nodes N] [--pods N] [--workloads N]
+                            [--new-pods N] [--seed N] [--updates N]
+                            [--out RESULTS.json]
+
+Feeds the generated cluster (default 5,000 nodes, 150,000 running and
+10,000 pending pods) as watch events into an empty observed world (the
+initial sync of podplace serve), then applies --updates random updates
+(default 10000: binds, deletions, pod relabels, pod status changes, node
+taints) one by one; prints the sync time, median and p99 per update, and
+memory, with the load average.";
+
+/// `podplace-bench serve ARGS`: parses `args`, runs [`serve`]; the exit code.
+pub fn command(args: &[String]) -> std::process::ExitCode {
+    let mut a = ServeArgs {
+        shape: Shape::default(),
+        updates: 10_000,
+        out: None,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if flag == "-h" || flag == "--help" {
+            println!("{USAGE}");
+            return std::process::ExitCode::SUCCESS;
+        }
+        let Some(value) = it.next().cloned() else {
+            eprintln!("podplace-bench serve: {flag} needs a value\n\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        };
+        if flag == "--out" {
+            a.out = Some(PathBuf::from(value));
+            continue;
+        }
+        let Ok(n) = value.replace('_', "").parse::<usize>() else {
+            eprintln!("podplace-bench serve: {flag} {value:?} is not a number\n\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        };
+        match flag.as_str() {
+            "--nodes" if n > 0 => a.shape.nodes = n,
+            "--pods" => a.shape.pods = n,
+            "--workloads" if n > 0 => a.shape.workloads = n,
+            "--new-pods" => a.shape.new_pods = n,
+            "--seed" => a.shape.seed = n as u64,
+            "--updates" => a.updates = n,
+            other => {
+                eprintln!("podplace-bench serve: bad argument {other} {value}\n\n{USAGE}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+    }
+    match serve(&a) {
+        Ok(_) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("podplace-bench serve: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_cluster_syncs_and_updates() {
+        let shape = Shape {
+            nodes: 30,
+            pods: 300,
+            workloads: 20,
+            new_pods: 40,
+            new_workloads: 2,
+            seed: 3,
+        };
+        let r = serve(&ServeArgs {
+            shape,
+            updates: 100,
+            out: None,
+        })
+        .unwrap();
+        assert_eq!(r["update"]["count"], 100);
+        assert!(r["sync_s"].as_f64().unwrap() > 0.0);
+        let kinds = r["update"]["kinds"].as_array().unwrap();
+        assert!(kinds.iter().all(|k| k["count"].as_u64().unwrap() > 0));
+    }
+
+    #[test]
+    fn picks_are_distinct() {
+        let mut rng = Rng::new(1);
+        let mut v = distinct(&mut rng, 50, 20);
+        v.sort();
+        v.dedup();
+        assert_eq!(v.len(), 20);
+        assert_eq!(distinct(&mut rng, 3, 10).len(), 3);
+    }
+}
