@@ -439,3 +439,24 @@ async fn a_hung_server_costs_one_request_timeout() {
         "{err}"
     );
 }
+
+#[test]
+fn names_and_fields_stay_within_the_api_limits() {
+    let long = "p".repeat(250);
+    let mut config = RecorderConfig::new(&"i".repeat(300));
+    config.reporting_controller = REPORTING_CONTROLLER.to_string();
+    let mut b = EventBook::new(config);
+    let mut d = draft(&long, "x");
+    d.reason = "R".repeat(200);
+    d.note = "word ".repeat(400);
+    let (_, w) = b.record(&d, at(0));
+    let e = w.unwrap().event().clone();
+    let name = e.metadata.name.unwrap();
+    assert!(name.len() <= 253, "{}", name.len());
+    assert!(name
+        .bytes()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-'));
+    assert!(e.reporting_instance.unwrap().len() <= 128);
+    assert!(e.reason.unwrap().len() <= 128);
+    assert!(e.note.unwrap().len() <= NOTE_LIMIT);
+}
