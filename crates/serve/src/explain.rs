@@ -20,7 +20,8 @@
 //!   pod is about to fit).
 //!
 //! The work is bounded: at most [`Explainer::max_per_tick`] explanations a
-//! tick (pods never explained first, then the longest unrefreshed), each
+//! tick and no new one past [`Explainer::max_tick_time`] (pods never
+//! explained first, then the longest unrefreshed), each
 //! kept until the model's generation changes (or
 //! [`Explainer::reexplain_every`] passes), so a thousand Pending pods cost
 //! a few explanations a tick, not a thousand.
@@ -62,6 +63,10 @@ pub struct Explainer {
     pub reexplain_every: Duration,
     /// Explanations computed per tick at most; default 8.
     pub max_per_tick: usize,
+    /// Time a tick may spend explaining (the caller holds the model's read
+    /// guard meanwhile, which holds up the watches' next write): no new
+    /// explanation starts past it, though one always does; default 200 ms.
+    pub max_tick_time: Duration,
     pods: HashMap<PodKey, Seen>,
     stats: TickStats,
 }
@@ -120,6 +125,7 @@ impl Explainer {
             repeat_every: Duration::from_secs(60),
             reexplain_every: Duration::from_secs(300),
             max_per_tick: 8,
+            max_tick_time: Duration::from_millis(200),
             pods: HashMap::new(),
             stats: TickStats::default(),
         }
@@ -175,8 +181,11 @@ impl Explainer {
             })
             .collect();
         todo.sort();
-        stats.deferred = todo.len().saturating_sub(self.max_per_tick);
+        let started = std::time::Instant::now();
         for &(_, i) in todo.iter().take(self.max_per_tick) {
+            if stats.explained > 0 && started.elapsed() >= self.max_tick_time {
+                break;
+            }
             let c = &due[i];
             let cause = explain_one(world, c.id);
             stats.explained += 1;
@@ -189,6 +198,7 @@ impl Explainer {
             }
         }
 
+        stats.deferred = todo.len() - stats.explained;
         let mut drafts = Vec::new();
         for c in &due {
             let Some(seen) = self.pods.get_mut(&c.key) else {

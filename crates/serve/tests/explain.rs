@@ -218,6 +218,7 @@ fn the_work_per_tick_is_bounded_and_cached_by_generation() {
     let world = observed(&format!("{NODE}{pods}"));
     let mut ex = Explainer::new(Duration::from_secs(30));
     ex.max_per_tick = 8;
+    ex.max_tick_time = Duration::from_secs(3600);
     ex.due(&world, 1, at(0));
     assert_eq!(ex.stats().explained, 0, "nothing due yet");
     let mut drafted = 0;
@@ -238,6 +239,11 @@ fn the_work_per_tick_is_bounded_and_cached_by_generation() {
     ex.due(&world, 2, at(42));
     assert_eq!(ex.stats().explained, 8);
     assert_eq!(ex.stats().deferred, 22);
+    // Out of time: one explanation a tick, never none.
+    ex.max_tick_time = Duration::ZERO;
+    ex.due(&world, 3, at(43));
+    assert_eq!(ex.stats().explained, 1);
+    assert_eq!(ex.stats().deferred, 29);
 }
 
 /// One Pending pod's explanation on a generated 5,000-node world (three
