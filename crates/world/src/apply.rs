@@ -292,16 +292,18 @@ impl World {
                 Ok(())
             }
             Object::Service(svc) => {
+                let mut selectors = vec![service_selector(&svc)];
                 if let Some(old) = live
                     .at
                     .get(key)
                     .and_then(|&i| self.inventory.services.get(i))
                 {
                     self.state.remove_service(&old.object);
+                    selectors.push(service_selector(&old.object));
                 }
                 self.state.add_service(&svc);
                 self.put(live, key, Object::Service(svc));
-                self.refresh_pending(live, &key.namespace);
+                self.refresh_pending(live, &key.namespace, &Affected::Selected(selectors));
                 Ok(())
             }
             Object::ReplicationController(rc) => {
@@ -309,7 +311,7 @@ impl World {
                     .remove_replication_controller(&key.namespace, &key.name);
                 self.state.add_replication_controller(&rc);
                 self.put(live, key, Object::ReplicationController(rc));
-                self.refresh_pending(live, &key.namespace);
+                self.refresh_owned_pending(live, key);
                 Ok(())
             }
             Object::ReplicaSet(rs) => {
@@ -318,7 +320,7 @@ impl World {
                 if result.is_ok() {
                     self.put(live, key, Object::ReplicaSet(rs));
                 }
-                self.refresh_pending(live, &key.namespace);
+                self.refresh_owned_pending(live, key);
                 self.refresh_rows(live, key);
                 result
             }
@@ -328,7 +330,7 @@ impl World {
                 if result.is_ok() {
                     self.put(live, key, Object::StatefulSet(sts));
                 }
-                self.refresh_pending(live, &key.namespace);
+                self.refresh_owned_pending(live, key);
                 result
             }
             Object::Job(job) => {
@@ -442,34 +444,36 @@ impl World {
                 return;
             }
             ObjectKind::Service => {
+                let mut selectors = Vec::new();
                 if let Some(old) = live
                     .at
                     .get(key)
                     .and_then(|&i| self.inventory.services.get(i))
                 {
                     self.state.remove_service(&old.object);
+                    selectors.push(service_selector(&old.object));
                 }
                 self.take(live, key);
-                self.refresh_pending(live, ns);
+                self.refresh_pending(live, ns, &Affected::Selected(selectors));
                 return;
             }
             ObjectKind::ReplicationController => {
                 self.state.remove_replication_controller(ns, name);
                 self.take(live, key);
-                self.refresh_pending(live, ns);
+                self.refresh_owned_pending(live, key);
                 return;
             }
             ObjectKind::ReplicaSet => {
                 self.state.remove_replica_set(ns, name);
                 self.take(live, key);
-                self.refresh_pending(live, ns);
+                self.refresh_owned_pending(live, key);
                 self.refresh_rows(live, key);
                 return;
             }
             ObjectKind::StatefulSet => {
                 self.state.remove_stateful_set(ns, name);
                 self.take(live, key);
-                self.refresh_pending(live, ns);
+                self.refresh_owned_pending(live, key);
                 return;
             }
             ObjectKind::Job => {
@@ -653,17 +657,45 @@ impl World {
         }
     }
 
-    /// Takes anew the groups the pending pods of `namespace` need: their
-    /// default spread selector follows the Services and controllers.
-    fn refresh_pending(&mut self, live: &Live, namespace: &str) {
+    /// Takes anew the groups the pending pods of `namespace` that a
+    /// Service's selectors (before and after) select need: their default
+    /// spread selector follows the Services. Cost: the namespace's pending
+    /// pods, and the groups of those selected.
+    fn refresh_pending(&mut self, live: &Live, namespace: &str, affected: &Affected) {
         let Some(ids) = live.pending.get(namespace) else {
             return;
         };
-        let mut ids: Vec<PodId> = ids.iter().copied().collect();
+        let mut ids: Vec<PodId> = ids
+            .iter()
+            .copied()
+            .filter(|&id| match affected {
+                Affected::Selected(selectors) => {
+                    let labels = self.api_pod(id).and_then(|p| p.metadata.labels.as_ref());
+                    selectors.iter().flatten().any(|sel| {
+                        sel.iter()
+                            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+                    })
+                }
+                Affected::Owned(kind, name) => self
+                    .state
+                    .pod(id)
+                    .owner
+                    .as_ref()
+                    .is_some_and(|o| &*o.kind == *kind && &*o.name == *name),
+            })
+            .collect();
         ids.sort();
         for id in ids {
             self.state.refresh_pending(id);
         }
+    }
+
+    /// [`World::refresh_pending`] for the pending pods a
+    /// ReplicationController, ReplicaSet or StatefulSet owns (its selector
+    /// is their default spread's).
+    fn refresh_owned_pending(&mut self, live: &Live, key: &ObjectKey) {
+        let affected = Affected::Owned(key.kind.name(), &key.name);
+        self.refresh_pending(live, &key.namespace, &affected);
     }
 
     /// Resolves the workload rows of the pods a ReplicaSet or Job controls
@@ -766,4 +798,18 @@ fn same_scheduling_inputs(old: &core::Pod, new: &core::Pod) -> bool {
         && a.deletion_timestamp == b.deletion_timestamp
         && old.spec == new.spec
         && status(old) == status(new)
+}
+
+/// Which pending pods a change of default spreading's inputs may concern.
+enum Affected<'a> {
+    /// Those a Service's selector selects (before or after the change; a
+    /// Service without a selector selects none).
+    Selected(Vec<Option<std::collections::BTreeMap<String, String>>>),
+    /// Those a controller of this kind and name owns.
+    Owned(&'static str, &'a str),
+}
+
+/// A Service's pod selector (`None`: it has none).
+fn service_selector(svc: &core::Service) -> Option<std::collections::BTreeMap<String, String>> {
+    svc.spec.as_ref().and_then(|s| s.selector.clone())
 }

@@ -94,6 +94,26 @@ fn each_kind_updates_in_place() {
             },
         ),
         (
+            "a pod whose status alone changes: the object is replaced, nothing else",
+            vec![
+                up(n(node("n1"))),
+                up(p(pod("web").on("n1"))),
+                up(Object::Pod(
+                    pod("web")
+                        .on("n1")
+                        .merge(json!({"status": {"podIP": "10.0.0.7"}}))
+                        .build(),
+                )),
+            ],
+            |w, a| {
+                let id = w.pod_id("default", "web").unwrap();
+                assert_eq!(a[2].pods, vec![(id, PodEvent::Updated)]);
+                let ip = w.api_pod(id).unwrap().status.as_ref().unwrap().pod_ip.clone();
+                assert_eq!(ip.as_deref(), Some("10.0.0.7"));
+                assert_eq!(node_of(w, "default", "web").as_deref(), Some("n1"));
+            },
+        ),
+        (
             "a pod deleted: the last pod's API index moves into its place",
             vec![
                 up(p(pod("a"))),
