@@ -1100,3 +1100,105 @@ async fn the_stall_bound_covers_an_interval_and_the_slowest_step() {
         assert_eq!(daemon.stall_bound(interval), bound, "interval {interval:?}");
     }
 }
+
+/// `podplace serve`'s rebalance loop: a daemon given the cluster as the
+/// process holds it plans on that, sends no request to list the cluster,
+/// and plans what a daemon that lists it plans; before the holder has
+/// the cluster, a run does nothing and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_given_the_model_plans_on_it_without_listing() {
+    let s = setup("model-source").await;
+    let listing = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        Metrics::new(),
+    )
+    .unwrap();
+    let RunResult::Ran { planned: want, .. } = listing.run_once().await.unwrap() else {
+        panic!("without election a daemon leads")
+    };
+    assert!(want > 0, "the drift story plans evictions");
+    let inv = s.inv.clone();
+    let modelled = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        Metrics::new(),
+    )
+    .unwrap()
+    .with_inventory(std::sync::Arc::new(move || Ok(inv.clone())));
+    s.server.clear_requests();
+    let RunResult::Ran { planned: got, .. } = modelled.run_once().await.unwrap() else {
+        panic!("without election a daemon leads")
+    };
+    assert_eq!(got, want);
+    let gets: Vec<String> = s
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(gets.is_empty(), "listed the cluster: {gets:?}");
+
+    let unready = Daemon::new(
+        s.client.clone(),
+        Policy::default_profile(),
+        false,
+        None,
+        Metrics::new(),
+    )
+    .unwrap()
+    .with_inventory(std::sync::Arc::new(|| {
+        Err("the first sync is not done".to_string())
+    }));
+    let err = unready.run_once().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the model is not ready: the first sync is not done"
+    );
+    assert!(unready
+        .metrics
+        .render()
+        .contains("podplace_rebalance_runs_total{result=\"error\"} 1"));
+}
+
+/// `/readyz` (serve's) follows its probe: 503 with the reason, then 200;
+/// `/healthz` and `/metrics` as the rebalance daemon serves them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_answers_503_until_ready() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let ready = Arc::new(AtomicBool::new(false));
+    let probe = ready.clone();
+    let addr = podplace_runtime::daemon::serve_endpoints(
+        "127.0.0.1:0",
+        podplace_runtime::daemon::Endpoints {
+            metrics: Arc::new(|| "# EOF\n".to_string()),
+            healthz: Arc::new(|| None),
+            readyz: Some(Arc::new(move || {
+                (!probe.load(Ordering::SeqCst)).then(|| "the first sync is not done".to_string())
+            })),
+        },
+    )
+    .await
+    .unwrap();
+    let get = |path: &'static str| tokio::task::spawn_blocking(move || http_get(addr, path));
+    let before = get("/readyz").await.unwrap();
+    assert!(before.starts_with("HTTP/1.1 503"), "{before}");
+    assert!(
+        before.ends_with("not ready: the first sync is not done\n"),
+        "{before}"
+    );
+    ready.store(true, Ordering::SeqCst);
+    let after = get("/readyz").await.unwrap();
+    assert!(after.starts_with("HTTP/1.1 200"), "{after}");
+    assert!(after.ends_with("ok\n"), "{after}");
+    let health = get("/healthz").await.unwrap();
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let metrics = get("/metrics").await.unwrap();
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+}
