@@ -181,8 +181,10 @@ pub async fn serve_finds_drift_until_rebalanced(live: &Live) -> Result<()> {
     args.extend(ELECTION);
     let serve = spawn_serve(live.kubeconfig(), "drift", &args, &live.timeline).await?;
 
-    // demo-app's 3 replicas collapsed onto one node, the others uncordoned.
-    collapse_quickly(client, &ns, &nodes, APP, 3).await?;
+    // demo-app's replicas collapsed onto one node, the others uncordoned;
+    // 4 of them, so that its rollout strategy (maxUnavailable 25%) lets one
+    // go at a time and rebalance may evict.
+    collapse_quickly(client, &ns, &nodes, APP, 4).await?;
     let uncordoned = Instant::now();
     let event = wait_event(
         live,
@@ -237,6 +239,7 @@ pub async fn serve_finds_drift_until_rebalanced(live: &Live) -> Result<()> {
             "60s",
         ],
     );
+    live.note(format!("rebalance --execute: exit {code}\n{out}{err}"));
     ensure!(code == 0, "rebalance --execute exit {code}: {out}{err}");
     wait_balanced(client, &ns, &nodes, APP, Duration::from_secs(60)).await?;
     let rebalanced = Instant::now();
