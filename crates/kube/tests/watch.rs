@@ -65,6 +65,19 @@ async fn the_first_lists_hold_what_fetch_reads() {
     let fetched = fetch_inventory(&client, &FetchOptions::default())
         .await
         .unwrap();
+    // snapshot and serve read one list of kinds: fetch lists exactly the
+    // resources the watch watches.
+    let fetched_resources: BTreeSet<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .filter_map(|r| r.path.rsplit('/').next().map(str::to_string))
+        .collect();
+    let all: BTreeSet<String> = ObjectKind::ALL
+        .iter()
+        .map(|k| k.resource().to_string())
+        .collect();
+    assert_eq!(fetched_resources, all);
     let mut stream = watch_cluster(&client, ObjectKind::ALL, &WatchOptions::default());
     let mut pending: BTreeSet<ObjectKind> = ObjectKind::ALL.iter().copied().collect();
     let events = read_until(&mut stream, |e| {
