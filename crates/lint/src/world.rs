@@ -323,7 +323,8 @@ pub struct World<'a> {
     /// live world, that world as it is: the manifests' pods not added).
     pub placed: Placed<'a>,
     /// A what-if copy of `placed`'s state (nodes, namespaces, pods and
-    /// the interner) in which the subjects' templates are compiled.
+    /// the interner) in which the subjects' templates are compiled (for a
+    /// run over a live world, without its pods: see [`World::over`]).
     pub state: ClusterState,
     /// The seed placement chose among equally scored nodes with (what-ifs
     /// use it too).
@@ -576,16 +577,19 @@ impl<'a> World<'a> {
     /// elsewhere (`podplace serve`'s live model, whose pending pods may be
     /// unbound): `manifests` (one reviewed object) are checked as if they
     /// replaced `live`'s objects of the same kind and name — the pods that
-    /// run stay, as the controllers would roll over them — on a what-if
-    /// copy of `live`'s state; `live` is only read. The members are
-    /// `live`'s compiled pods (nothing is compiled again), so this costs a
-    /// copy of the state and a pass over its pods, not a build.
+    /// run stay, as the controllers would roll over them; `live` is only
+    /// read. [`World::state`] is a copy of `live`'s without its pods
+    /// ([`ClusterState::without_pods`]: nodes, namespaces, strings) in
+    /// which the manifests are compiled; a rule that places pods
+    /// ([`World::place_replicas`]) copies `live`'s state then. The members
+    /// are `live`'s compiled pods (nothing is compiled again), so this
+    /// costs a copy of the nodes and a pass over the pods, not a build.
     pub fn over(
         live: &'a Base,
         manifests: &'a Inventory,
         source_map: &'a SourceMap,
     ) -> Result<World<'a>, LintError> {
-        let state = live.state().overlay();
+        let state = live.state().without_pods();
         let workloads = if manifests.pods.is_empty() {
             workloads_of(std::iter::once(manifests))
         } else {
@@ -815,7 +819,16 @@ impl<'a> World<'a> {
         new_nodes: &[NewNode],
         key: Sym,
     ) -> Vec<Option<(String, String)>> {
-        let mut state = self.state.overlay();
+        let mut state = match &self.placed {
+            // The live world's pods, with the strings the subjects were
+            // compiled with (they extend the live world's).
+            Placed::Live(live) => {
+                let mut state = live.state().overlay();
+                state.adopt_strings(self.state.interner());
+                state
+            }
+            Placed::Built(_) => self.state.overlay(),
+        };
         let own: Vec<podplace_engine::PodId> = state
             .live_pods()
             .map(|(id, _)| id)
