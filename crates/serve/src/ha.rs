@@ -121,6 +121,8 @@ pub struct HaReport {
     pub findings: Vec<HaFinding>,
     /// Domains per workload and key, for every multi-replica workload.
     pub domains: Vec<WorkloadDomains>,
+    /// Time each check took, in order (for the benchmark and logs).
+    pub costs: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl HaReport {
@@ -227,19 +229,33 @@ pub fn findings(world: &World) -> HaReport {
 }
 
 fn compute(world: &World, generation: u64, rollouts: &mut rollout::Cache) -> HaReport {
+    let mut costs = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |name: &'static str| {
+        let now = std::time::Instant::now();
+        costs.push((name, now - clock));
+        clock = now;
+    };
     let groups = Groups::of(world);
-    let mut findings = Vec::new();
-    findings.extend(checks::high_availability(world, &groups));
+    lap("groups");
+    let mut findings = checks::high_availability(world, &groups);
+    lap("ha_lost");
     findings.extend(checks::spread(world, &groups));
+    lap("spread");
     findings.extend(checks::anti_affinity_collapsed(world, &groups));
+    lap("anti_affinity_collapsed");
     findings.extend(checks::required_rules(world, &groups));
+    lap("required_rules");
     findings.extend(rollouts.findings(world, &groups));
+    lap("rollouts");
     findings.sort_by(|a, b| (&a.workload, a.kind).cmp(&(&b.workload, b.kind)));
     let domains = checks::domains(world, &groups);
+    lap("domains");
     HaReport {
         generation,
         findings,
         domains,
+        costs,
     }
 }
 

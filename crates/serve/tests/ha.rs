@@ -22,7 +22,8 @@ fn world(files: &[&str], extra: &str) -> World {
         data: extra.as_bytes().to_vec(),
     });
     let inventory = load(&sources).expect("test world loads");
-    World::build(inventory, &SchedulerSetup::default(), 0).expect("test world builds")
+    // As serve builds its model: Pending pods stay unbound.
+    World::observed(inventory, &SchedulerSetup::default(), 0).expect("test world builds")
 }
 
 /// A Deployment, its ReplicaSet and one pod per entry of `nodes` (a node

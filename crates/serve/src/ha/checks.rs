@@ -10,7 +10,7 @@ use podplace_engine::{ClusterState, NodeId, PodId, TermId};
 use podplace_model::intern::Sym;
 use podplace_model::objects::{SpreadConstraint, WhenUnsatisfiable};
 use podplace_model::workloads::WorkloadRef;
-use podplace_rebalance::strategies::{min_moves, node_takes, spread_groups, term_text};
+use podplace_rebalance::strategies::{min_moves, node_takes, term_text};
 use podplace_sim::findings::{high_availability as sim_high_availability, Spread};
 use podplace_world::World;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -56,9 +56,18 @@ pub(crate) fn high_availability(world: &World, groups: &Groups<'_>) -> Vec<HaFin
     let state = world.state();
     let zones = zones(state);
     let mut by_name: FxHashMap<String, &WorkloadRef> = FxHashMap::default();
+    let zone_key = state.interner().lookup(ZONE);
+    let zone = |n: NodeId| zone_key.and_then(|k| state.node(n).labels.get(k));
+    // Only workloads on one node or one zone can have lost HA: the others
+    // are not handed to the check (no node names to copy).
     let spreads: Vec<Spread> = groups
         .bound
         .iter()
+        .filter(|(_, pods)| {
+            let first = pods[0].1;
+            pods.iter().all(|&(_, n)| n == first)
+                || (zone(first).is_some() && pods.iter().all(|&(_, n)| zone(n) == zone(first)))
+        })
         .map(|(w, pods)| {
             let display = w.to_string();
             by_name.insert(display.clone(), w.as_ref());
@@ -128,41 +137,102 @@ pub(crate) fn domains(world: &World, groups: &Groups<'_>) -> Vec<WorkloadDomains
     out
 }
 
+/// Per topology key: each node's domain (an index into `values`).
+struct KeyDomains {
+    of_node: Vec<Option<u32>>,
+    values: Vec<Sym>,
+}
+
+impl KeyDomains {
+    fn of(state: &ClusterState, key: Sym, eligible: impl Fn(NodeId) -> bool) -> KeyDomains {
+        let mut position: FxHashMap<Sym, u32> = FxHashMap::default();
+        let mut values = Vec::new();
+        let of_node = state
+            .node_ids()
+            .map(|n| {
+                let v = state.node(n).labels.get(key)?;
+                if !eligible(n) {
+                    return None;
+                }
+                Some(*position.entry(v).or_insert_with(|| {
+                    values.push(v);
+                    values.len() as u32 - 1
+                }))
+            })
+            .collect();
+        KeyDomains { of_node, values }
+    }
+}
+
 /// ScheduleAnyway constraints past their maxSkew (SpreadSkewed) and
 /// DoNotSchedule ones past theirs (RuleViolated), on the workloads whose
-/// running pods carry them.
+/// running pods carry them. Skew is counted as PodTopologySpread counts it:
+/// matching pods of the namespace per domain of the nodes eligible for the
+/// carrying pod (node affinity honoured, taints when the constraint says
+/// so), the global minimum 0 when fewer domains than minDomains. A
+/// workload's pods share a template: the constraints of a pod equal to the
+/// previous one's are not looked at again.
 pub(crate) fn spread(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
     let state = world.state();
-    let mut carriers: FxHashMap<(Sym, &SpreadConstraint), BTreeSet<&WorkloadRef>> =
+    // (namespace, constraint) → a carrying pod and the workloads.
+    let mut carriers: FxHashMap<(Sym, &SpreadConstraint), (PodId, BTreeSet<&WorkloadRef>)> =
         FxHashMap::default();
     for (w, pods) in &groups.bound {
+        let mut previous: Option<&[SpreadConstraint]> = None;
         for &(p, _) in pods {
             let pod = state.pod(p);
+            if pod.spread.is_empty() || previous == Some(&pod.spread[..]) {
+                continue;
+            }
+            previous = Some(&pod.spread[..]);
             for c in &pod.spread {
                 carriers
                     .entry((pod.namespace, c))
-                    .or_default()
+                    .or_insert_with(|| (p, BTreeSet::new()))
+                    .1
                     .insert(w.as_ref());
             }
         }
     }
-    if carriers.is_empty() {
-        return Vec::new();
-    }
     let r = |s: Sym| state.interner().resolve(s).to_string();
+    let mut plain: FxHashMap<Sym, KeyDomains> = FxHashMap::default();
     let mut out = Vec::new();
-    let kinds = [
-        WhenUnsatisfiable::ScheduleAnyway,
-        WhenUnsatisfiable::DoNotSchedule,
-    ];
-    for group in spread_groups(state, &kinds) {
-        let Some(workloads) = carriers.get(&(group.namespace, &group.constraint)) else {
-            continue;
+    let mut keys: Vec<_> = carriers.into_iter().collect();
+    keys.sort_by_key(|((_, _), (p, _))| *p);
+    for ((namespace, c), (carrier, workloads)) in keys {
+        let pod = state.pod(carrier);
+        let filtered = (c.honor_node_affinity
+            && (!pod.node_selector.is_empty() || pod.required_node_affinity.is_some()))
+            || c.honor_node_taints;
+        let own;
+        let domains = if filtered {
+            own = KeyDomains::of(state, c.topology_key, |n| {
+                let node = state.node(n);
+                (!c.honor_node_affinity
+                    || podplace_engine::plugins::node_affinity::matches(
+                        pod,
+                        node,
+                        state.interner(),
+                    ))
+                    && (!c.honor_node_taints
+                        || podplace_engine::plugins::taint_toleration::untolerated_taint(pod, node)
+                            .is_none())
+            });
+            &own
+        } else {
+            plain
+                .entry(c.topology_key)
+                .or_insert_with(|| KeyDomains::of(state, c.topology_key, |_| true))
         };
-        let c = &group.constraint;
-        let (counts, _) = group.domain_counts(state);
-        if counts.len() < 2 {
+        if domains.values.len() < 2 {
             continue;
+        }
+        let node_counts = state.spread_counts(namespace, &c.selector);
+        let mut counts = vec![0i64; domains.values.len()];
+        for &n in node_counts.occupied() {
+            if let Some(Some(d)) = domains.of_node.get(n.index()) {
+                counts[*d as usize] += i64::from(node_counts.get(n));
+            }
         }
         let (hi, &max) = counts
             .iter()
@@ -185,8 +255,8 @@ pub(crate) fn spread(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
         }
         let key = r(c.topology_key);
         let (moves, _, _) = min_moves(&counts, i64::from(c.max_skew));
-        let high = r(group.domains[hi]);
-        let low = r(group.domains[lo]);
+        let high = r(domains.values[hi]);
+        let low = r(domains.values[lo]);
         for w in workloads {
             let (kind, what, fix) = match c.when_unsatisfiable {
                 WhenUnsatisfiable::ScheduleAnyway => (
@@ -264,10 +334,25 @@ pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec
             if own.len() < 2 {
                 continue;
             }
-            let counts = state.matching_counts(&[term]);
-            let Some(per_domain) = counts.domains(key) else {
-                continue;
+            // Matching pods per domain: from the engine's label index when
+            // the selector names a label pair; otherwise (a scan of every
+            // pod) the workload's own matching replicas stand in.
+            let per_domain: FxHashMap<Sym, i64> = if term.selector.necessary_pair().is_some() {
+                let counts = state.matching_counts(&[term]);
+                match counts.domains(key) {
+                    Some(d) => d.clone(),
+                    None => continue,
+                }
+            } else {
+                let mut d = FxHashMap::default();
+                for &(_, n) in &own {
+                    if let Some(v) = state.node(n).labels.get(key) {
+                        *d.entry(v).or_insert(0) += 1;
+                    }
+                }
+                d
             };
+            let per_domain = &per_domain;
             let mut crowded: Option<(Sym, i64)> = None;
             for &(_, n) in &own {
                 if let Some(v) = state.node(n).labels.get(key) {
