@@ -429,6 +429,52 @@ pub async fn chart_install_then_upgrade_keeps_the_webhook_ca(live: &Live) -> Res
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         helm(live, &args)
     };
+    // Every non-default value, checked by the real API server's validation
+    // (a server-side dry run: schemas, the webhook's CEL matchConditions,
+    // selectors), but the kinds of CRDs this cluster lacks.
+    let docs = render(
+        live,
+        &chart,
+        &[
+            "admission.deny={PP001,PP011}",
+            "schedulerConfig.apiVersion=kubescheduler.config.k8s.io/v1",
+            "schedulerConfig.kind=KubeSchedulerConfiguration",
+            "policy.apiVersion=descheduler/v1alpha2",
+            "policy.kind=DeschedulerPolicy",
+            "execute=true",
+            "admission.excludeNamespaces={kube-system,monitoring}",
+            "admission.objectSelector.matchExpressions[0].key=podplace.io/skip",
+            "admission.objectSelector.matchExpressions[0].operator=DoesNotExist",
+            "image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ],
+    )?;
+    let checked: Vec<Value> = docs
+        .iter()
+        .filter(|d| {
+            let api = d["apiVersion"].as_str().unwrap_or("");
+            !api.starts_with("cert-manager.io/") && !api.starts_with("monitoring.coreos.com/")
+        })
+        .map(|d| {
+            let mut d = d.clone();
+            if d["metadata"]["namespace"] == "ns" {
+                d["metadata"]["namespace"] = json!(ns);
+            }
+            d
+        })
+        .collect();
+    let scratch = Scratch::new("serve-chart")?;
+    let manifest = scratch.join("all.json");
+    std::fs::write(
+        &manifest,
+        serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": checked}))?,
+    )?;
+    live.kubectl(&[
+        "apply",
+        "--dry-run=server",
+        "-f",
+        &manifest.display().to_string(),
+    ])?;
+
     run(base("install"))?;
     let outcome = async {
         let first = installed_ca(live, &ns, &release).await?;
