@@ -386,6 +386,10 @@ struct Features {
     explain: Explainer,
     ha: HaWatch,
     ha_events: HaEvents,
+    /// The last pending samples and the generation they were taken at:
+    /// taken again only when the model moved (each schedules one pod per
+    /// workload).
+    pending: Option<(u64, Vec<crate::metrics::PendingSample>)>,
 }
 
 /// An HA finding's Event as the recorder takes it.
@@ -429,6 +433,7 @@ async fn tick_loop(
         explain: Explainer::new(explain_after),
         ha: HaWatch::new(),
         ha_events: HaEvents::new(),
+        pending: None,
     }));
     let mut interval = tokio::time::interval(tick.max(Duration::from_millis(100)));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -450,10 +455,14 @@ async fn tick_loop(
         let round = tokio::task::spawn_blocking(move || {
             let mut f = lock(&f);
             let report = f.ha.update(&m);
+            let generation = m.generation();
             let world = m.read();
-            let pending = crate::metrics::pending::samples(&world, gauges.top());
+            let pending = match f.pending.take() {
+                Some((g, samples)) if g == generation => samples,
+                _ => crate::metrics::pending::samples(&world, gauges.top()),
+            };
             let now = k8s_openapi::jiff::Timestamp::now();
-            let mut drafts = f.explain.due(&world, m.generation(), now);
+            let mut drafts = f.explain.due(&world, generation, now);
             let ha = f.ha_events.changes(&world, &report);
             drafts.extend(ha.into_iter().map(ha_draft));
             drop(world);
@@ -463,6 +472,7 @@ async fn tick_loop(
                 gauges.set_ha(&report);
                 gauges.set_pending(&pending);
             }
+            f.pending = Some((generation, pending));
             drafts
         });
         let drafts = match round.await {
