@@ -17,8 +17,9 @@ use crate::ids::NodeId;
 use crate::profile::{Profile, SchedulerSetup};
 use crate::state::ClusterState;
 use crate::statics::{unschedulable_taint, NodeStatics, ResourceScores, StaticsCache};
-use crate::topology::{KeyTable, Topology};
-use podplace_model::selector::{NodeSelector, NodeSelectorTerm};
+use crate::template::{Eligible, TemplateCache};
+use crate::topology::{KeyTable, TableId, Topology};
+use podplace_model::selector::{LabelSelector, NodeSelector, NodeSelectorTerm};
 
 /// The scheduler's caches (see the module doc).
 #[derive(Debug, Clone)]
@@ -30,6 +31,8 @@ pub struct SchedulerCache {
     /// first node (by name) that has it.
     images: FxHashMap<Sym, (u32, i64)>,
     topology: Topology,
+    /// PreFilter/PreScore state shared by the replicas of one template.
+    templates: TemplateCache,
     resource_scores: Box<ResourceScores>,
     scratch: Box<Scratch>,
     /// The profile every cycle through this cache runs.
@@ -73,6 +76,7 @@ impl SchedulerCache {
             statics: StaticsCache::default(),
             images: FxHashMap::default(),
             topology: Topology::default(),
+            templates: TemplateCache::default(),
             resource_scores: Box::default(),
             scratch: Box::default(),
             profile,
@@ -152,6 +156,7 @@ impl SchedulerCache {
         let profile = self.setup.serving(name)?.clone();
         let mut sibling = SchedulerCache::running(profile, self.setup.clone());
         sibling.sampler.join(&self.sampler);
+        sibling.set_template_reuse(self.templates.reuses());
         self.siblings.push(sibling);
         self.siblings.last_mut()
     }
@@ -275,6 +280,7 @@ impl SchedulerCache {
         self.statics.clear();
         self.sampler.clear_order();
         self.topology = Topology::default();
+        self.templates.clear_nodes();
         self.resource_scores.clear();
         self.images = images_of(state);
         self.added_affinity = self
@@ -314,6 +320,39 @@ impl SchedulerCache {
     pub fn topology_table(&mut self, state: &ClusterState, key: Sym) -> Arc<KeyTable> {
         self.sync(state);
         self.topology.ensure(key, state.nodes())
+    }
+
+    /// The selector of the pod's system default spread constraints
+    /// ([`ClusterState::default_selector`]), computed once per template
+    /// and Services/controllers version.
+    pub fn default_selector(&mut self, state: &ClusterState, pod: &Pod) -> LabelSelector {
+        self.templates.default_selector(state, pod)
+    }
+
+    /// The eligible domains of spread constraints with these tables and
+    /// inclusion policies for a pod with these statics, computed once per
+    /// template and node epoch.
+    pub(crate) fn spread_eligible(
+        &mut self,
+        state: &ClusterState,
+        statics: &Arc<NodeStatics>,
+        tables: &[TableId],
+        policies: &[(bool, bool)],
+        compute: impl FnOnce() -> Eligible,
+    ) -> Arc<Eligible> {
+        self.sync(state);
+        self.templates.eligible(statics, tables, policies, compute)
+    }
+
+    /// Whether PreFilter/PreScore state is kept across the replicas of a
+    /// template ([`crate::template`]; on by default). Off, every cycle
+    /// computes it afresh: the answers are the same (the property tests
+    /// compare both), only slower.
+    pub fn set_template_reuse(&mut self, reuse: bool) {
+        self.templates.set_reuse(reuse);
+        for sibling in &mut self.siblings {
+            sibling.set_template_reuse(reuse);
+        }
     }
 
     /// The node → domain tables built so far.

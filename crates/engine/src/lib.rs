@@ -49,6 +49,7 @@ pub mod sampling;
 pub mod state;
 pub mod statics;
 pub mod status;
+pub mod template;
 pub mod topology;
 
 pub use cache::SchedulerCache;

@@ -18,6 +18,7 @@ use crate::profile::{DefaultConstraint, SpreadDefaults};
 use crate::state::ClusterState;
 use crate::statics::NodeStatics;
 use crate::status::{Code, Plugin, Status};
+use crate::template::Eligible;
 use crate::topology::{Domain, KeyTable, TableId};
 
 /// Filter reason when the node lacks a constraint's topology key.
@@ -92,8 +93,9 @@ pub struct FilterState {
     tables: Vec<TableId>,
     /// Per constraint: matching pods per domain (by the table's domain index).
     counts: Vec<Vec<i64>>,
-    /// Per constraint: domains with at least one eligible node.
-    eligible: Vec<Vec<bool>>,
+    /// Per constraint: domains with at least one eligible node (shared by
+    /// the replicas of a template until preemption's dry run changes it).
+    eligible: Arc<Eligible>,
     /// Per constraint: the global minimum, honouring minDomains.
     min: Vec<i64>,
     /// The pod's spec-only verdicts (inclusion policies).
@@ -107,14 +109,14 @@ impl FilterState {
     }
 
     fn recompute_min(&mut self, i: usize) {
-        let domains = self.eligible[i].iter().filter(|&&e| e).count();
+        let domains = self.eligible.counts[i];
         let min_domains = self.constraints[i].spec.min_domains.unwrap_or(1);
         self.min[i] = if (domains as i64) < i64::from(min_domains) {
             0
         } else {
             self.counts[i]
                 .iter()
-                .zip(&self.eligible[i])
+                .zip(&self.eligible.domains[i])
                 .filter(|(_, &e)| e)
                 .map(|(&c, _)| c)
                 .min()
@@ -127,7 +129,7 @@ impl FilterState {
         let table = &self.tables[i];
         self.counts[i]
             .iter()
-            .zip(&self.eligible[i])
+            .zip(&self.eligible.domains[i])
             .enumerate()
             .filter(|(_, (_, &e))| e)
             .map(|(d, (&c, _))| (table.value(d as Domain), c))
@@ -151,7 +153,10 @@ impl FilterState {
                 constraints: vec![self.constraints[i].clone()],
                 tables: vec![self.tables[i].clone()],
                 counts: vec![self.counts[i].clone()],
-                eligible: vec![self.eligible[i].clone()],
+                eligible: Arc::new(Eligible {
+                    domains: vec![self.eligible.domains[i].clone()],
+                    counts: vec![self.eligible.counts[i]],
+                }),
                 min: vec![self.min[i]],
                 statics: self.statics.clone(),
             })
@@ -179,6 +184,7 @@ fn listed_defaults(
     list: &[DefaultConstraint],
     pod: &Pod,
     cluster: &ClusterState,
+    cache: &mut SchedulerCache,
     action: WhenUnsatisfiable,
 ) -> Vec<Constraint> {
     let wanted: Vec<&DefaultConstraint> = list
@@ -191,7 +197,7 @@ fn listed_defaults(
     if wanted.is_empty() {
         return Vec::new();
     }
-    let selector = cluster.default_selector(pod);
+    let selector = cache.default_selector(cluster, pod);
     if selector.is_everything() {
         return Vec::new();
     }
@@ -222,9 +228,10 @@ pub fn pre_filter_with(
     cache: &mut SchedulerCache,
     pod: &Pod,
 ) -> Option<FilterState> {
-    let constraints = match (&cache.profile().spread, pod.spread.is_empty()) {
+    let profile = cache.profile().clone();
+    let constraints = match (&profile.spread, pod.spread.is_empty()) {
         (SpreadDefaults::List(list), true) => {
-            listed_defaults(list, pod, cluster, WhenUnsatisfiable::DoNotSchedule)
+            listed_defaults(list, pod, cluster, cache, WhenUnsatisfiable::DoNotSchedule)
         }
         _ => constraints_of(pod, cluster, WhenUnsatisfiable::DoNotSchedule),
     };
@@ -235,43 +242,75 @@ pub fn pre_filter_with(
     let tables = tables_of(cluster, cache, &constraints);
     let per_node = per_node_counts(cluster, pod, &constraints);
     let mut counts: Vec<Vec<i64>> = tables.iter().map(|t| vec![0; t.domain_count()]).collect();
-    let mut eligible: Vec<Vec<bool>> = counts.iter().map(|c| vec![false; c.len()]).collect();
     let counted = |node: NodeId, c: &Constraint| {
         has_all_keys(&tables, node) && includes(&statics, &c.spec, node)
     };
-    for node in cluster.node_ids() {
-        for (i, c) in constraints.iter().enumerate() {
-            if let Some(d) = tables[i].domain(node.index()) {
-                if !eligible[i][d as usize] && counted(node, c) {
-                    eligible[i][d as usize] = true;
+    // Which domains hold a node the constraint counts reads only the
+    // nodes and the template: computed once per template and node epoch.
+    let policies: Vec<(bool, bool)> = constraints
+        .iter()
+        .map(|c| (c.spec.honor_node_affinity, c.spec.honor_node_taints))
+        .collect();
+    let eligible = cache.spread_eligible(cluster, &statics, &tables, &policies, || {
+        let mut domains: Vec<Vec<bool>> = counts.iter().map(|c| vec![false; c.len()]).collect();
+        let mut eligible_counts = vec![0; constraints.len()];
+        for node in cluster.node_ids() {
+            for (i, c) in constraints.iter().enumerate() {
+                if let Some(d) = tables[i].domain(node.index()) {
+                    if !domains[i][d as usize] && counted(node, c) {
+                        domains[i][d as usize] = true;
+                        eligible_counts[i] += 1;
+                    }
                 }
             }
         }
-    }
-    // Only nodes with matching pods add to a domain's count.
+        Eligible {
+            domains,
+            counts: eligible_counts,
+        }
+    });
+    // Only nodes with matching pods add to a domain's count (a domain
+    // with a counted node is eligible); the domains they reach decide the
+    // global minimum unless some eligible domain has none (minimum 0).
+    let mut min = vec![0; constraints.len()];
+    let mut reached: Vec<Domain> = Vec::new();
     for (i, c) in constraints.iter().enumerate() {
-        let Some(spread) = &per_node[i] else { continue };
-        for &node in spread.occupied() {
-            if !counted(node, c) {
-                continue;
-            }
-            if let Some(d) = tables[i].domain(node.index()) {
-                counts[i][d as usize] += i64::from(spread.get(node));
+        reached.clear();
+        if let Some(spread) = &per_node[i] {
+            for &node in spread.occupied() {
+                if !counted(node, c) {
+                    continue;
+                }
+                if let Some(d) = tables[i].domain(node.index()) {
+                    let n = i64::from(spread.get(node));
+                    let count = &mut counts[i][d as usize];
+                    if *count == 0 && n > 0 {
+                        reached.push(d);
+                    }
+                    *count += n;
+                }
             }
         }
+        let domains = eligible.counts[i];
+        let min_domains = c.spec.min_domains.unwrap_or(1);
+        min[i] = if (domains as i64) < i64::from(min_domains) || reached.len() < domains {
+            0
+        } else {
+            reached
+                .iter()
+                .map(|&d| counts[i][d as usize])
+                .min()
+                .unwrap_or(i64::from(i32::MAX))
+        };
     }
-    let mut state = FilterState {
-        min: vec![0; constraints.len()],
+    Some(FilterState {
+        min,
         constraints,
         tables,
         counts,
         eligible,
         statics,
-    };
-    for i in 0..state.constraints.len() {
-        state.recompute_min(i);
-    }
-    Some(state)
+    })
 }
 
 /// Updates the state for a pod added (`+1`) or removed (`-1`) on `node`
@@ -295,7 +334,11 @@ pub fn update_with_pod(
             continue;
         }
         if let Some(d) = state.tables[i].domain(node.index()) {
-            state.eligible[i][d as usize] = true;
+            if !state.eligible.domains[i][d as usize] {
+                let eligible = Arc::make_mut(&mut state.eligible);
+                eligible.domains[i][d as usize] = true;
+                eligible.counts[i] += 1;
+            }
             state.counts[i][d as usize] += delta;
             state.recompute_min(i);
         }
@@ -396,9 +439,15 @@ pub fn pre_score<'a>(
     let constraints = if !pod.spread.is_empty() {
         constraints_of(pod, cluster, WhenUnsatisfiable::ScheduleAnyway)
     } else if let Some(list) = listed {
-        listed_defaults(&list, pod, cluster, WhenUnsatisfiable::ScheduleAnyway)
+        listed_defaults(
+            &list,
+            pod,
+            cluster,
+            cache,
+            WhenUnsatisfiable::ScheduleAnyway,
+        )
     } else {
-        let selector = cluster.default_selector(pod);
+        let selector = cache.default_selector(cluster, pod);
         if selector.is_everything() {
             Vec::new()
         } else {

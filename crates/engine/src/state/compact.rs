@@ -123,6 +123,8 @@ impl ClusterState {
             service_selectors,
             owner_selectors,
             nodes,
+            // A fresh state's own.
+            selectors_version: _,
             storage,
             reuse_slots,
             // Kept as they are (ids do not change): moved over below.
@@ -178,6 +180,7 @@ impl ClusterState {
         fresh.namespaces = sources.namespaces.into_iter().collect();
         fresh.service_selectors = sources.services;
         fresh.owner_selectors = sources.owners;
+        fresh.selectors_version = super::next_version();
         fresh.storage = std::sync::Arc::new(sources.storage);
         for node in sources.nodes {
             fresh.insert_node(node);

@@ -166,6 +166,10 @@ pub struct ClusterState {
     service_selectors: Vec<(Sym, LabelSelector)>,
     /// Selectors of the controllers that own pods, for the same purpose.
     owner_selectors: OwnerSelectors,
+    /// A fresh [`next_version`] whenever `service_selectors` or
+    /// `owner_selectors` change, so a cache of default selectors knows
+    /// when to forget (every change to them must take a new one).
+    selectors_version: u64,
     /// Number of bound pods with any inter-pod affinity rule, per node (for
     /// the "nodes having pods with affinity" lists).
     pods_with_affinity: Vec<u32>,
@@ -220,6 +224,7 @@ impl ClusterState {
             namespaces: FxHashMap::default(),
             service_selectors: Vec::new(),
             owner_selectors: OwnerSelectors::default(),
+            selectors_version: next_version(),
             pods_with_affinity: Vec::new(),
             nodes: Arc::default(),
             node_by_name: Arc::default(),
@@ -340,6 +345,13 @@ impl ClusterState {
     /// constraints.
     pub fn owner_selectors(&self) -> &OwnerSelectors {
         &self.owner_selectors
+    }
+
+    /// Changes whenever the Service or controller selectors change (a
+    /// value no other state or change ever had): what the default spread
+    /// selectors read besides the pod itself.
+    pub fn selectors_version(&self) -> u64 {
+        self.selectors_version
     }
 
     /// Looks a node up by name.

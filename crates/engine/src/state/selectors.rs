@@ -49,6 +49,7 @@ impl ClusterState {
     pub fn add_service(&mut self, svc: &core::Service) {
         if let Some(s) = spread_selectors::service(svc, &mut self.interner) {
             self.service_selectors.push((s.namespace, s.selector));
+            self.selectors_version = super::next_version();
         }
     }
 
@@ -58,12 +59,14 @@ impl ClusterState {
         self.owner_selectors
             .replication_controllers
             .push(owner_tuple(s));
+        self.selectors_version = super::next_version();
     }
 
     /// Adds a ReplicaSet (default spread of the pods it owns).
     pub fn add_replica_set(&mut self, rs: &apps::ReplicaSet) -> Result<(), CompileError> {
         let s = spread_selectors::replica_set(rs, &mut self.interner)?;
         self.owner_selectors.replica_sets.push(owner_tuple(s));
+        self.selectors_version = super::next_version();
         Ok(())
     }
 
@@ -71,6 +74,7 @@ impl ClusterState {
     pub fn add_stateful_set(&mut self, sts: &apps::StatefulSet) -> Result<(), CompileError> {
         let s = spread_selectors::stateful_set(sts, &mut self.interner)?;
         self.owner_selectors.stateful_sets.push(owner_tuple(s));
+        self.selectors_version = super::next_version();
         Ok(())
     }
 

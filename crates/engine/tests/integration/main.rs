@@ -13,4 +13,5 @@ mod overlay;
 mod plugins;
 mod storage_updates;
 mod support;
+mod templates;
 mod threads;
