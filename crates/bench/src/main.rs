@@ -211,10 +211,13 @@ fn replicas_command(args: &[String]) -> ExitCode {
     }
 }
 
-/// `podplace-bench measure --placement FILE [--repeat N] [--threads N]`:
-/// placing the snapshot's pending pods with every node scored and with
-/// node sampling, on one worker and on N (default: every core), each
-/// `--repeat` times (default 3); printed as JSON.
+/// `podplace-bench measure --placement FILE [--repeat N] [--threads N]
+/// [--sampling-only]`: placing the snapshot's pending pods with every node
+/// scored (the control rows; left out with `--sampling-only`) and with
+/// node sampling (the default), on one worker and on N (default: every
+/// core), and with sampling on one worker recomputing the per-template
+/// state for every pod (the code before session 7), each `--repeat` times
+/// (default 3); printed as JSON.
 fn placement_command(args: &[String]) -> ExitCode {
     let number = |flag: &str| {
         args.iter()
@@ -227,18 +230,31 @@ fn placement_command(args: &[String]) -> ExitCode {
     let repeat = number("--repeat").unwrap_or(3);
     let skip = |i: usize| i > 0 && matches!(args[i - 1].as_str(), "--threads" | "--repeat");
     let Some(file) = (0..args.len()).find(|&i| !args[i].starts_with("--") && !skip(i)) else {
-        eprintln!("usage: podplace-bench measure --placement FILE [--repeat N] [--threads N]");
+        eprintln!("usage: podplace-bench measure --placement FILE [--repeat N] [--threads N] [--sampling-only]");
         return ExitCode::from(2);
     };
     use podplace_bench::placement::Variant;
     let mut variants = Vec::new();
+    let sampling_only = args.iter().any(|a| a == "--sampling-only");
     for sampling in [false, true] {
-        variants.push(Variant {
+        if sampling_only && !sampling {
+            continue;
+        }
+        let one = |reuse| Variant {
             sampling,
             threads: 1,
-        });
+            reuse,
+        };
+        variants.push(one(true));
+        if sampling {
+            variants.push(one(false));
+        }
         if threads > 1 {
-            variants.push(Variant { sampling, threads });
+            variants.push(Variant {
+                sampling,
+                threads,
+                reuse: true,
+            });
         }
     }
     match podplace_bench::placement::run(Path::new(&args[file]), &variants, repeat) {

@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use podplace_engine::{build_state, place_all, BuildError, PlaceOptions, SchedulerCache};
+use podplace_engine::sampling::Sampling;
+use podplace_engine::{
+    build_state, place_all, BuildError, PlaceOptions, SchedulerCache, SchedulerSetup,
+};
 use podplace_model::load::{load, LoadError, Source};
 use serde_json::{json, Value};
 
@@ -174,7 +177,15 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     drop(inv);
 
     // The cache starts empty, as the facade's did: filling it is placing.
-    let mut cache = SchedulerCache::new();
+    // It samples nodes as `podplace place` does by default
+    // (`--placement`'s rows also measure every node scored).
+    let mut cache = SchedulerCache::for_setup(&SchedulerSetup {
+        sampling: Sampling {
+            enabled: true,
+            ..Sampling::default()
+        },
+        ..SchedulerSetup::default()
+    });
     let t = Timer::start();
     let placements = place_all(&mut state, &mut cache, &pending, PlaceOptions::default());
     t.stop(&mut out, "place");

@@ -24,6 +24,10 @@ pub struct Variant {
     pub sampling: bool,
     /// Rayon workers placing (1: the single-threaded cycle).
     pub threads: usize,
+    /// Keep PreFilter/PreScore state across the replicas of a template
+    /// (what podplace does); `false` computes it afresh for every pod, as
+    /// podplace did before session 7: the row to compare with.
+    pub reuse: bool,
 }
 
 /// Median and spread (min, max) of a series.
@@ -64,6 +68,7 @@ pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, Me
                 ..SchedulerSetup::default()
             };
             let mut cache = SchedulerCache::for_setup(&setup);
+            cache.set_template_reuse(v.reuse);
             let mut out = json!({});
             let t = Timer::start();
             let placements = pool
@@ -81,6 +86,7 @@ pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, Me
         rows.push(json!({
             "sampling": v.sampling,
             "threads": v.threads,
+            "template_reuse": v.reuse,
             "pending": pending_n,
             "placed": placed,
             "cpu_s": stats(cpu),
@@ -121,13 +127,18 @@ pub fn print(placement: &Value, replicas: &[Value]) {
     println!("|---|---:|---:|---:|---|---:|");
     for r in placement["rows"].as_array().into_iter().flatten() {
         println!(
-            "| {} of {}, {} | {} | {} | {} | {} | {} MiB |",
+            "| {} of {}, {}{} | {} | {} | {} | {} | {} MiB |",
             r["placed"],
             r["pending"],
             if r["sampling"].as_bool() == Some(true) {
                 "node sampling"
             } else {
                 "every node scored"
+            },
+            if r["template_reuse"].as_bool() == Some(false) {
+                ", template state recomputed per pod"
+            } else {
+                ""
             },
             r["threads"],
             spread(&r["cpu_s"]),
