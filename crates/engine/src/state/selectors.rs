@@ -93,38 +93,51 @@ impl ClusterState {
             .position(|(ns, sel)| *ns == s.namespace && *sel == s.selector);
         if let Some(i) = found {
             self.service_selectors.swap_remove(i);
+            self.selectors_version = super::next_version();
         }
         found.is_some()
     }
 
     /// Forgets a ReplicationController's selector; whether it was there.
     pub fn remove_replication_controller(&mut self, namespace: &str, name: &str) -> bool {
-        remove_owner(
+        let removed = remove_owner(
             &mut self.owner_selectors.replication_controllers,
             &self.interner,
             namespace,
             name,
-        )
+        );
+        if removed {
+            self.selectors_version = super::next_version();
+        }
+        removed
     }
 
     /// Forgets a ReplicaSet's selector; whether it was there.
     pub fn remove_replica_set(&mut self, namespace: &str, name: &str) -> bool {
-        remove_owner(
+        let removed = remove_owner(
             &mut self.owner_selectors.replica_sets,
             &self.interner,
             namespace,
             name,
-        )
+        );
+        if removed {
+            self.selectors_version = super::next_version();
+        }
+        removed
     }
 
     /// Forgets a StatefulSet's selector; whether it was there.
     pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) -> bool {
-        remove_owner(
+        let removed = remove_owner(
             &mut self.owner_selectors.stateful_sets,
             &self.interner,
             namespace,
             name,
-        )
+        );
+        if removed {
+            self.selectors_version = super::next_version();
+        }
+        removed
     }
 
     /// The labels of a namespace, or none when the Namespace object is unknown.

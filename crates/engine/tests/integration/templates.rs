@@ -5,7 +5,8 @@
 //! Services and ReplicaSets selecting some of them, spread constraints
 //! with every inclusion policy, minDomains, affinity and anti-affinity),
 //! are placed in two rounds with a Service, a ReplicaSet and a node added
-//! in between (so the kept state must be dropped), and every placement is
+//! and a Service and a ReplicaSet removed in between (so the kept state
+//! must be dropped), and every placement is
 //! compared with the same placement computed afresh for every cycle: with
 //! every node scored and with kube-scheduler's node sampling, with the
 //! system default constraints and a `List` of defaults, with full outcomes
@@ -175,6 +176,8 @@ fn place(case: &Case, reuse: bool, threads: usize, keep_outcomes: bool) -> Vec<S
             // (default selectors), a node (eligible domains).
             c.add_service(&service("d"));
             c.add_replica_set(&replica_set("c")).unwrap();
+            c.remove_service(&service("a"));
+            c.remove_replica_set("default", "rs-b");
             c.add_node(&node("extra").label(ZONE, "z5").build())
                 .unwrap();
         }
