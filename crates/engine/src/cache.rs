@@ -344,15 +344,22 @@ impl SchedulerCache {
         self.templates.eligible(statics, tables, policies, compute)
     }
 
-    /// Whether PreFilter/PreScore state is kept across the replicas of a
-    /// template ([`crate::template`]; on by default). Off, every cycle
-    /// computes it afresh: the answers are the same (the property tests
+    /// Whether PreFilter/PreScore state ([`crate::template`]) and
+    /// NodeResourcesFit verdicts ([`crate::fit_verdicts`]) are kept across
+    /// the replicas of a template (on by default). Off, every cycle
+    /// computes them afresh: the answers are the same (the property tests
     /// compare both), only slower.
     pub fn set_template_reuse(&mut self, reuse: bool) {
         self.templates.set_reuse(reuse);
         for sibling in &mut self.siblings {
             sibling.set_template_reuse(reuse);
         }
+    }
+
+    /// Whether state is kept across the replicas of a template
+    /// ([`SchedulerCache::set_template_reuse`]).
+    pub fn template_reuse(&self) -> bool {
+        self.templates.reuses()
     }
 
     /// The node → domain tables built so far.

@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 use std::sync::Arc;
 
 use crate::cache::SchedulerCache;
+use crate::fit_verdicts::FitVerdicts;
 use crate::ids::NodeId;
 use crate::message::fit_error_message;
 use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
@@ -201,19 +202,22 @@ pub fn run_filters(
     ) {
         return rejected;
     }
-    run_dynamic_filters(cluster, state, pod, node, info)
+    run_dynamic_filters(cluster, state, pod, node, info, None)
 }
 
 /// The Filter plugins that look at the node's pods (NodePorts,
 /// NodeResourcesFit, PodTopologySpread, InterPodAffinity), in profile
 /// order; the ones before them depend only on the pod's spec and the node
-/// and are evaluated once per template ([`crate::statics`]).
+/// and are evaluated once per template ([`crate::statics`]). With `fit`
+/// (only when `info` is the node's accounting in `cluster`), the
+/// NodeResourcesFit verdict is read from the kept ones.
 fn run_dynamic_filters(
     cluster: &ClusterState,
     state: &CycleState,
     pod: &Pod,
     node: NodeId,
     info: &NodeInfo,
+    fit: Option<&FitVerdicts>,
 ) -> Status {
     let profile = &state.profile;
     if !pod.host_ports.is_empty() && profile.filters_with(Plugin::NodePorts) {
@@ -224,7 +228,10 @@ fn run_dynamic_filters(
     }
     let n = cluster.node(node);
     if profile.filters_with(Plugin::NodeResourcesFit)
-        && !node_resources_fit::fits_with(&profile.fit, pod, n, info, cluster.interner())
+        && !match fit {
+            Some(fit) => fit.fits(&profile.fit, cluster, pod, node),
+            None => node_resources_fit::fits_with(&profile.fit, pod, n, info, cluster.interner()),
+        }
     {
         return node_resources_fit::filter_with(&profile.fit, pod, n, info, cluster.interner());
     }
@@ -290,6 +297,8 @@ pub struct Scratch {
     visit: Vec<NodeId>,
     /// Which nodes of one block of a parallel search are feasible.
     passes: Vec<bool>,
+    /// NodeResourcesFit verdicts kept across cycles.
+    fit: FitVerdicts,
 }
 
 /// Fewest nodes one worker takes at a time in a parallel cycle (and the
@@ -637,6 +646,32 @@ fn run_cycle(
         Err(status) => return CycleEnd::PreFilterRejected(status),
     };
     let statics = cache.statics_for(cluster, pod);
+    // Fit verdicts are kept across cycles with the template state (off:
+    // computed afresh, the reference of the property tests).
+    scratch.fit.prepare(cluster, pod, &state.profile.fit);
+    let fit = std::mem::take(&mut scratch.fit);
+    let kept = cache.template_reuse().then_some(&fit);
+    let end = filter_and_score(
+        cluster, cache, pod, seed, scratch, record, state, narrowed, &statics, kept,
+    );
+    scratch.fit = fit;
+    end
+}
+
+/// [`run_cycle`] after PreFilter.
+#[allow(clippy::too_many_arguments)]
+fn filter_and_score(
+    cluster: &ClusterState,
+    cache: &mut SchedulerCache,
+    pod: &Pod,
+    seed: u64,
+    scratch: &mut Scratch,
+    record: Record,
+    state: CycleState,
+    narrowed: Narrowed,
+    statics: &NodeStatics,
+    fit: Option<&FitVerdicts>,
+) -> CycleEnd {
     // One node's Filter verdict: whether it is feasible, and its status
     // when `record` keeps it (`None` also when rejected before the dynamic
     // filters and nobody reads why).
@@ -658,7 +693,7 @@ fn run_cycle(
             (false, Some(rejected)) => statuses.then(|| rejected.clone()),
             (false, None) => {
                 let status =
-                    run_dynamic_filters(cluster, &state, pod, node, cluster.node_info(node));
+                    run_dynamic_filters(cluster, &state, pod, node, cluster.node_info(node), fit);
                 if !statuses {
                     return (status.is_success(), None);
                 }
@@ -735,7 +770,7 @@ fn run_cycle(
             &mut scratch.feasible,
         );
     }
-    score_nodes(cluster, cache, pod, &statics, scratch);
+    score_nodes(cluster, cache, pod, statics, scratch);
     let best_total = scratch.totals.iter().copied().max().unwrap_or(0);
     for (&node, &total) in scratch.feasible.iter().zip(&scratch.totals) {
         if total == best_total {

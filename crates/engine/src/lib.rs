@@ -38,6 +38,7 @@ pub mod cache;
 pub mod conformance;
 pub mod cycle;
 pub mod explain_support;
+pub mod fit_verdicts;
 pub mod groups;
 pub mod ids;
 pub mod message;
