@@ -15,6 +15,12 @@
 //! restart) upserts every listed object and deletes every object of the kind
 //! the world holds that the list lacks: what was deleted while no watch was
 //! open.
+//!
+//! A kind the API server refuses (403/404) after the first sync keeps the
+//! objects the model holds: a refusal is not a list, and emptying the kind
+//! on a transient 403 would make HA findings and explanations flap. The
+//! refusal is logged and counted (`podplace_model_unreadable_total{kind}`);
+//! only the kind's next real list replaces its objects.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -77,13 +83,15 @@ pub struct SyncMetrics {
     events: Family<KindLabel, Counter>,
     refused: Counter,
     relists: Family<KindLabel, Counter>,
+    unreadable: Family<KindLabel, Counter>,
 }
 
 impl SyncMetrics {
     /// Registers the metrics into `registry` (`podplace_model_objects{kind}`,
     /// `podplace_model_ready`, `podplace_model_events_total{type}`,
     /// `podplace_model_refused_changes_total`,
-    /// `podplace_model_relists_total{kind}`).
+    /// `podplace_model_relists_total{kind}`,
+    /// `podplace_model_unreadable_total{kind}`).
     pub fn register(registry: &mut Registry) -> SyncMetrics {
         let m = SyncMetrics::default();
         let r = registry.sub_registry_with_prefix("podplace_model");
@@ -99,7 +107,7 @@ impl SyncMetrics {
         );
         r.register(
             "events",
-            "Watch events applied, by type (applied, deleted, listed, skipped)",
+            "Watch events applied, by type (applied, deleted, listed, skipped, unreadable)",
             m.events.clone(),
         );
         r.register(
@@ -112,12 +120,24 @@ impl SyncMetrics {
             "Full lists of a kind after the first (410 Gone, API server restarts)",
             m.relists.clone(),
         );
+        r.register(
+            "unreadable",
+            "Refusals (403/404) of a kind after the first sync; its objects are kept as last known",
+            m.unreadable.clone(),
+        );
         m
     }
 
     /// How many objects of `kind` the model holds now, as exported.
     pub fn objects(&self, kind: ObjectKind) -> i64 {
         self.objects
+            .get_or_create(&label("kind", kind.name()))
+            .get()
+    }
+
+    /// How many times `kind` was refused after the first sync.
+    pub fn unreadable(&self, kind: ObjectKind) -> u64 {
+        self.unreadable
             .get_or_create(&label("kind", kind.name()))
             .get()
     }
@@ -309,10 +329,19 @@ impl Sync {
                     relist(&mut world, kind, objects, &self.metrics);
                 }
                 WatchEvent::Unreadable { kind, unreadable } => {
-                    // Nothing of the kind can be known any more: what a
-                    // fresh read would hold.
-                    eprintln!("warning: could not read {unreadable}");
-                    relist(&mut world, kind, Vec::new(), &self.metrics);
+                    // A refusal is not a list: keep the kind's objects as
+                    // last known (a transient 403 must not empty it) until
+                    // its next real list.
+                    self.metrics.event("unreadable");
+                    self.metrics
+                        .unreadable
+                        .get_or_create(&label("kind", kind.name()))
+                        .inc();
+                    eprintln!(
+                        "warning: could not read {unreadable}; keeping the {} {} the model holds until the next list",
+                        world.keys(kind).len(),
+                        kind.resource()
+                    );
                 }
                 WatchEvent::Failed { kind, message } => self.failed(kind, message),
             }

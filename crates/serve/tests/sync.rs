@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use podplace_engine::SchedulerSetup;
-use podplace_kube::WatchEvent;
+use podplace_kube::{Unreadable, WatchEvent};
 use podplace_model::inventory::{Object, ObjectKey, ObjectKind};
 use podplace_serve::shared::Model;
 use podplace_serve::sync::{Sync, SyncError, SyncMetrics, SyncOptions};
@@ -215,4 +215,61 @@ fn not_ready_until_every_kind_was_listed() {
     assert_eq!(metrics.objects(ObjectKind::Node), 1);
     assert_eq!(metrics.objects(ObjectKind::Pod), 1);
     assert!(world.pod_id("default", "p0").is_some());
+}
+
+fn refused(kind: ObjectKind, code: u16) -> WatchEvent {
+    WatchEvent::Unreadable {
+        kind,
+        unreadable: Unreadable {
+            resource: kind.resource().to_string(),
+            namespace: None,
+            reason: format!("{} is forbidden", kind.resource()),
+            code,
+        },
+    }
+}
+
+/// A kind refused after the first sync (a transient 403, a 404) keeps its
+/// objects as last known, and the refusal is counted; only the kind's next
+/// real list replaces them. Table: (refusal code, whether a list follows).
+#[test]
+fn a_kind_refused_after_the_first_sync_keeps_its_objects() {
+    for (code, relisted) in [(403, false), (404, false), (403, true)] {
+        let (model, metrics) = model();
+        let mut events = first_lists(&[node(0, 0), node(1, 1), pod(0, 0, Some(0))]);
+        events.push(refused(ObjectKind::Pod, code));
+        events.push(refused(ObjectKind::Node, code));
+        // Events keep flowing after the refusals.
+        events.push(WatchEvent::Applied(pod(1, 1, Some(1))));
+        if relisted {
+            events.push(WatchEvent::Listed {
+                kind: ObjectKind::Node,
+                objects: vec![node(2, 0)],
+                warnings: Vec::new(),
+            });
+        }
+        let sync = Sync::new(model.clone(), SyncOptions::default(), metrics.clone());
+        let ended = runtime().block_on(sync.run(futures::stream::iter(events)));
+        assert!(matches!(ended, Err(SyncError::Ended)), "{ended:?}");
+        let world = model.read();
+        let mut nodes: Vec<String> = world
+            .keys(ObjectKind::Node)
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        nodes.sort();
+        let want_nodes: Vec<&str> = if relisted {
+            vec!["n2"]
+        } else {
+            vec!["n0", "n1"]
+        };
+        assert_eq!(nodes, want_nodes, "code {code}, relisted {relisted}");
+        assert_eq!(metrics.objects(ObjectKind::Node), want_nodes.len() as i64);
+        assert!(world.pod_id("default", "p0").is_some(), "code {code}");
+        assert!(world.pod_id("default", "p1").is_some(), "code {code}");
+        assert_eq!(metrics.objects(ObjectKind::Pod), 2, "code {code}");
+        assert_eq!(metrics.unreadable(ObjectKind::Pod), 1);
+        assert_eq!(metrics.unreadable(ObjectKind::Node), 1);
+        assert!(model.ready());
+    }
 }
