@@ -311,6 +311,7 @@ fn held_terms(
 /// taints and resources checked).
 pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
     let state = world.state();
+    let mut domains_of_key: FxHashMap<Sym, KeyDomains> = FxHashMap::default();
     let r = |s: Sym| state.interner().resolve(s).to_string();
     let mut out = Vec::new();
     for (w, pods) in &groups.bound {
@@ -365,6 +366,15 @@ pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec
             let Some((domain, count)) = crowded else {
                 continue;
             };
+            // A domain holding no matching pod must exist before any node
+            // is looked at (all occupied is the common case for zones).
+            let all = domains_of_key
+                .entry(key)
+                .or_insert_with(|| KeyDomains::of(state, key, |_| true));
+            let occupied = per_domain.values().filter(|&&c| c > 0).count();
+            if all.values.len() <= occupied {
+                continue;
+            }
             let sample = state.pod(own[0].0);
             let room = state.node_ids().find(|&n| {
                 let node = state.node(n);
