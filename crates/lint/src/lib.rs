@@ -225,19 +225,24 @@ pub fn lint(
 /// as if they replaced its objects of the same kind and name: the rules of
 /// [`lint`], on a what-if copy of `live`'s state ([`world::World::over`]),
 /// with `live`'s scheduler and seed (`options.scheduler` and
-/// `options.seed` are not used). `live` is only read.
+/// `options.seed` are not used). `live` is only read. PP003 replays a
+/// rollout only when `live` holds at most `replay_pods_limit` pods (a
+/// replay copies and simulates the whole world); past it its finding is
+/// a note that the rollout was not checked.
 pub fn lint_over(
     live: &podplace_world::World,
     manifests: &Inventory,
     source_map: &SourceMap,
     options: &LintOptions,
+    replay_pods_limit: Option<usize>,
 ) -> Result<Report, LintError> {
     for d in &options.disabled {
         if rules::rule(d).is_none() {
             return Err(LintError::UnknownRule(d.clone()));
         }
     }
-    let world = world::World::over(live, manifests, source_map)?;
+    let mut world = world::World::over(live, manifests, source_map)?;
+    world.replay_pods_limit = replay_pods_limit;
     run_rules(&world, options, Sink::default())
 }
 

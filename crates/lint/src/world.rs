@@ -347,6 +347,11 @@ pub struct World<'a> {
     unschedulable_taint: Taint,
     empty_labels: Labels,
     line_starts: std::cell::RefCell<FxHashMap<String, Vec<usize>>>,
+    /// Replays (PP003's rollouts) are made only of worlds with at most
+    /// this many pods; past it the rule says the rollout was not checked.
+    /// Unbounded unless set (admission sets it: a review must answer in
+    /// time and hold the live model's read guard briefly).
+    pub replay_pods_limit: Option<usize>,
     /// Node sampling over the what-if placements rules make besides
     /// `placed` (scale-outs, changed manifests), for the report's
     /// certainty statement.
@@ -774,6 +779,7 @@ impl<'a> World<'a> {
             empty_labels: Labels::default(),
             line_starts: Default::default(),
             what_if_sampling: Default::default(),
+            replay_pods_limit: None,
         })
     }
 

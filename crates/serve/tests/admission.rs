@@ -205,6 +205,24 @@ fn admission_deny_denies_only_the_listed_rules() {
 }
 
 #[test]
+fn rollouts_are_replayed_only_on_models_within_the_bound() {
+    let rollout = world(&["examples/stories/rollout-running/cluster.yaml"]);
+    let web = object(&["examples/stories/rollout/web.yaml"], "Deployment");
+    let req = request("UPDATE", "apps", "Deployment", "default", web);
+    // The story's 2 running pods, under and over the bound.
+    for (limit, warned) in [(None, true), (Some(2), true), (Some(1), false)] {
+        let options = AdmissionOptions {
+            replay_pods_limit: limit,
+            ..AdmissionOptions::denying(&["PP003"]).unwrap()
+        };
+        let r = review(&rollout, &req, &options).response;
+        let pp003 = r.warnings.iter().any(|w| w.starts_with("podplace PP003: "));
+        assert_eq!(pp003, warned, "{limit:?}: {r:?}");
+        assert_eq!(r.allowed, !warned, "{limit:?}: not replayed, not denied");
+    }
+}
+
+#[test]
 fn what_is_not_reviewed_is_allowed_unchecked() {
     let rollout = world(&["examples/stories/rollout-running/cluster.yaml"]);
     let web = object(&["examples/stories/rollout/web.yaml"], "Deployment");

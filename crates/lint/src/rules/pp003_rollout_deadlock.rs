@@ -96,8 +96,20 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         }
         let hard = first.what.clone();
         let hard_path = first.path.clone();
-        let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
-        let result = match replay(merged, &s.namespace, &s.name, None, world.placed.setup()) {
+        let pods = world.placed.state().live_pods().count();
+        let replayed = match world.replay_pods_limit {
+            Some(limit) if pods > limit => Err(LintError::Simulation {
+                object: s.id.clone(),
+                message: format!(
+                    "the cluster's {pods} pods are more than the {limit} a replay is made of here"
+                ),
+            }),
+            _ => {
+                let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
+                replay(merged, &s.namespace, &s.name, None, world.placed.setup())
+            }
+        };
+        let result = match replayed {
             Ok(r) => {
                 world.record_sampling(r.sampling);
                 r
@@ -132,6 +144,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if result.completes || never_up {
             continue;
         }
+        let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
         let rolling = strategy.and_then(|st| st.rolling_update.as_ref());
         let surge_text = rolling
             .and_then(|r| r.max_surge.as_ref())

@@ -25,13 +25,31 @@ pub const MAX_WARNINGS: usize = 12;
 const WARNINGS_BYTES: usize = 4096;
 
 /// How reviews are answered.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AdmissionOptions {
     /// Rule ids (`PP003`) whose findings deny the request
     /// (`--admission-deny`); every other finding is a warning.
     pub deny: Vec<String>,
     /// The lint rules' options (`disabled` rules are not run).
     pub lint: LintOptions,
+    /// PP003 replays a rollout only on a model of at most this many pods
+    /// (a replay copies and simulates the whole cluster while the review
+    /// holds the model's read guard); past it the rollout is not checked
+    /// at admission (no warning). `None`: always replayed.
+    pub replay_pods_limit: Option<usize>,
+}
+
+/// The default [`AdmissionOptions::replay_pods_limit`].
+pub const REPLAY_PODS_LIMIT: usize = 5_000;
+
+impl Default for AdmissionOptions {
+    fn default() -> Self {
+        AdmissionOptions {
+            deny: Vec::new(),
+            lint: LintOptions::default(),
+            replay_pods_limit: Some(REPLAY_PODS_LIMIT),
+        }
+    }
 }
 
 /// A rule id that names no lint rule.
@@ -58,7 +76,7 @@ impl AdmissionOptions {
         }
         Ok(AdmissionOptions {
             deny: ids,
-            lint: LintOptions::default(),
+            ..AdmissionOptions::default()
         })
     }
 
@@ -144,7 +162,13 @@ pub fn review(world: &World, request: &AdmissionRequest, options: &AdmissionOpti
         Ok(loaded) => loaded,
         Err(e) => return unchecked(e),
     };
-    let report = match podplace_lint::lint_over(world, &inventory, &source_map, &options.lint) {
+    let report = match podplace_lint::lint_over(
+        world,
+        &inventory,
+        &source_map,
+        &options.lint,
+        options.replay_pods_limit,
+    ) {
         Ok(r) => r,
         Err(e) => return unchecked(e.to_string()),
     };
