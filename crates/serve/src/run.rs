@@ -236,7 +236,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), Error> {
     }
     let daemon = Arc::new(daemon);
 
-    // The sync: a failure (the first lists cannot be built) ends serve.
+    // The sync: it retries a failed first build itself (not ready meanwhile).
     let events = watch_cluster(&watch_client, ObjectKind::ALL, &options.watch);
     let sync = Sync::new(
         model.clone(),

@@ -5,7 +5,10 @@
 //! Until every kind has been listed once (or refused: a kind the API server
 //! will not show cannot be waited for), nothing is built: events are
 //! gathered into one inventory, and the world is built from it once
-//! ([`World::observed`]); only then is the model marked ready. From then on
+//! ([`World::observed`]); only then is the model marked ready. A failed
+//! build is retried with backoff while events keep being gathered (the
+//! model stays not ready; nothing a user passed can fail it: the scheduler
+//! config is read before the sync starts). From then on
 //! each event is one [`Change`], applied in batches: the task waits for one
 //! event, takes every event already waiting (at most
 //! [`SyncOptions::max_batch`]) and applies them under one write lock, so
@@ -24,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::{FutureExt, Stream, StreamExt};
 use podplace_engine::SchedulerSetup;
@@ -63,7 +66,8 @@ impl Default for SyncOptions {
 /// Why the sync stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
-    /// The first lists could not be built into a world.
+    /// The first lists could not be built into a world (the sync itself
+    /// retries; kept for callers that build once).
     #[error("building the model from the first lists: {0}")]
     Build(#[from] podplace_engine::BuildError),
     /// The watch ended (it does not, unless the process is stopping).
@@ -84,6 +88,7 @@ pub struct SyncMetrics {
     refused: Counter,
     relists: Family<KindLabel, Counter>,
     unreadable: Family<KindLabel, Counter>,
+    build_failures: Counter,
 }
 
 impl SyncMetrics {
@@ -91,7 +96,8 @@ impl SyncMetrics {
     /// `podplace_model_ready`, `podplace_model_events_total{type}`,
     /// `podplace_model_refused_changes_total`,
     /// `podplace_model_relists_total{kind}`,
-    /// `podplace_model_unreadable_total{kind}`).
+    /// `podplace_model_unreadable_total{kind}`,
+    /// `podplace_model_build_failures_total`).
     pub fn register(registry: &mut Registry) -> SyncMetrics {
         let m = SyncMetrics::default();
         let r = registry.sub_registry_with_prefix("podplace_model");
@@ -121,6 +127,11 @@ impl SyncMetrics {
             m.relists.clone(),
         );
         r.register(
+            "build_failures",
+            "Failed builds of the first lists (retried with backoff, not ready meanwhile)",
+            m.build_failures.clone(),
+        );
+        r.register(
             "unreadable",
             "Refusals (403/404) of a kind after the first sync; its objects are kept as last known",
             m.unreadable.clone(),
@@ -133,6 +144,11 @@ impl SyncMetrics {
         self.objects
             .get_or_create(&label("kind", kind.name()))
             .get()
+    }
+
+    /// How many builds of the first lists failed (each is retried).
+    pub fn build_failures(&self) -> u64 {
+        self.build_failures.get()
     }
 
     /// How many times `kind` was refused after the first sync.
@@ -157,6 +173,36 @@ impl SyncMetrics {
 
 fn label(key: &str, value: &str) -> KindLabel {
     vec![(key.to_string(), value.to_string())]
+}
+
+/// The longest wait between two builds of the first lists.
+pub const MAX_BUILD_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The first sync's events folded per kind (a kind is present once listed
+/// or refused).
+#[derive(Debug, Default)]
+struct Gathered {
+    kinds: BTreeMap<ObjectKind, BTreeMap<ObjectKey, Object>>,
+    warnings: Vec<String>,
+}
+
+impl Gathered {
+    /// The inventory the gathered lists make (kept, for a retried build).
+    fn inventory(&self) -> Inventory {
+        let mut inventory = Inventory::default();
+        for (kind, objects) in &self.kinds {
+            let origin = Origin {
+                file: format!("api:{}", kind.resource()),
+                line: 0,
+                column: 0,
+            };
+            for o in objects.values() {
+                inventory.push(o.clone(), origin.clone());
+            }
+        }
+        inventory.warnings = self.warnings.clone();
+        inventory
+    }
 }
 
 /// The sync task: see the module doc.
@@ -189,9 +235,7 @@ impl Sync {
         S: Stream<Item = WatchEvent> + Unpin,
     {
         let started = Instant::now();
-        let inventory = self.first_sync(&mut events).await?;
-        let objects: usize = ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum();
-        let world = World::observed(inventory, &self.opts.setup, self.opts.seed)?;
+        let (world, objects) = self.first_sync(&mut events).await?;
         self.metrics.count(&world);
         *self.model.write() = world;
         self.model.set_ready();
@@ -217,68 +261,98 @@ impl Sync {
         }
     }
 
-    /// Gathers events until every kind was listed or refused: the
-    /// inventory they make.
-    async fn first_sync<S>(&mut self, events: &mut S) -> Result<Inventory, SyncError>
+    /// Gathers events until every kind was listed or refused and builds
+    /// the world from them. A failed build (an object the world cannot
+    /// compile) is not the end: the events keep being folded in (the
+    /// offending object may be fixed or deleted) and the build is retried
+    /// with backoff (1 s doubling to [`MAX_BUILD_BACKOFF`]), the model
+    /// staying not ready; the failure is logged when it changes and at
+    /// attempts 1, 2, 4, 8, … (a bounded log), and counted.
+    async fn first_sync<S>(&mut self, events: &mut S) -> Result<(World, usize), SyncError>
     where
         S: Stream<Item = WatchEvent> + Unpin,
     {
-        let mut kinds: BTreeMap<ObjectKind, BTreeMap<ObjectKey, Object>> = BTreeMap::new();
-        let mut warnings: Vec<String> = Vec::new();
-        while kinds.len() < ObjectKind::ALL.len() {
-            let Some(event) = events.next().await else {
-                return Err(SyncError::Ended);
-            };
-            match event {
-                WatchEvent::Listed {
-                    kind,
-                    objects,
-                    warnings: w,
-                } => {
-                    self.metrics.event("listed");
-                    warnings.extend(w);
-                    kinds.insert(kind, objects.into_iter().map(|o| (o.key(), o)).collect());
-                }
-                WatchEvent::Unreadable { kind, unreadable } => {
-                    eprintln!("warning: could not read {unreadable}");
-                    kinds.entry(kind).or_default();
-                }
-                WatchEvent::Applied(o) => {
-                    // Only after its kind's list (the watch starts there).
-                    if let Some(k) = kinds.get_mut(&o.kind()) {
-                        k.insert(o.key(), o);
+        let mut gathered = Gathered::default();
+        let mut backoff = Duration::from_secs(1);
+        let mut attempt: u64 = 0;
+        let mut last_failure = String::new();
+        loop {
+            while gathered.kinds.len() < ObjectKind::ALL.len() {
+                let Some(event) = events.next().await else {
+                    return Err(SyncError::Ended);
+                };
+                self.fold(&mut gathered, event);
+            }
+            let inventory = gathered.inventory();
+            let objects: usize = ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum();
+            match World::observed(inventory, &self.opts.setup, self.opts.seed) {
+                Ok(world) => {
+                    for w in &gathered.warnings {
+                        eprintln!("warning: {w}");
                     }
+                    return Ok((world, objects));
                 }
-                WatchEvent::Deleted(o) => {
-                    if let Some(k) = kinds.get_mut(&o.kind()) {
-                        k.remove(&o.key());
+                Err(e) => {
+                    attempt += 1;
+                    self.metrics.build_failures.inc();
+                    let message = e.to_string();
+                    if message != last_failure || attempt.is_power_of_two() {
+                        eprintln!(
+                            "warning: building the model from the first lists (attempt {attempt}): {message}; retrying in {}s, not ready",
+                            backoff.as_secs()
+                        );
                     }
-                }
-                WatchEvent::Skipped { key, warning } => {
-                    eprintln!("warning: {warning}");
-                    if let Some(k) = kinds.get_mut(&key.kind) {
-                        k.remove(&key);
+                    last_failure = message;
+                    let until = tokio::time::Instant::now() + backoff;
+                    loop {
+                        match tokio::time::timeout_at(until, events.next()).await {
+                            Err(_) => break,
+                            Ok(None) => return Err(SyncError::Ended),
+                            Ok(Some(event)) => self.fold(&mut gathered, event),
+                        }
                     }
+                    backoff = (backoff * 2).min(MAX_BUILD_BACKOFF);
                 }
-                WatchEvent::Failed { kind, message } => self.failed(kind, message),
             }
         }
-        for w in &warnings {
-            eprintln!("warning: {w}");
-        }
-        let mut inventory = Inventory::default();
-        for (kind, objects) in kinds {
-            let origin = Origin {
-                file: format!("api:{}", kind.resource()),
-                line: 0,
-                column: 0,
-            };
-            for (_, o) in objects {
-                inventory.push(o, origin.clone());
+    }
+
+    /// Folds one event of the first sync into what was gathered.
+    fn fold(&mut self, gathered: &mut Gathered, event: WatchEvent) {
+        let kinds = &mut gathered.kinds;
+        match event {
+            WatchEvent::Listed {
+                kind,
+                objects,
+                warnings: w,
+            } => {
+                self.metrics.event("listed");
+                gathered.warnings.extend(w);
+                kinds.insert(kind, objects.into_iter().map(|o| (o.key(), o)).collect());
             }
+            WatchEvent::Unreadable { kind, unreadable } => {
+                eprintln!("warning: could not read {unreadable}");
+                kinds.entry(kind).or_default();
+            }
+            WatchEvent::Applied(o) => {
+                // Only after its kind's list (the watch starts there).
+                if let Some(k) = kinds.get_mut(&o.kind()) {
+                    k.insert(o.key(), o);
+                }
+            }
+            WatchEvent::Deleted(o) => {
+                if let Some(k) = kinds.get_mut(&o.kind()) {
+                    k.remove(&o.key());
+                }
+            }
+            WatchEvent::Skipped { key, warning } => {
+                eprintln!("warning: {warning}");
+                if let Some(k) = kinds.get_mut(&key.kind) {
+                    k.remove(&key);
+                }
+            }
+            WatchEvent::Failed { kind, message } => self.failed(kind, message),
         }
-        inventory.warnings = warnings;
-        Ok(inventory)
     }
 
     /// Logs a failing watch when its failure changes.

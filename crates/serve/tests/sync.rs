@@ -273,3 +273,59 @@ fn a_kind_refused_after_the_first_sync_keeps_its_objects() {
         assert!(model.ready());
     }
 }
+
+/// A pod whose affinity selector the world cannot compile (an unknown
+/// operator): the first build fails on it.
+fn bad_pod() -> Object {
+    Object::Pod(
+        serde_json::from_value(json!({
+            "metadata": {"name": "bad", "namespace": "default", "uid": "uid-bad"},
+            "spec": {"containers": [{"name": "c", "image": "x"}],
+                "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchExpressions": [
+                        {"key": "app", "operator": "Bogus", "values": ["a"]}]}}]}}}
+        }))
+        .unwrap(),
+    )
+}
+
+/// A failed first build does not end the sync: it stays not ready, counts
+/// the failure, keeps folding events in, and builds once the offending
+/// object is gone.
+#[test]
+fn a_failed_first_build_is_retried_not_fatal() {
+    let (model, metrics) = model();
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let rt = runtime();
+    rt.block_on(async {
+        for e in first_lists(&[node(0, 0), pod(0, 0, Some(0)), bad_pod()]) {
+            tx.unbounded_send(e).unwrap();
+        }
+        let task =
+            tokio::spawn(Sync::new(model.clone(), SyncOptions::default(), metrics.clone()).run(rx));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while metrics.build_failures() == 0 {
+            assert!(!task.is_finished(), "the sync ended on a failed build");
+            assert!(tokio::time::Instant::now() < deadline, "no build failed");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(!model.ready());
+        tx.unbounded_send(WatchEvent::Deleted(bad_pod())).unwrap();
+        while !model.ready() {
+            assert!(!task.is_finished(), "the sync ended before it was ready");
+            assert!(tokio::time::Instant::now() < deadline, "never ready");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        drop(tx);
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(ended, Err(SyncError::Ended)), "{ended:?}");
+    });
+    let world = model.read();
+    assert!(world.pod_id("default", "p0").is_some());
+    assert!(world.pod_id("default", "bad").is_none());
+    assert!(metrics.build_failures() >= 1);
+}
