@@ -83,11 +83,44 @@ fn probe(p: &Probe, label: &'static str) -> (StatusCode, String) {
     }
 }
 
+/// How long a connection to the endpoints may last: a probe or a scrape
+/// answers at once, so an idle keep-alive connection (or a client that
+/// never sends its headers) must not hold a task and a descriptor forever.
+#[derive(Debug, Clone, Copy)]
+pub struct EndpointBounds {
+    /// The most time to receive a request's headers, counted also while a
+    /// keep-alive connection waits idle for its next request.
+    pub header_timeout: Duration,
+    /// The most time one connection lives, whatever it does.
+    pub connection_lifetime: Duration,
+    /// The most connections served at once; more are closed at accept.
+    pub max_connections: usize,
+}
+
+impl Default for EndpointBounds {
+    fn default() -> Self {
+        EndpointBounds {
+            header_timeout: Duration::from_secs(10),
+            connection_lifetime: Duration::from_secs(60),
+            max_connections: 64,
+        }
+    }
+}
+
 /// Serves `endpoints` on `address` (port 0 picks one) until the process
 /// ends; returns the address it listens on. Each answer is computed at
 /// once from what the process already holds (nothing waits on the API
-/// server).
+/// server). Connections are bounded by [`EndpointBounds::default`].
 pub async fn serve_endpoints(address: &str, endpoints: Endpoints) -> Result<SocketAddr, Error> {
+    serve_endpoints_with(address, endpoints, EndpointBounds::default()).await
+}
+
+/// [`serve_endpoints`] with explicit connection bounds.
+pub async fn serve_endpoints_with(
+    address: &str,
+    endpoints: Endpoints,
+    bounds: EndpointBounds,
+) -> Result<SocketAddr, Error> {
     let err = |e: std::io::Error| Error::Serve {
         address: address.to_string(),
         message: e.to_string(),
@@ -132,8 +165,32 @@ pub async fn serve_endpoints(address: &str, endpoints: Endpoints) -> Result<Sock
             }),
         );
     }
+    let connections = Arc::new(tokio::sync::Semaphore::new(bounds.max_connections.max(1)));
     tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
+        loop {
+            let tcp = match listener.accept().await {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    // Out of descriptors and the like: wait rather than spin.
+                    eprintln!("warning: /healthz and /metrics: accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let Ok(permit) = connections.clone().try_acquire_owned() else {
+                drop(tcp);
+                continue;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            tokio::spawn(async move {
+                let _permit = permit;
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(bounds.header_timeout)
+                    .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+                let _ = tokio::time::timeout(bounds.connection_lifetime, connection).await;
+            });
+        }
     });
     Ok(local)
 }

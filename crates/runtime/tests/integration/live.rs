@@ -1202,3 +1202,54 @@ async fn readyz_answers_503_until_ready() {
     let metrics = get("/metrics").await.unwrap();
     assert!(metrics.ends_with("# EOF\n"), "{metrics}");
 }
+
+/// The endpoints close a connection that sends nothing (never its headers)
+/// and an idle keep-alive connection after one answered request, within
+/// the header timeout; without a bound both would stay open forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endpoints_close_idle_connections() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let bounds = podplace_runtime::daemon::EndpointBounds {
+        header_timeout: Duration::from_millis(300),
+        connection_lifetime: Duration::from_secs(60),
+        max_connections: 4,
+    };
+    let addr = podplace_runtime::daemon::serve_endpoints_with(
+        "127.0.0.1:0",
+        podplace_runtime::daemon::Endpoints {
+            metrics: Arc::new(|| "# EOF\n".to_string()),
+            healthz: Arc::new(|| None),
+            readyz: None,
+        },
+        bounds,
+    )
+    .await
+    .unwrap();
+    for send_one in [false, true] {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        if send_one {
+            tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+        }
+        let started = Instant::now();
+        let mut got = Vec::new();
+        // Read until the server closes (EOF), bounded by the test.
+        let read = tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut got)).await;
+        assert!(
+            read.is_ok(),
+            "connection (one request: {send_one}) still open after 10s"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "closed only after {:?}",
+            started.elapsed()
+        );
+        let text = String::from_utf8_lossy(&got);
+        if send_one {
+            assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        }
+    }
+}
