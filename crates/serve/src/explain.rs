@@ -108,6 +108,9 @@ struct Explained {
     at: Timestamp,
     /// `None`: nothing to say (the pod fits now, or is not Pending).
     cause: Option<(String, String)>,
+    /// The workloads whose pods keep it off some node (`Kind/ns/name`),
+    /// each once.
+    blockers: Vec<String>,
 }
 
 /// One eligible Pending pod this tick.
@@ -134,6 +137,26 @@ impl Explainer {
     /// What the last tick did.
     pub fn stats(&self) -> TickStats {
         self.stats
+    }
+
+    /// Per blocking workload (`Kind/ns/name`), how many of the Pending pods
+    /// seen by the last [`Explainer::due`] its pods keep off some node, as
+    /// their latest explanations say (`podplace_blocked_by`). Pods not yet
+    /// explained count for no workload.
+    pub fn blocked_by(&self) -> Vec<(String, i64)> {
+        let mut counts: std::collections::BTreeMap<&str, i64> = Default::default();
+        for explained in self.pods.values().filter_map(|s| s.explained.as_ref()) {
+            if explained.cause.is_none() {
+                continue;
+            }
+            for w in &explained.blockers {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .map(|(w, n)| (w.to_string(), n))
+            .collect()
     }
 
     /// The drafts due at `now` for `world` at `generation`
@@ -187,13 +210,14 @@ impl Explainer {
                 break;
             }
             let c = &due[i];
-            let cause = explain_one(world, c.id);
+            let (cause, blockers) = explain_one(world, c.id);
             stats.explained += 1;
             if let Some(seen) = self.pods.get_mut(&c.key) {
                 seen.explained = Some(Explained {
                     generation,
                     at: now,
                     cause,
+                    blockers,
                 });
             }
         }
@@ -239,12 +263,21 @@ impl Explainer {
 }
 
 /// Explains one pod: its note and cause key, or `None` when there is
-/// nothing to say (it fits now, or is not Pending after all).
-fn explain_one(world: &World, id: PodId) -> Option<(String, String)> {
+/// nothing to say (it fits now, or is not Pending after all); and the
+/// workloads whose pods block it on some node.
+fn explain_one(world: &World, id: PodId) -> (Option<(String, String)>, Vec<String>) {
     let e = podplace_explain::explain_in(world, id);
     if e.phase != podplace_explain::Phase::Pending || e.would_land_on.is_some() {
-        return None;
+        return (None, Vec::new());
     }
+    let blockers: std::collections::BTreeSet<&str> = e
+        .nodes
+        .iter()
+        .flat_map(|n| &n.reasons)
+        .flat_map(|r| &r.counts)
+        .map(|c| c.workload.as_str())
+        .collect();
+    let blockers = blockers.into_iter().map(str::to_string).collect();
     let scheduler = &world.state().pod(id).scheduler_name;
     let profile = world
         .setup()
@@ -252,7 +285,7 @@ fn explain_one(world: &World, id: PodId) -> Option<(String, String)> {
         .map(|p| p.scheduler_name.clone())
         .unwrap_or_default();
     let parts = NoteParts::of(&e, &profile);
-    Some((note(&parts), cause_key(&parts)))
+    (Some((note(&parts), cause_key(&parts))), blockers)
 }
 
 /// Time from `since` to `now` (zero when `since` is later).

@@ -471,6 +471,7 @@ async fn tick_loop(
             if gauges.leading() {
                 gauges.set_ha(&report);
                 gauges.set_pending(&pending);
+                gauges.set_blocked_by(&f.explain.blocked_by());
             }
             f.pending = Some((generation, pending));
             drafts

@@ -86,6 +86,29 @@ fn vault_2_is_explained_after_explain_after_naming_the_blocker_and_the_fix() {
 }
 
 #[test]
+fn blocked_by_counts_the_pending_pods_each_workload_blocks() {
+    let world = story("vault");
+    let mut ex = Explainer::new(Duration::from_secs(30));
+    ex.due(&world, 1, at(0));
+    // Not explained yet: nothing is known to block anything.
+    assert!(ex.blocked_by().is_empty());
+    ex.due(&world, 1, at(30));
+    // vault-2 is kept off nodes by prometheus-server's rule and by its own
+    // StatefulSet's anti-affinity (vault-0 and vault-1).
+    assert_eq!(
+        ex.blocked_by(),
+        [
+            ("StatefulSet/stokesnet/prometheus-server".to_string(), 1),
+            ("StatefulSet/stokesnet/vault".to_string(), 1)
+        ]
+    );
+    // Once the pod is no longer Pending it counts for no workload.
+    let fixed = story("vault-fixed");
+    ex.due(&fixed, 2, at(31));
+    assert!(ex.blocked_by().is_empty());
+}
+
+#[test]
 fn after_the_fix_no_pod_is_explained() {
     let world = story("vault-fixed");
     let mut ex = Explainer::new(Duration::from_secs(30));
