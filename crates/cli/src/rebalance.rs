@@ -91,29 +91,9 @@ pub struct RebalanceArgs {
     /// Where to serve /healthz and /metrics with --interval.
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDR")]
     pub listen: String,
-    /// The Lease for leader election (`NAMESPACE/NAME`) with --interval;
-    /// `none` disables leader election (one replica only!).
-    #[arg(
-        long,
-        default_value = "kube-system/podplace-rebalancer",
-        value_name = "NS/NAME"
-    )]
-    pub lease: String,
-    /// This replica's identity in the election (default: $POD_NAME or the host name, with a random suffix).
-    #[arg(long, value_name = "ID")]
-    pub identity: Option<String>,
-    /// How long the Lease is valid without renewal: another replica takes
-    /// it over after this long (client-go's default).
-    #[arg(long, default_value = "15s", value_name = "DURATION")]
-    pub lease_duration: String,
-    /// How long the leader keeps acting without a successful renewal;
-    /// shorter than --lease-duration.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub renew_deadline: String,
-    /// Pause between leader election rounds (renewing, or trying to take
-    /// the Lease); shorter than --renew-deadline.
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
-    pub retry_period: String,
+    /// Leader election (with --interval).
+    #[command(flatten)]
+    pub election: ElectionArgs,
     /// How long to wait for a replacement to be bound, and a wave to be Ready.
     #[arg(long, default_value = "5m", value_name = "DURATION")]
     pub wait_timeout: String,
@@ -297,19 +277,73 @@ pub(crate) struct ElectionTiming {
     pub(crate) retry_period: Duration,
 }
 
-/// The election flags, checked as client-go checks them: the leader must
-/// stop acting (renew deadline) before anyone may take over (lease
-/// duration), and try to renew more than once within its deadline.
-fn election_timing(args: &RebalanceArgs) -> std::result::Result<ElectionTiming, FlagError> {
-    timing(
-        &args.lease_duration,
-        &args.renew_deadline,
-        &args.retry_period,
-    )
+/// The leader election flags `rebalance --interval` and `serve` share:
+/// both contend for one Lease, so an upgrade from one to the other never
+/// runs two acting leaders.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ElectionArgs {
+    /// The Lease for leader election (`NAMESPACE/NAME`); `none` disables
+    /// leader election (one replica only!).
+    #[arg(
+        long,
+        default_value = "kube-system/podplace-rebalancer",
+        value_name = "NS/NAME"
+    )]
+    pub lease: String,
+    /// This replica's identity in the election (default: $POD_NAME or the host name, with a random suffix).
+    #[arg(long, value_name = "ID")]
+    pub identity: Option<String>,
+    /// How long the Lease is valid without renewal: another replica takes
+    /// it over after this long (client-go's default).
+    #[arg(long, default_value = "15s", value_name = "DURATION")]
+    pub lease_duration: String,
+    /// How long the leader keeps acting without a successful renewal;
+    /// shorter than --lease-duration.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub renew_deadline: String,
+    /// Pause between leader election rounds (renewing, or trying to take
+    /// the Lease); shorter than --renew-deadline.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub retry_period: String,
 }
 
-/// [`election_timing`] from the three flags' values (`serve` has the same).
-pub(crate) fn timing(
+impl ElectionArgs {
+    /// The election timing and the Lease (`None` for `--lease none`), or
+    /// the message of a bad flag.
+    pub(crate) fn lease(
+        &self,
+    ) -> std::result::Result<(ElectionTiming, Option<LeaseConfig>), String> {
+        let timing = self.timing().map_err(|e| e.to_string())?;
+        if self.lease == "none" {
+            return Ok((timing, None));
+        }
+        let Some((ns, name)) = self.lease.split_once('/') else {
+            return Err(format!(
+                "--lease must be NAMESPACE/NAME or none, got {:?}",
+                self.lease
+            ));
+        };
+        let identity = self.identity.clone().unwrap_or_else(default_identity);
+        let mut config = LeaseConfig::new(ns, name, &identity);
+        config.lease_duration = timing.lease_duration;
+        config.renew_deadline = timing.renew_deadline;
+        Ok((timing, Some(config)))
+    }
+
+    /// The election flags, checked as client-go checks them: the leader
+    /// must stop acting (renew deadline) before anyone may take over (lease
+    /// duration), and try to renew more than once within its deadline.
+    fn timing(&self) -> std::result::Result<ElectionTiming, FlagError> {
+        timing(
+            &self.lease_duration,
+            &self.renew_deadline,
+            &self.retry_period,
+        )
+    }
+}
+
+/// [`ElectionArgs::timing`] from the three flags' values.
+fn timing(
     lease_duration: &str,
     renew_deadline: &str,
     retry_period: &str,
@@ -376,28 +410,12 @@ async fn live(
                 return Ok(Exit::BadInput);
             }
         };
-        let timing = match election_timing(&args) {
-            Ok(t) => t,
+        let (timing, lease) = match args.election.lease() {
+            Ok(l) => l,
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(Exit::BadInput);
             }
-        };
-        let lease = if args.lease == "none" {
-            None
-        } else {
-            let Some((ns, name)) = args.lease.split_once('/') else {
-                eprintln!(
-                    "error: --lease must be NAMESPACE/NAME or none, got {:?}",
-                    args.lease
-                );
-                return Ok(Exit::BadInput);
-            };
-            let identity = args.identity.clone().unwrap_or_else(default_identity);
-            let mut config = LeaseConfig::new(ns, name, &identity);
-            config.lease_duration = timing.lease_duration;
-            config.renew_deadline = timing.renew_deadline;
-            Some(config)
         };
         let mut daemon = match Daemon::new(client, policy, args.execute, lease, metrics.clone()) {
             Ok(d) => d,

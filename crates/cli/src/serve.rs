@@ -11,14 +11,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
-use podplace_kube::{FetchOptions, LeaseConfig};
+use podplace_kube::FetchOptions;
 use podplace_rebalance::planner::PlanOptions;
 use podplace_rebalance::policy::Policy;
 use podplace_runtime::live::ExecuteOptions;
 use podplace_serve::{RebalanceOptions, ServeOptions, WebhookConfig};
 
 use crate::args::{KubeArgs, SeedArgs};
-use crate::rebalance::{default_identity, duration, positive, timing};
+use crate::rebalance::{duration, positive, ElectionArgs};
 use crate::Exit;
 
 /// `podplace serve` arguments.
@@ -49,30 +49,9 @@ pub struct ServeArgs {
     /// every other finding is a warning.
     #[arg(long, value_name = "RULES", value_delimiter = ',')]
     pub admission_deny: Vec<String>,
-    /// The Lease for leader election (`NAMESPACE/NAME`), the same as
-    /// `rebalance --interval`'s; `none` disables leader election (one
-    /// replica only!).
-    #[arg(
-        long,
-        default_value = "kube-system/podplace-rebalancer",
-        value_name = "NS/NAME"
-    )]
-    pub lease: String,
-    /// This replica's identity in the election (default: $POD_NAME or the host name, with a random suffix).
-    #[arg(long, value_name = "ID")]
-    pub identity: Option<String>,
-    /// How long the Lease is valid without renewal: another replica takes
-    /// it over after this long (client-go's default).
-    #[arg(long, default_value = "15s", value_name = "DURATION")]
-    pub lease_duration: String,
-    /// How long the leader keeps acting without a successful renewal;
-    /// shorter than --lease-duration.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub renew_deadline: String,
-    /// Pause between leader election rounds (renewing, or trying to take
-    /// the Lease); shorter than --renew-deadline.
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
-    pub retry_period: String,
+    /// Leader election, on the same Lease as `rebalance --interval`'s.
+    #[command(flatten)]
+    pub election: ElectionArgs,
     /// How often the leader computes the findings (Pending pods, high
     /// availability) on the model.
     #[arg(long, default_value = "2s", value_name = "DURATION")]
@@ -118,30 +97,12 @@ pub fn run(args: ServeArgs) -> Result<Exit> {
         Ok(d) => d,
         Err(e) => return bad(e),
     };
-    let t = match timing(
-        &args.lease_duration,
-        &args.renew_deadline,
-        &args.retry_period,
-    ) {
-        Ok(t) => t,
+    let (t, lease) = match args.election.lease() {
+        Ok(l) => l,
         Err(e) => return bad(e),
     };
     options.retry_period = t.retry_period;
-    options.lease = if args.lease == "none" {
-        None
-    } else {
-        let Some((ns, name)) = args.lease.split_once('/') else {
-            return bad(format!(
-                "--lease must be NAMESPACE/NAME or none, got {:?}",
-                args.lease
-            ));
-        };
-        let identity = args.identity.clone().unwrap_or_else(default_identity);
-        let mut config = LeaseConfig::new(ns, name, &identity);
-        config.lease_duration = t.lease_duration;
-        config.renew_deadline = t.renew_deadline;
-        Some(config)
-    };
+    options.lease = lease;
     match (
         &args.webhook_listen,
         &args.tls_cert_file,
