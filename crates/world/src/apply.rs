@@ -338,46 +338,18 @@ impl World {
                 self.refresh_rows(live, key);
                 Ok(())
             }
-            Object::PersistentVolume(o) => {
-                let change = StorageChange::Upsert(StorageObject::PersistentVolume(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::PersistentVolume(o));
-                Ok(())
-            }
-            Object::PersistentVolumeClaim(o) => {
-                let change = StorageChange::Upsert(StorageObject::PersistentVolumeClaim(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::PersistentVolumeClaim(o));
-                Ok(())
-            }
-            Object::StorageClass(o) => {
-                let change = StorageChange::Upsert(StorageObject::StorageClass(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::StorageClass(o));
-                Ok(())
-            }
-            Object::CSINode(o) => {
-                let change = StorageChange::Upsert(StorageObject::CsiNode(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::CSINode(o));
-                Ok(())
-            }
-            Object::CSIDriver(o) => {
-                let change = StorageChange::Upsert(StorageObject::CsiDriver(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::CSIDriver(o));
-                Ok(())
-            }
-            Object::CSIStorageCapacity(o) => {
-                let change = StorageChange::Upsert(StorageObject::CsiStorageCapacity(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::CSIStorageCapacity(o));
-                Ok(())
-            }
-            Object::ResourceClaim(o) => {
-                let change = StorageChange::Upsert(StorageObject::ResourceClaim(&o));
-                self.state.apply_storage_change(change).map_err(storage)?;
-                self.put(live, key, Object::ResourceClaim(o));
+            object @ (Object::PersistentVolume(_)
+            | Object::PersistentVolumeClaim(_)
+            | Object::StorageClass(_)
+            | Object::CSINode(_)
+            | Object::CSIDriver(_)
+            | Object::CSIStorageCapacity(_)
+            | Object::ResourceClaim(_)) => {
+                if let Some(view) = storage_object(&object) {
+                    let change = StorageChange::Upsert(view);
+                    self.state.apply_storage_change(change).map_err(storage)?;
+                }
+                self.put(live, key, object);
                 Ok(())
             }
             Object::DeviceClass(o) => {
@@ -778,6 +750,21 @@ impl World {
             None => WorkloadRef::new(WorkloadKind::of(kind.name()), namespace, name),
         }
     }
+}
+
+/// What the storage index reads of a storage or claim object; `None` for
+/// the other kinds.
+fn storage_object(object: &Object) -> Option<StorageObject<'_>> {
+    Some(match object {
+        Object::PersistentVolume(o) => StorageObject::PersistentVolume(o),
+        Object::PersistentVolumeClaim(o) => StorageObject::PersistentVolumeClaim(o),
+        Object::StorageClass(o) => StorageObject::StorageClass(o),
+        Object::CSINode(o) => StorageObject::CsiNode(o),
+        Object::CSIDriver(o) => StorageObject::CsiDriver(o),
+        Object::CSIStorageCapacity(o) => StorageObject::CsiStorageCapacity(o),
+        Object::ResourceClaim(o) => StorageObject::ResourceClaim(o),
+        _ => return None,
+    })
 }
 
 /// Whether two versions of a pod compile alike: the same metadata the
