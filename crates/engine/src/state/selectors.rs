@@ -100,40 +100,37 @@ impl ClusterState {
 
     /// Forgets a ReplicationController's selector; whether it was there.
     pub fn remove_replication_controller(&mut self, namespace: &str, name: &str) -> bool {
-        let removed = remove_owner(
-            &mut self.owner_selectors.replication_controllers,
-            &self.interner,
-            namespace,
-            name,
-        );
-        if removed {
-            self.selectors_version = super::next_version();
-        }
-        removed
+        self.forget_owner(|o| &mut o.replication_controllers, namespace, name)
     }
 
     /// Forgets a ReplicaSet's selector; whether it was there.
     pub fn remove_replica_set(&mut self, namespace: &str, name: &str) -> bool {
-        let removed = remove_owner(
-            &mut self.owner_selectors.replica_sets,
-            &self.interner,
-            namespace,
-            name,
-        );
-        if removed {
-            self.selectors_version = super::next_version();
-        }
-        removed
+        self.forget_owner(|o| &mut o.replica_sets, namespace, name)
     }
 
     /// Forgets a StatefulSet's selector; whether it was there.
     pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) -> bool {
-        let removed = remove_owner(
-            &mut self.owner_selectors.stateful_sets,
-            &self.interner,
-            namespace,
-            name,
-        );
+        self.forget_owner(|o| &mut o.stateful_sets, namespace, name)
+    }
+
+    /// Forgets every entry of the controller `namespace/name` (an add after
+    /// a lost delete may have left two) from the owner list `list` picks;
+    /// whether there was one. A removal takes a new selectors version (the
+    /// kept default selectors read these lists).
+    fn forget_owner(
+        &mut self,
+        list: fn(&mut OwnerSelectors) -> &mut Vec<(Sym, Sym, LabelSelector)>,
+        namespace: &str,
+        name: &str,
+    ) -> bool {
+        let (Some(ns), Some(n)) = (self.interner.lookup(namespace), self.interner.lookup(name))
+        else {
+            return false;
+        };
+        let list = list(&mut self.owner_selectors);
+        let before = list.len();
+        list.retain(|(a, b, _)| !(*a == ns && *b == n));
+        let removed = list.len() != before;
         if removed {
             self.selectors_version = super::next_version();
         }
@@ -220,20 +217,4 @@ impl ClusterState {
         }
         selector
     }
-}
-
-/// Removes every entry of `(namespace, name)` from an owner selector list
-/// (an add after a lost delete may have left two); whether there was one.
-fn remove_owner(
-    list: &mut Vec<(Sym, Sym, LabelSelector)>,
-    interner: &podplace_model::intern::Interner,
-    namespace: &str,
-    name: &str,
-) -> bool {
-    let (Some(ns), Some(n)) = (interner.lookup(namespace), interner.lookup(name)) else {
-        return false;
-    };
-    let before = list.len();
-    list.retain(|(a, b, _)| !(*a == ns && *b == n));
-    list.len() != before
 }
