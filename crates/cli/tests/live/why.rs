@@ -147,6 +147,38 @@ pub(crate) fn statefulset_settled(s: &StatefulSet) -> bool {
         && st.current_revision == st.update_revision
 }
 
+/// Applies why's fix of prometheus-server (`patch`, a strategic merge
+/// patch) with the pinned kubectl and waits for its rollout to settle.
+pub(crate) async fn apply_prometheus_fix(live: &Live, scratch: &Path, patch: &str) -> Result<()> {
+    let patch_file = scratch.join("fix.yaml");
+    std::fs::write(&patch_file, patch)?;
+    live.kubectl(&[
+        "patch",
+        "statefulset",
+        "prometheus-server",
+        "-n",
+        NS,
+        "--type=strategic",
+        "--patch-file",
+        &patch_file.display().to_string(),
+    ])?;
+    let sts: Api<StatefulSet> = Api::namespaced(live.client.clone(), NS);
+    wait_until(
+        "prometheus-server's rollout to settle",
+        Duration::from_secs(120),
+        POLL,
+        || {
+            let sts = sts.clone();
+            async move {
+                let s = sts.get("prometheus-server").await?;
+                Ok::<_, kube::Error>(statefulset_settled(&s).then_some(()))
+            }
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 async fn why_vault_matches_the_real_event_and_its_fix_binds(live: &Live) -> Result<()> {
     create_fixed_namespace(live, NS).await?;
     let outcome = vault(live).await;
@@ -301,34 +333,7 @@ async fn vault_explained(live: &Live, event: &str) -> Result<()> {
         .with_context(|| format!("the first fix has no patch: {fix}"))?;
 
     // Apply it with the pinned kubectl, as its strategic merge patch.
-    let patch_file = scratch.join("fix.yaml");
-    std::fs::write(&patch_file, patch)?;
-    live.kubectl(&[
-        "patch",
-        "statefulset",
-        "prometheus-server",
-        "-n",
-        NS,
-        "--type=strategic",
-        "--patch-file",
-        &patch_file.display().to_string(),
-    ])?;
-
-    // Once the rollout has settled, vault-2 is bound where why said.
-    let sts: Api<StatefulSet> = Api::namespaced(live.client.clone(), NS);
-    wait_until(
-        "prometheus-server's rollout to settle",
-        Duration::from_secs(120),
-        POLL,
-        || {
-            let sts = sts.clone();
-            async move {
-                let s = sts.get("prometheus-server").await?;
-                Ok::<_, kube::Error>(statefulset_settled(&s).then_some(()))
-            }
-        },
-    )
-    .await?;
+    apply_prometheus_fix(live, &scratch.0, patch).await?;
     live.note("prometheus-server's rollout settled");
     let landed = live.wait_bound(NS, "vault-2").await?;
     let pods = live.pods(NS).await?;

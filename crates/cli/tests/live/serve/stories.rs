@@ -7,8 +7,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _, Result};
-use k8s_openapi::api::apps::v1::StatefulSet;
-use kube::Api;
 use podplace_envtest::wait_until;
 use serde_json::Value;
 
@@ -16,7 +14,7 @@ use super::*;
 use crate::rebalance::daemon::metric_sum;
 use crate::rebalance::{collapse_quickly, wait_balanced, APP};
 use crate::why::{
-    create_fixed_namespace, delete_fixed_namespace, statefulset_settled, vault_pending, NS,
+    apply_prometheus_fix, create_fixed_namespace, delete_fixed_namespace, vault_pending, NS,
 };
 
 pub async fn serve_explains_vault_2_then_falls_silent(live: &Live) -> Result<()> {
@@ -108,32 +106,8 @@ async fn vault(live: &Live) -> Result<()> {
     }
 
     // Applied: once vault-2 binds, serve says no more about it.
-    let patch = scratch.join("fix.yaml");
-    std::fs::write(&patch, fix["patch"].as_str().context("no patch")?)?;
-    live.kubectl(&[
-        "patch",
-        "statefulset",
-        "prometheus-server",
-        "-n",
-        NS,
-        "--type=strategic",
-        "--patch-file",
-        &patch.display().to_string(),
-    ])?;
-    let sts: Api<StatefulSet> = Api::namespaced(live.client.clone(), NS);
-    wait_until(
-        "prometheus-server's rollout to settle",
-        Duration::from_secs(120),
-        POLL,
-        || {
-            let sts = sts.clone();
-            async move {
-                let s = sts.get("prometheus-server").await?;
-                Ok::<_, kube::Error>(statefulset_settled(&s).then_some(()))
-            }
-        },
-    )
-    .await?;
+    let patch = fix["patch"].as_str().context("no patch")?;
+    apply_prometheus_fix(live, &scratch.0, patch).await?;
     live.wait_bound(NS, "vault-2").await?;
     let seen = |events: &[k8s_openapi::api::events::v1::Event]| -> i32 {
         events.iter().map(occurrences).sum()
