@@ -236,7 +236,13 @@ where
         .timeout(timeout)
         .page_size(opts.page_size.max(1));
     let state = KindWatch {
-        inner: watcher(api, config).default_backoff().boxed(),
+        // managedFields is server bookkeeping no feature reads, often the
+        // largest part of an object: dropped as each object arrives, so
+        // the model never holds it (as `podplace snapshot` never writes it).
+        inner: watcher(api, config)
+            .default_backoff()
+            .modify(|o: &mut K| o.metadata_mut().managed_fields = None)
+            .boxed(),
         listing: None,
         reported: false,
         done: false,

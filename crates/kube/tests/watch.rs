@@ -189,6 +189,21 @@ async fn a_recorded_watch_then_410_gone_then_a_full_relist() {
         Some(format!("{what} {}", o.key()))
     };
     let changes: Vec<String> = events.iter().filter_map(demo).collect();
+    // The recorded objects carry managedFields; the model never holds it.
+    let recorded = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/fixtures/watch/pods-create-delete.json"),
+    )
+    .unwrap();
+    assert!(recorded.contains("managedFields"));
+    let objects = events.iter().flat_map(|e| match e {
+        WatchEvent::Applied(o) | WatchEvent::Deleted(o) => std::slice::from_ref(o),
+        WatchEvent::Listed { objects, .. } => objects.as_slice(),
+        _ => &[],
+    });
+    for o in objects {
+        assert_eq!(o.metadata().managed_fields, None, "{}", o.key());
+    }
     assert_eq!(
         changes.first().map(String::as_str),
         Some("applied Pod/shop/watch-demo"),
