@@ -453,40 +453,16 @@ impl World {
                 self.refresh_rows(live, key);
                 return;
             }
-            ObjectKind::PersistentVolume => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::PersistentVolume));
-            }
-            ObjectKind::PersistentVolumeClaim => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::PersistentVolumeClaim));
-            }
-            ObjectKind::StorageClass => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::StorageClass));
-            }
-            ObjectKind::CSINode => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::CsiNode));
-            }
-            ObjectKind::CSIDriver => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::CsiDriver));
-            }
-            ObjectKind::CSIStorageCapacity => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::CsiStorageCapacity));
-            }
-            ObjectKind::ResourceClaim => {
-                let _ = self
-                    .state
-                    .apply_storage_change(storage(StorageKind::ResourceClaim));
+            kind @ (ObjectKind::PersistentVolume
+            | ObjectKind::PersistentVolumeClaim
+            | ObjectKind::StorageClass
+            | ObjectKind::CSINode
+            | ObjectKind::CSIDriver
+            | ObjectKind::CSIStorageCapacity
+            | ObjectKind::ResourceClaim) => {
+                if let Some(kind) = storage_kind(kind) {
+                    let _ = self.state.apply_storage_change(storage(kind));
+                }
             }
             ObjectKind::DeviceClass => {
                 self.state.storage_mut().device_classes.remove(name);
@@ -750,6 +726,21 @@ impl World {
             None => WorkloadRef::new(WorkloadKind::of(kind.name()), namespace, name),
         }
     }
+}
+
+/// The storage index's kind of a storage or claim object kind; `None` for
+/// the other kinds.
+fn storage_kind(kind: ObjectKind) -> Option<StorageKind> {
+    Some(match kind {
+        ObjectKind::PersistentVolume => StorageKind::PersistentVolume,
+        ObjectKind::PersistentVolumeClaim => StorageKind::PersistentVolumeClaim,
+        ObjectKind::StorageClass => StorageKind::StorageClass,
+        ObjectKind::CSINode => StorageKind::CsiNode,
+        ObjectKind::CSIDriver => StorageKind::CsiDriver,
+        ObjectKind::CSIStorageCapacity => StorageKind::CsiStorageCapacity,
+        ObjectKind::ResourceClaim => StorageKind::ResourceClaim,
+        _ => return None,
+    })
 }
 
 /// What the storage index reads of a storage or claim object; `None` for
