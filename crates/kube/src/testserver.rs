@@ -290,6 +290,41 @@ users:
         std::fs::write(path, self.kubeconfig())
     }
 
+    /// A client of this server connected the way a user connects: through
+    /// [`kubeconfig`](Self::kubeconfig) written to a file (`--kubeconfig`),
+    /// with `context` (`None`: the current one, `admin`) and every request
+    /// bounded by `limits`. The file goes in a scratch directory removed
+    /// once the client is built (it keeps what it read).
+    pub async fn client(
+        &self,
+        context: Option<&str>,
+        limits: &crate::ApiLimits,
+    ) -> io::Result<kube::Client> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "podplace-testserver-{}-{}-{}",
+            std::process::id(),
+            self.addr.port(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join("kubeconfig");
+        let connected = match self.write_kubeconfig(&path) {
+            Ok(()) => crate::connect_with(
+                &crate::ConnectOptions {
+                    kubeconfig: Some(path),
+                    context: context.map(str::to_string),
+                },
+                limits,
+            )
+            .await
+            .map_err(|e| io::Error::other(e.to_string())),
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        connected
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<LoggedRequest> {
         lock(&self.state).log.clone()

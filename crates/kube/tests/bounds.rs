@@ -8,31 +8,13 @@
 use std::time::{Duration, Instant};
 
 use podplace_kube::testserver::{Misbehavior, TestServer};
-use podplace_kube::{
-    connect_with, fetch_inventory, list_pods, ApiLimits, ConnectOptions, Error, FetchOptions,
-};
+use podplace_kube::{fetch_inventory, list_pods, ApiLimits, Error, FetchOptions};
 
 /// How long any case may take, whatever happens.
 const CEILING: Duration = Duration::from_secs(30);
 
 async fn client(server: &TestServer, limits: ApiLimits) -> podplace_kube::Client {
-    let dir = std::env::temp_dir().join(format!(
-        "podplace-kube-bounds-{}-{}",
-        std::process::id(),
-        server.url().rsplit(':').next().unwrap_or("0")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("kubeconfig");
-    server.write_kubeconfig(&path).unwrap();
-    connect_with(
-        &ConnectOptions {
-            kubeconfig: Some(path),
-            context: None,
-        },
-        &limits,
-    )
-    .await
-    .unwrap()
+    server.client(None, &limits).await.unwrap()
 }
 
 fn limits(request: u64, idle: u64, max_bytes: u64) -> ApiLimits {

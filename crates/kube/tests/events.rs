@@ -12,7 +12,7 @@ use podplace_kube::events::{
     Recorded, RecorderConfig, Write, NOTE_LIMIT, REPORTING_CONTROLLER,
 };
 use podplace_kube::testserver::{Misbehavior, TestServer};
-use podplace_kube::{connect_with, ApiLimits, ConnectOptions, Error};
+use podplace_kube::{ApiLimits, Error};
 use serde_json::json;
 
 fn t0() -> Timestamp {
@@ -293,23 +293,7 @@ fn a_long_note_is_cut_at_a_clause_under_the_limit() {
 }
 
 async fn client(server: &TestServer) -> podplace_kube::Client {
-    let dir = std::env::temp_dir().join(format!(
-        "podplace-kube-events-{}-{}",
-        std::process::id(),
-        server.url().rsplit(':').next().unwrap_or("0")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("kubeconfig");
-    server.write_kubeconfig(&path).unwrap();
-    connect_with(
-        &ConnectOptions {
-            kubeconfig: Some(path),
-            context: None,
-        },
-        &ApiLimits::default(),
-    )
-    .await
-    .unwrap()
+    server.client(None, &ApiLimits::default()).await.unwrap()
 }
 
 const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/stokesnet/events";

@@ -9,8 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use podplace_kube::testserver::TestServer;
 use podplace_kube::{
-    connect_with, fetch_inventory, watch_cluster, watch_limits, ApiLimits, ConnectOptions,
-    FetchOptions, WatchEvent, WatchOptions,
+    fetch_inventory, watch_cluster, watch_limits, ApiLimits, FetchOptions, WatchEvent, WatchOptions,
 };
 use podplace_model::inventory::{ObjectKey, ObjectKind};
 
@@ -18,23 +17,8 @@ use podplace_model::inventory::{ObjectKey, ObjectKind};
 const CEILING: Duration = Duration::from_secs(30);
 
 async fn client(server: &TestServer, context: &str) -> podplace_kube::Client {
-    let dir = std::env::temp_dir().join(format!(
-        "podplace-kube-watch-{}-{}",
-        std::process::id(),
-        server.url().rsplit(':').next().unwrap_or("0")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("kubeconfig");
-    server.write_kubeconfig(&path).unwrap();
-    connect_with(
-        &ConnectOptions {
-            kubeconfig: Some(path),
-            context: Some(context.to_string()),
-        },
-        &watch_limits(&ApiLimits::default()),
-    )
-    .await
-    .unwrap()
+    let limits = watch_limits(&ApiLimits::default());
+    server.client(Some(context), &limits).await.unwrap()
 }
 
 /// Reads `stream` until `done` says so, under the ceiling.
