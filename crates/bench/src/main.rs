@@ -131,6 +131,9 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("loads") {
         return podplace_bench::loads::command(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("serve-features") {
+        return podplace_bench::serve_features::command(&args[1..]);
+    }
     if args.first().map(String::as_str) == Some("serve") {
         return podplace_bench::serve::command(&args[1..]);
     }

@@ -15,6 +15,8 @@
 
 pub mod finding;
 pub mod kubelet;
+pub mod live;
+pub mod members;
 pub mod patch;
 pub mod render;
 pub mod rollout;
@@ -226,24 +228,49 @@ pub fn lint(
 /// [`lint`], on a what-if copy of `live`'s state ([`world::World::over`]),
 /// with `live`'s scheduler and seed (`options.scheduler` and
 /// `options.seed` are not used). `live` is only read. PP003 replays a
-/// rollout only when `live` holds at most `replay_pods_limit` pods (a
-/// replay copies and simulates the whole world); past it its finding is
-/// a note that the rollout was not checked.
+/// rollout in the part of `live` it touches
+/// ([`world::World::replay_inventory`]), for Deployments of at most
+/// `replay_replicas_limit` replicas (past it its finding is a note that
+/// the rollout was not checked).
 pub fn lint_over(
     live: &podplace_world::World,
     manifests: &Inventory,
     source_map: &SourceMap,
     options: &LintOptions,
-    replay_pods_limit: Option<usize>,
+    replay_replicas_limit: Option<usize>,
 ) -> Result<Report, LintError> {
+    check_disabled(options)?;
+    let mut world = world::World::over(live, manifests, source_map)?;
+    world.replay_replicas_limit = replay_replicas_limit;
+    run_rules(&world, options, Sink::default())
+}
+
+/// [`lint_over`] with what every run over `live` shares read from `index`
+/// ([`live::LiveIndex::new`] of `live` as it is now): the same report,
+/// without compiling the live workloads' templates and grouping the live
+/// pods again.
+pub fn lint_over_indexed(
+    live: &podplace_world::World,
+    index: &live::LiveIndex,
+    manifests: &Inventory,
+    source_map: &SourceMap,
+    options: &LintOptions,
+    replay_replicas_limit: Option<usize>,
+) -> Result<Report, LintError> {
+    check_disabled(options)?;
+    let mut world = world::World::over_indexed(live, index, manifests, source_map)?;
+    world.replay_replicas_limit = replay_replicas_limit;
+    run_rules(&world, options, Sink::default())
+}
+
+/// An error for a `--disable` naming no rule.
+fn check_disabled(options: &LintOptions) -> Result<(), LintError> {
     for d in &options.disabled {
         if rules::rule(d).is_none() {
             return Err(LintError::UnknownRule(d.clone()));
         }
     }
-    let mut world = world::World::over(live, manifests, source_map)?;
-    world.replay_pods_limit = replay_pods_limit;
-    run_rules(&world, options, Sink::default())
+    Ok(())
 }
 
 /// Runs every rule `options` does not disable over `world`, adding to

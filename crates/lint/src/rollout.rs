@@ -129,3 +129,113 @@ pub fn replay(
         message: e.to_string(),
     })
 }
+
+/// The world a rollout of Deployment `namespace/name` is replayed in
+/// when the manifests are checked against a live world (`podplace
+/// serve`'s model): `manifests` applied over the part of `live` the
+/// rollout can touch — the `nodes` its pods may run on (the Deployment's
+/// eligible nodes) and the nodes its running pods are bound to, every pod
+/// bound to those nodes (their requests, host ports, volumes and
+/// (anti-)affinity are what the new pods meet), the Deployment's own pods
+/// and ReplicaSets wherever they are, and the cluster-wide objects
+/// (namespaces, priority and runtime classes, services, storage, budgets).
+/// Pods of other workloads stay where they run (their controllers are not
+/// in this world, so nothing replaces or scales them), and Pending pods of
+/// other workloads are left out: the replay judges this Deployment's
+/// rollout only. Its size follows the nodes the Deployment may use, not
+/// the cluster's; PP003 replays only when those hold at most as many
+/// domains as it has replicas (a hostname rule: at most `replicas`
+/// nodes).
+///
+/// Left out, and so not seen by the replay: pods on other nodes that hold
+/// a required anti-affinity against the Deployment's pods in a domain
+/// wider than a node, and (for spread constraints) the domains of nodes
+/// the Deployment cannot use.
+#[allow(clippy::too_many_arguments)]
+pub fn around(
+    manifests: &Inventory,
+    live: &podplace_world::World,
+    namespace: &str,
+    name: &str,
+    nodes: &[podplace_engine::NodeId],
+    own_pods: &[podplace_engine::PodId],
+    node_objects: &rustc_hash::FxHashMap<String, usize>,
+) -> Inventory {
+    let inv = live.inventory();
+    let state = live.state();
+    let mut out = Inventory {
+        namespaces: inv.namespaces.clone(),
+        services: inv.services.clone(),
+        pod_disruption_budgets: inv.pod_disruption_budgets.clone(),
+        priority_classes: inv.priority_classes.clone(),
+        runtime_classes: inv.runtime_classes.clone(),
+        persistent_volumes: inv.persistent_volumes.clone(),
+        persistent_volume_claims: inv.persistent_volume_claims.clone(),
+        storage_classes: inv.storage_classes.clone(),
+        csi_drivers: inv.csi_drivers.clone(),
+        csi_storage_capacities: inv.csi_storage_capacities.clone(),
+        resource_claims: inv.resource_claims.clone(),
+        device_classes: inv.device_classes.clone(),
+        ..Inventory::default()
+    };
+    let mut node_ids: Vec<podplace_engine::NodeId> = nodes.to_vec();
+    node_ids.extend(own_pods.iter().filter_map(|&p| state.pod_node(p)));
+    node_ids.sort_unstable();
+    node_ids.dedup();
+    let mut node_names: FxHashSet<String> = FxHashSet::default();
+    for &n in &node_ids {
+        let node = state.node(n);
+        if let Some(&i) = node_objects.get(&*node.name) {
+            out.nodes.push(inv.nodes[i].clone());
+            node_names.insert(node.name.to_string());
+        }
+    }
+    out.csi_nodes = inv
+        .csi_nodes
+        .iter()
+        .filter(|c| {
+            c.object
+                .metadata
+                .name
+                .as_ref()
+                .is_some_and(|n| node_names.contains(n))
+        })
+        .cloned()
+        .collect();
+    out.resource_slices = inv.resource_slices.clone();
+    let mut pod_ids: Vec<podplace_engine::PodId> = own_pods.to_vec();
+    for &n in &node_ids {
+        pod_ids.extend(state.node_info(n).pods.iter().copied());
+    }
+    pod_ids.sort_unstable();
+    pod_ids.dedup();
+    for id in pod_ids {
+        let Some(i) = live.pod(id).and_then(|r| r.api) else {
+            continue;
+        };
+        if let Some(p) = inv.pods.get(i) {
+            out.pods.push(p.clone());
+        }
+    }
+    let own_rs = |meta: &ObjectMeta| {
+        meta.namespace.as_deref().unwrap_or("default") == namespace
+            && meta
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.kind == "Deployment" && o.name == name)
+    };
+    out.replica_sets = inv
+        .replica_sets
+        .iter()
+        .filter(|r| own_rs(&r.object.metadata))
+        .cloned()
+        .collect();
+    out.deployments = inv
+        .deployments
+        .iter()
+        .filter(|d| key_of(&d.object.metadata) == (namespace.to_string(), name.to_string()))
+        .cloned()
+        .collect();
+    merge(manifests, Some(&out))
+}

@@ -275,7 +275,7 @@ pub struct NewNode {
 }
 
 /// Pods that terms may match: one entry per workload and distinct label set.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Member {
     /// The workload the pods belong to.
     pub workload: WorkloadRef,
@@ -315,6 +315,19 @@ pub struct Pdb<'a> {
 /// namespace, labels, and the node for pods holding required anti-affinity.
 type GroupKey<'p> = (&'p WorkloadRef, Sym, &'p Labels, Option<&'p str>);
 
+/// A [`GroupKey`] owned, as a [`crate::live::LiveIndex`] keeps it.
+pub(crate) type OwnedGroupKey = (WorkloadRef, Sym, Labels, Option<String>);
+
+/// The group key of a pod: running pods that hold required anti-affinity
+/// stay apart (where each runs matters: PP012).
+fn group_key<'p>(workload: &'p WorkloadRef, pod: &'p Pod) -> GroupKey<'p> {
+    let node = pod
+        .node_name
+        .as_deref()
+        .filter(|_| pod.has_required_anti_affinity());
+    (workload, pod.namespace, &pod.labels, node)
+}
+
 /// The world of one lint run.
 pub struct World<'a> {
     /// The manifests applied to the snapshot ([`crate::rollout::merge`]),
@@ -332,7 +345,7 @@ pub struct World<'a> {
     /// The objects whose rules are checked, in load order.
     pub subjects: Vec<Subject<'a>>,
     /// Every pod group terms can match.
-    pub members: Vec<Member>,
+    pub members: crate::members::Members<'a>,
     /// Namespace labels (with `kubernetes.io/metadata.name` for namespaces
     /// that have no Namespace object, as the API server sets it).
     pub namespaces: FxHashMap<Sym, Labels>,
@@ -347,11 +360,17 @@ pub struct World<'a> {
     unschedulable_taint: Taint,
     empty_labels: Labels,
     line_starts: std::cell::RefCell<FxHashMap<String, Vec<usize>>>,
-    /// Replays (PP003's rollouts) are made only of worlds with at most
-    /// this many pods; past it the rule says the rollout was not checked.
-    /// Unbounded unless set (admission sets it: a review must answer in
-    /// time and hold the live model's read guard briefly).
-    pub replay_pods_limit: Option<usize>,
+    /// Rollouts (PP003) are replayed only for Deployments of at most this
+    /// many replicas: a replay's work grows with the replicas it rolls
+    /// (each one a scheduling cycle over the nodes they may use, in a
+    /// world of those nodes and their pods: see
+    /// [`World::replay_inventory`]), never with the rest of the cluster;
+    /// past it the rule says the rollout was not checked. Unbounded unless
+    /// set (admission sets it: a review must answer in time).
+    pub replay_replicas_limit: Option<usize>,
+    /// What runs over the same live world share, when this run read it
+    /// from there ([`World::over_indexed`]).
+    pub live_index: Option<&'a crate::live::LiveIndex>,
     /// Node sampling over the what-if placements rules make besides
     /// `placed` (scale-outs, changed manifests), for the report's
     /// certainty statement.
@@ -623,78 +642,15 @@ impl<'a> World<'a> {
         workloads: &Workloads,
         seed: u64,
     ) -> Result<World<'a>, LintError> {
-        let mut subjects: Vec<Subject<'a>> = Vec::new();
-        let mut members: Vec<Member> = Vec::new();
-        let mut linted_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
-        for raw in raw_subjects(manifests) {
-            let Some(subject) = compile_subject(&mut state, raw)? else {
-                continue;
-            };
-            linted_workloads.insert(subject.workload.clone());
-            members.push(Member {
-                workload: subject.workload.clone(),
-                pod: subject.pod.clone(),
-                from_manifests: true,
-                template: true,
-                count: subject.replicas.unwrap_or(1),
-                origin: subject.origin.clone(),
-                labels_path: subject.labels_path.clone(),
-            });
-            subjects.push(subject);
-        }
-        // Bare pods of the manifests: a subject per workload (the first pod).
-        let mut seen_pod_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
-        for p in &manifests.pods {
-            let workload = workloads.of(&p.object);
-            if linted_workloads.contains(&workload) || !seen_pod_workloads.insert(workload.clone())
-            {
-                continue;
-            }
-            let Some(spec) = p.object.spec.as_ref() else {
-                continue;
-            };
-            let meta = &p.object.metadata;
-            let pod = state
-                .compile_pod(&p.object)
-                .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
-            subjects.push(Subject {
-                kind: WorkloadKind::Pod,
-                namespace: meta.namespace.clone().unwrap_or_default(),
-                name: meta.name.clone().unwrap_or_default(),
-                id: id(WorkloadKind::Pod.as_str(), meta),
-                workload,
-                origin: p.origin.clone(),
-                controller: Controller::Pod,
-                spec,
-                spec_path: FieldPath::of(&["spec"]),
-                labels_path: FieldPath::of(&["metadata", "labels"]),
-                labels: meta.labels.clone().unwrap_or_default(),
-                selector: None,
-                replicas: Some(1),
-                own_selectors: own_selectors(
-                    &mut state,
-                    None,
-                    &meta.labels.clone().unwrap_or_default(),
-                ),
-                pod,
-                ignored: ignored(meta),
-            });
-        }
+        let (subjects, mut members, linted_workloads) =
+            own_subjects(&mut state, manifests, workloads)?;
         let snapshot_subjects: Vec<Raw<'a>> = snapshot.map(raw_subjects).unwrap_or_default();
         for raw in snapshot_subjects {
             if let Some(s) = compile_subject(&mut state, raw)? {
                 if linted_workloads.contains(&s.workload) {
                     continue;
                 }
-                members.push(Member {
-                    workload: s.workload,
-                    pod: s.pod,
-                    from_manifests: false,
-                    template: true,
-                    count: s.replicas.unwrap_or(1),
-                    origin: s.origin,
-                    labels_path: s.labels_path,
-                });
+                members.push(template_member(s));
             }
         }
         // Running (and pending) pods of both inventories, one member per
@@ -711,60 +667,119 @@ impl<'a> World<'a> {
         }
         let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
         for p in &pods {
-            // Running pods that hold required anti-affinity stay apart:
-            // where each runs matters (PP012).
-            let node = p
-                .pod
-                .node_name
-                .as_deref()
-                .filter(|_| p.pod.has_required_anti_affinity());
-            let k = (&*p.workload, p.pod.namespace, &p.pod.labels, node);
+            let k = group_key(&p.workload, &p.pod);
             if let Some(&i) = by_labels.get(&k) {
                 members[i].count += 1;
                 continue;
             }
             by_labels.insert(k, members.len());
-            members.push(Member {
-                workload: p.workload.clone().into_owned(),
-                pod: p.pod.clone().into_owned(),
-                from_manifests: p.from_manifests,
-                template: false,
-                count: 1,
-                origin: p.origin.clone().into_owned(),
-                labels_path: FieldPath::of(&["metadata", "labels"]),
-            });
+            members.push(pod_member(p));
         }
         drop(by_labels);
-        // Namespace labels: declared ones, and the label the API server
-        // puts on every namespace for the others.
         let mut namespaces = state.namespaces().clone();
-        let name_key = state.intern("kubernetes.io/metadata.name");
-        let used: Vec<Sym> = members.iter().map(|m| m.pod.namespace).collect();
-        for ns in used {
-            namespaces.entry(ns).or_insert_with(|| {
-                let mut labels = Labels::default();
-                labels.insert(name_key, ns);
-                labels
-            });
+        add_namespaces(&mut state, &mut namespaces, members.iter());
+        let pdbs = pdbs_of(&mut state, manifests)?;
+        Ok(World::finish(
+            placed,
+            state,
+            seed,
+            subjects,
+            crate::members::Members::owned(members),
+            namespaces,
+            pdbs,
+            manifests,
+            snapshot,
+            source_map,
+        ))
+    }
+
+    /// [`World::over`] with what every run over `live` shares read from
+    /// `index` (built from `live` as it is now: the caller keeps one per
+    /// model generation) instead of computed again: the same world, at
+    /// the cost of the reviewed object's own templates and pods and a
+    /// copy of the nodes.
+    pub fn over_indexed(
+        live: &'a Base,
+        index: &'a crate::live::LiveIndex,
+        manifests: &'a Inventory,
+        source_map: &'a SourceMap,
+    ) -> Result<World<'a>, LintError> {
+        let mut state = index.state.clone();
+        let own;
+        let workloads = if manifests.pods.is_empty() {
+            own = workloads_of(std::iter::once(manifests));
+            &own
+        } else if manifests.replica_sets.is_empty() && manifests.jobs.is_empty() {
+            &index.workloads
+        } else {
+            own = workloads_of([live.inventory(), manifests].into_iter());
+            &own
+        };
+        let (subjects, head, linted_workloads) = own_subjects(&mut state, manifests, workloads)?;
+        let mut pods = Vec::new();
+        compile_pods(&mut state, workloads, manifests, true, &mut pods)?;
+        let mut replaced: FxHashMap<usize, Member> = FxHashMap::default();
+        let mut tail: Vec<Member> = Vec::new();
+        let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
+        for p in &pods {
+            let k = group_key(&p.workload, &p.pod);
+            let owned: OwnedGroupKey = (k.0.clone(), k.1, k.2.clone(), k.3.map(str::to_string));
+            if let Some(&i) = index.groups.get(&owned) {
+                replaced
+                    .entry(i)
+                    .or_insert_with(|| index.members[i].clone())
+                    .count += 1;
+                continue;
+            }
+            if let Some(&i) = by_labels.get(&k) {
+                tail[i].count += 1;
+                continue;
+            }
+            by_labels.insert(k, tail.len());
+            tail.push(pod_member(p));
         }
-        let mut pdbs = Vec::new();
-        for p in &manifests.pod_disruption_budgets {
-            let meta = &p.object.metadata;
-            let selector = p.object.spec.as_ref().and_then(|s| s.selector.as_ref());
-            let selector = state
-                .compile_selector(selector)
-                .map_err(|e| LintError::compile(&id("PodDisruptionBudget", meta), e.into()))?;
-            pdbs.push(Pdb {
-                object: &p.object,
-                id: id("PodDisruptionBudget", meta),
-                origin: p.origin.clone(),
-                namespace: state.intern(meta.namespace.as_deref().unwrap_or("default")),
-                selector,
-                ignored: ignored(meta),
-            });
-        }
+        drop(by_labels);
+        let mut namespaces = index.namespaces.clone();
+        add_namespaces(&mut state, &mut namespaces, head.iter().chain(tail.iter()));
+        let pdbs = pdbs_of(&mut state, manifests)?;
+        let skipped: FxHashSet<WorkloadRef> = linted_workloads
+            .into_iter()
+            .filter(|w| index.templates.contains(w))
+            .collect();
+        let members =
+            crate::members::Members::sharing(head, &index.members, skipped, replaced, tail);
+        let mut world = World::finish(
+            Placed::Live(live),
+            state,
+            live.seed(),
+            subjects,
+            members,
+            namespaces,
+            pdbs,
+            manifests,
+            Some(live.inventory()),
+            source_map,
+        );
+        world.live_index = Some(index);
+        Ok(world)
+    }
+
+    /// A world of its parts.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        placed: Placed<'a>,
+        state: ClusterState,
+        seed: u64,
+        subjects: Vec<Subject<'a>>,
+        members: crate::members::Members<'a>,
+        namespaces: FxHashMap<Sym, Labels>,
+        pdbs: Vec<Pdb<'a>>,
+        manifests: &'a Inventory,
+        snapshot: Option<&'a Inventory>,
+        source_map: &'a SourceMap,
+    ) -> World<'a> {
         let unschedulable_taint = podplace_engine::statics::unschedulable_taint(&state);
-        Ok(World {
+        World {
             placed,
             state,
             seed,
@@ -779,8 +794,56 @@ impl<'a> World<'a> {
             empty_labels: Labels::default(),
             line_starts: Default::default(),
             what_if_sampling: Default::default(),
-            replay_pods_limit: None,
-        })
+            replay_replicas_limit: None,
+            live_index: None,
+        }
+    }
+
+    /// The world PP003 replays `subject`'s rollout in: the manifests
+    /// applied to the snapshot for a run over files; for a run over a
+    /// live world, the part of it the rollout can touch
+    /// ([`crate::rollout::around`]: the `eligible` nodes and those its pods
+    /// run on, their pods, the Deployment's own pods and ReplicaSets), so
+    /// a replay costs what the Deployment's nodes hold, not the cluster.
+    pub fn replay_inventory(&self, subject: &Subject<'_>, eligible: &[NodeId]) -> Inventory {
+        let Placed::Live(live) = &self.placed else {
+            return crate::rollout::merge(self.manifests, self.snapshot);
+        };
+        let scanned: Vec<podplace_engine::PodId>;
+        let own: &[podplace_engine::PodId] = match self.live_index {
+            Some(index) => index.pods_of(&subject.workload),
+            None => {
+                scanned = live
+                    .state()
+                    .live_pods()
+                    .map(|(id, _)| id)
+                    .filter(|&id| live.workload(id).as_ref() == &subject.workload)
+                    .collect();
+                &scanned
+            }
+        };
+        let listed;
+        let node_objects = match self.live_index {
+            Some(index) => &index.node_objects,
+            None => {
+                listed = crate::live::node_objects(live);
+                &listed
+            }
+        };
+        crate::rollout::around(
+            self.manifests,
+            live,
+            &subject.namespace,
+            &subject.name,
+            eligible,
+            own,
+            node_objects,
+        )
+    }
+
+    /// Whether this run is over a live world (`podplace serve`).
+    pub fn is_live(&self) -> bool {
+        matches!(self.placed, Placed::Live(_))
     }
 
     /// How many of a workload's pods run or were placed once the manifests
@@ -1119,6 +1182,193 @@ fn live_pods(live: &Base) -> Vec<PodMember<'_>> {
                 ),
         })
         .collect()
+}
+
+/// The subjects of the manifests (workload templates, then one bare pod
+/// per workload) compiled in `state`, their templates as members, and
+/// the workloads they are.
+#[allow(clippy::type_complexity)]
+fn own_subjects<'a>(
+    state: &mut ClusterState,
+    manifests: &'a Inventory,
+    workloads: &Workloads,
+) -> Result<(Vec<Subject<'a>>, Vec<Member>, FxHashSet<WorkloadRef>), LintError> {
+    let mut subjects: Vec<Subject<'a>> = Vec::new();
+    let mut members: Vec<Member> = Vec::new();
+    let mut linted_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
+    for raw in raw_subjects(manifests) {
+        let Some(subject) = compile_subject(state, raw)? else {
+            continue;
+        };
+        linted_workloads.insert(subject.workload.clone());
+        members.push(Member {
+            workload: subject.workload.clone(),
+            pod: subject.pod.clone(),
+            from_manifests: true,
+            template: true,
+            count: subject.replicas.unwrap_or(1),
+            origin: subject.origin.clone(),
+            labels_path: subject.labels_path.clone(),
+        });
+        subjects.push(subject);
+    }
+    // Bare pods of the manifests: a subject per workload (the first pod).
+    let mut seen_pod_workloads: FxHashSet<WorkloadRef> = FxHashSet::default();
+    for p in &manifests.pods {
+        let workload = workloads.of(&p.object);
+        if linted_workloads.contains(&workload) || !seen_pod_workloads.insert(workload.clone()) {
+            continue;
+        }
+        let Some(spec) = p.object.spec.as_ref() else {
+            continue;
+        };
+        let meta = &p.object.metadata;
+        let pod = state
+            .compile_pod(&p.object)
+            .map_err(|e| LintError::compile(&id(WorkloadKind::Pod.as_str(), meta), e))?;
+        subjects.push(Subject {
+            kind: WorkloadKind::Pod,
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+            id: id(WorkloadKind::Pod.as_str(), meta),
+            workload,
+            origin: p.origin.clone(),
+            controller: Controller::Pod,
+            spec,
+            spec_path: FieldPath::of(&["spec"]),
+            labels_path: FieldPath::of(&["metadata", "labels"]),
+            labels: meta.labels.clone().unwrap_or_default(),
+            selector: None,
+            replicas: Some(1),
+            own_selectors: own_selectors(state, None, &meta.labels.clone().unwrap_or_default()),
+            pod,
+            ignored: ignored(meta),
+        });
+    }
+    Ok((subjects, members, linted_workloads))
+}
+
+/// A snapshot workload's template as a member.
+fn template_member(s: Subject<'_>) -> Member {
+    Member {
+        workload: s.workload,
+        pod: s.pod,
+        from_manifests: false,
+        template: true,
+        count: s.replicas.unwrap_or(1),
+        origin: s.origin,
+        labels_path: s.labels_path,
+    }
+}
+
+/// The first pod of a group as its member.
+fn pod_member(p: &PodMember<'_>) -> Member {
+    Member {
+        workload: p.workload.clone().into_owned(),
+        pod: p.pod.clone().into_owned(),
+        from_manifests: p.from_manifests,
+        template: false,
+        count: 1,
+        origin: p.origin.clone().into_owned(),
+        labels_path: FieldPath::of(&["metadata", "labels"]),
+    }
+}
+
+/// Adds the namespaces of `members` that have no labels yet with the label
+/// the API server puts on every namespace (declared namespaces keep theirs).
+fn add_namespaces<'m>(
+    state: &mut ClusterState,
+    namespaces: &mut FxHashMap<Sym, Labels>,
+    members: impl Iterator<Item = &'m Member>,
+) {
+    let name_key = state.intern("kubernetes.io/metadata.name");
+    for ns in members.map(|m| m.pod.namespace) {
+        namespaces.entry(ns).or_insert_with(|| {
+            let mut labels = Labels::default();
+            labels.insert(name_key, ns);
+            labels
+        });
+    }
+}
+
+/// The PodDisruptionBudgets of the manifests, compiled in `state`.
+fn pdbs_of<'a>(
+    state: &mut ClusterState,
+    manifests: &'a Inventory,
+) -> Result<Vec<Pdb<'a>>, LintError> {
+    let mut pdbs = Vec::new();
+    for p in &manifests.pod_disruption_budgets {
+        let meta = &p.object.metadata;
+        let selector = p.object.spec.as_ref().and_then(|s| s.selector.as_ref());
+        let selector = state
+            .compile_selector(selector)
+            .map_err(|e| LintError::compile(&id("PodDisruptionBudget", meta), e.into()))?;
+        pdbs.push(Pdb {
+            object: &p.object,
+            id: id("PodDisruptionBudget", meta),
+            origin: p.origin.clone(),
+            namespace: state.intern(meta.namespace.as_deref().unwrap_or("default")),
+            selector,
+            ignored: ignored(meta),
+        });
+    }
+    Ok(pdbs)
+}
+
+/// The live world's workload templates compiled in `state`, as members
+/// (for [`crate::live::LiveIndex`]).
+pub(crate) fn live_templates(
+    state: &mut ClusterState,
+    live: &Base,
+) -> Result<Vec<Member>, LintError> {
+    let mut out = Vec::new();
+    for raw in raw_subjects(live.inventory()) {
+        if let Some(s) = compile_subject(state, raw)? {
+            out.push(template_member(s));
+        }
+    }
+    Ok(out)
+}
+
+/// The live world's pods grouped into members, with each group's key
+/// (for [`crate::live::LiveIndex`]).
+pub(crate) fn live_groups(
+    live: &Base,
+    members: &mut Vec<Member>,
+) -> FxHashMap<OwnedGroupKey, usize> {
+    let pods = live_pods(live);
+    let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
+    for p in &pods {
+        let k = group_key(&p.workload, &p.pod);
+        if let Some(&i) = by_labels.get(&k) {
+            members[i].count += 1;
+            continue;
+        }
+        by_labels.insert(k, members.len());
+        members.push(pod_member(p));
+    }
+    by_labels
+        .into_iter()
+        .map(|((w, ns, labels, node), i)| {
+            ((w.clone(), ns, labels.clone(), node.map(str::to_string)), i)
+        })
+        .collect()
+}
+
+/// Workload resolution over the live world's ReplicaSets and Jobs.
+pub(crate) fn live_workloads(live: &Base) -> Workloads {
+    workloads_of(std::iter::once(live.inventory()))
+}
+
+/// Namespace labels of a live index: the state's, and the API server's
+/// name label for the members' other namespaces.
+pub(crate) fn live_namespaces(
+    state: &mut ClusterState,
+    members: &[Member],
+) -> FxHashMap<Sym, Labels> {
+    let mut namespaces = state.namespaces().clone();
+    add_namespaces(state, &mut namespaces, members.iter());
+    namespaces
 }
 
 /// Compiles the pods of `inv` in `state`'s names, as members-to-be.

@@ -12,11 +12,13 @@
 //! - [`server`]: the HTTPS server (`/validate`), ready gate, bounds;
 //! - [`tls`]: the serving certificate, reloaded when its files change.
 
+pub mod cache;
 pub mod check;
 pub mod review;
 pub mod server;
 pub mod tls;
 
+pub use cache::ReviewCache;
 pub use check::{review as check_review, AdmissionOptions, Answer, UnknownRule, Verdict};
 pub use review::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 pub use server::{

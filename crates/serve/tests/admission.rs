@@ -205,14 +205,14 @@ fn admission_deny_denies_only_the_listed_rules() {
 }
 
 #[test]
-fn rollouts_are_replayed_only_on_models_within_the_bound() {
+fn rollouts_are_replayed_only_for_deployments_within_the_replica_bound() {
     let rollout = world(&["examples/stories/rollout-running/cluster.yaml"]);
     let web = object(&["examples/stories/rollout/web.yaml"], "Deployment");
     let req = request("UPDATE", "apps", "Deployment", "default", web);
-    // The story's 2 running pods, under and over the bound.
+    // The Deployment's 2 replicas, under and over the bound.
     for (limit, warned) in [(None, true), (Some(2), true), (Some(1), false)] {
         let options = AdmissionOptions {
-            replay_pods_limit: limit,
+            replay_replicas_limit: limit,
             ..AdmissionOptions::denying(&["PP003"]).unwrap()
         };
         let r = review(&rollout, &req, &options).response;

@@ -96,18 +96,25 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         }
         let hard = first.what.clone();
         let hard_path = first.path.clone();
-        let pods = world.placed.state().live_pods().count();
-        let replayed = match world.replay_pods_limit {
-            Some(limit) if pods > limit => Err(LintError::Simulation {
-                object: s.id.clone(),
-                message: format!(
-                    "the cluster's {pods} pods are more than the {limit} a replay is made of here"
-                ),
-            }),
-            _ => {
-                let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
-                replay(merged, &s.namespace, &s.name, None, world.placed.setup())
+        // A run over files replays every Deployment in the one merged
+        // world; a run over a live world in the part its rollout touches.
+        let around;
+        let replay_world: &Inventory = if world.is_live() {
+            around = world.replay_inventory(s, &eligible);
+            &around
+        } else {
+            merged.get_or_insert_with(|| merge(world.manifests, world.snapshot))
+        };
+        let replayed = match world.replay_replicas_limit {
+            Some(limit) if usize::try_from(replicas).unwrap_or(0) > limit => {
+                Err(LintError::Simulation {
+                    object: s.id.clone(),
+                    message: format!(
+                        "its {replicas} replicas are more than the {limit} a rollout is replayed for here"
+                    ),
+                })
             }
+            _ => replay(replay_world, &s.namespace, &s.name, None, world.placed.setup()),
         };
         let result = match replayed {
             Ok(r) => {
@@ -144,7 +151,6 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if result.completes || never_up {
             continue;
         }
-        let merged = merged.get_or_insert_with(|| merge(world.manifests, world.snapshot));
         let rolling = strategy.and_then(|st| st.rolling_update.as_ref());
         let surge_text = rolling
             .and_then(|r| r.max_surge.as_ref())
@@ -208,7 +214,7 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
                 break;
             }
             let Ok(outcome) = replay(
-                merged,
+                replay_world,
                 &s.namespace,
                 &s.name,
                 Some(candidate.clone()),

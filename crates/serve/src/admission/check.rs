@@ -7,6 +7,7 @@
 //! Plain function over `&World`, so tests drive it from YAML worlds and
 //! the server holds the model's read guard only for the one answer.
 
+use podplace_lint::live::LiveIndex;
 use podplace_lint::{Finding, LintOptions, Severity};
 use podplace_model::inventory::Inventory;
 use podplace_model::load::{load_with_source_map, LoadOptions, Source};
@@ -32,22 +33,24 @@ pub struct AdmissionOptions {
     pub deny: Vec<String>,
     /// The lint rules' options (`disabled` rules are not run).
     pub lint: LintOptions,
-    /// PP003 replays a rollout only on a model of at most this many pods
-    /// (a replay copies and simulates the whole cluster while the review
-    /// holds the model's read guard); past it the rollout is not checked
-    /// at admission (no warning). `None`: always replayed.
-    pub replay_pods_limit: Option<usize>,
+    /// PP003 replays the rollout of a Deployment of at most this many
+    /// replicas. A replay is made of the nodes the Deployment may use and
+    /// their pods (never the whole cluster) and rolls each replica once,
+    /// so its work follows the replicas, not the cluster's size; past the
+    /// bound the rollout is not checked at admission (no warning).
+    /// `None`: always replayed.
+    pub replay_replicas_limit: Option<usize>,
 }
 
-/// The default [`AdmissionOptions::replay_pods_limit`].
-pub const REPLAY_PODS_LIMIT: usize = 5_000;
+/// The default [`AdmissionOptions::replay_replicas_limit`].
+pub const REPLAY_REPLICAS_LIMIT: usize = 200;
 
 impl Default for AdmissionOptions {
     fn default() -> Self {
         AdmissionOptions {
             deny: Vec::new(),
             lint: LintOptions::default(),
-            replay_pods_limit: Some(REPLAY_PODS_LIMIT),
+            replay_replicas_limit: Some(REPLAY_REPLICAS_LIMIT),
         }
     }
 }
@@ -135,8 +138,22 @@ fn controlled(object: &Value) -> bool {
         })
 }
 
-/// Answers one review against `world` (the live model, read only).
+/// Answers one review against `world` (the live model, read only),
+/// computing everything from `world` (the plain form; the server answers
+/// through [`super::ReviewCache`], which gives the same answers).
 pub fn review(world: &World, request: &AdmissionRequest, options: &AdmissionOptions) -> Answer {
+    review_indexed(world, None, request, options)
+}
+
+/// [`review`] with what every review of `world` shares read from `index`
+/// when given ([`podplace_lint::live::LiveIndex::new`] of `world` as it
+/// is: the caller keeps one per model generation).
+pub fn review_indexed(
+    world: &World,
+    index: Option<&LiveIndex>,
+    request: &AdmissionRequest,
+    options: &AdmissionOptions,
+) -> Answer {
     let skip = || Answer {
         response: AdmissionResponse::allow(&request.uid),
         verdict: Verdict::Skipped,
@@ -162,13 +179,24 @@ pub fn review(world: &World, request: &AdmissionRequest, options: &AdmissionOpti
         Ok(loaded) => loaded,
         Err(e) => return unchecked(e),
     };
-    let report = match podplace_lint::lint_over(
-        world,
-        &inventory,
-        &source_map,
-        &options.lint,
-        options.replay_pods_limit,
-    ) {
+    let report = match index {
+        Some(index) => podplace_lint::lint_over_indexed(
+            world,
+            index,
+            &inventory,
+            &source_map,
+            &options.lint,
+            options.replay_replicas_limit,
+        ),
+        None => podplace_lint::lint_over(
+            world,
+            &inventory,
+            &source_map,
+            &options.lint,
+            options.replay_replicas_limit,
+        ),
+    };
+    let report = match report {
         Ok(r) => r,
         Err(e) => return unchecked(e.to_string()),
     };

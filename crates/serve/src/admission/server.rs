@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
-use super::check::{self, AdmissionOptions, Verdict};
+use super::check::{AdmissionOptions, Verdict};
 use super::review::{AdmissionResponse, AdmissionReview};
 use super::tls::{ReloadingCert, TlsError};
 use crate::shared::Model;
@@ -125,6 +125,8 @@ struct Shared {
     options: WebhookOptions,
     reviews: Arc<Semaphore>,
     stats: Arc<AdmissionStats>,
+    /// What reviews of one model generation share.
+    cache: super::ReviewCache,
 }
 
 /// A bound webhook, not serving yet: its address is known (`:0` binds
@@ -168,6 +170,7 @@ pub async fn bind_webhook(
         model,
         reviews: Arc::new(Semaphore::new(options.max_concurrent_reviews.max(1))),
         stats: Arc::new(AdmissionStats::default()),
+        cache: super::ReviewCache::new(),
         options,
     });
     let router = Router::new()
@@ -316,7 +319,11 @@ async fn validate(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         let started = Instant::now();
         let answer = {
             let world = task_shared.model.read();
-            check::review(&world, &request, &task_shared.options.admission)
+            // Read under the guard: no batch can land meanwhile.
+            let generation = task_shared.model.generation();
+            task_shared
+                .cache
+                .review(&world, generation, &request, &task_shared.options.admission)
         };
         (answer, started.elapsed())
     });

@@ -1,0 +1,488 @@
+//! `podplace-bench serve-features`: what `podplace serve`'s features cost
+//! per request on the benchmark cluster (issue 18): admission reviews
+//! answered as the webhook answers them (everything but TLS and HTTP:
+//! the model's read guard, its generation, the review cache, the lint
+//! rules with PP003's rollout replay on), and the HA watch's report per
+//! tick (a full recompute against the incremental one after a few
+//! updates).
+//!
+//! The cluster is the generated one (default 5,000 nodes, 150,000 running
+//! and 10,000 pending pods), synced as watch events into an empty
+//! observed world like `podplace-bench serve`, plus a pool of three nodes
+//! (`pool=story4`) where the story-4 Deployment (required anti-affinity on
+//! the hostname, `maxUnavailable: 0`) deadlocks, so its review must warn
+//! PP003 at any cluster size.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use podplace_model::inventory::{Inventory, Object};
+use podplace_serve::admission::check::AdmissionOptions;
+use podplace_serve::admission::review::{AdmissionRequest, GroupVersionKind};
+use podplace_serve::admission::ReviewCache;
+use podplace_serve::shared::Model;
+use podplace_world::{Change, SchedulerSetup, World};
+use serde_json::{json, Value};
+
+use crate::generate::{self, generate, Shape};
+use crate::loads::load_average;
+
+/// What `serve-features` measures.
+#[derive(Debug, Clone)]
+pub struct FeaturesArgs {
+    /// The generated cluster.
+    pub shape: Shape,
+    /// Admission reviews to answer.
+    pub reviews: usize,
+    /// Apply one watch update (a model generation) every this many
+    /// reviews (0: never), so reviews meet a cache made stale.
+    pub update_every: usize,
+    /// HA ticks to time, each after a few updates.
+    pub ticks: usize,
+    /// Where to write the results as JSON.
+    pub out: Option<PathBuf>,
+}
+
+/// The review kinds of the mix, in the report's order.
+pub const REVIEW_KINDS: [&str; 5] = [
+    "new Deployment",
+    "Deployment template update",
+    "story-4 Deployment",
+    "StatefulSet",
+    "bare Pod",
+];
+
+/// The label of the story-4 node pool.
+const POOL: (&str, &str) = ("pool", "story4");
+
+/// Thread CPU time so far, in seconds (0 when unknown).
+fn thread_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns * 1e-9)
+}
+
+/// Median, 99th percentile and largest of durations in seconds.
+pub fn percentiles(mut v: Vec<f64>) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    (at(0.5), at(0.99), v[v.len() - 1])
+}
+
+fn to_object(o: generate::Object) -> Object {
+    match o {
+        generate::Object::Namespace(x) => Object::Namespace(*x),
+        generate::Object::Node(x) => Object::Node(*x),
+        generate::Object::ReplicaSet(x) => Object::ReplicaSet(*x),
+        generate::Object::Pod(x) => Object::Pod(*x),
+        generate::Object::PersistentVolume(x) => Object::PersistentVolume(*x),
+        generate::Object::PersistentVolumeClaim(x) => Object::PersistentVolumeClaim(*x),
+        generate::Object::StorageClass(x) => Object::StorageClass(*x),
+        generate::Object::CsiNode(x) => Object::CSINode(*x),
+        generate::Object::CsiDriver(x) => Object::CSIDriver(*x),
+    }
+}
+
+/// The three nodes of the story-4 pool.
+fn pool_nodes() -> Vec<Object> {
+    (0..3)
+        .map(|i| {
+            let name = format!("story4-{i}");
+            let node = json!({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {
+                    "kubernetes.io/hostname": name, POOL.0: POOL.1,
+                    "topology.kubernetes.io/zone": "story4-zone"}},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                           "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}
+            });
+            Object::Node(serde_json::from_value(node).unwrap_or_default())
+        })
+        .collect()
+}
+
+/// A workload template of the generated cluster.
+#[derive(Debug, Clone)]
+struct Template {
+    namespace: String,
+    name: String,
+    selector: Value,
+    template: Value,
+}
+
+/// The `i`th review of the mix (kind index, request).
+fn review_request(i: usize, templates: &[Template]) -> (usize, AdmissionRequest) {
+    let kind = i % REVIEW_KINDS.len();
+    let t = &templates[(i / REVIEW_KINDS.len()) % templates.len()];
+    let request =
+        |group: &str, kind: &str, operation: &str, ns: &str, name: &str, object| AdmissionRequest {
+            uid: format!("uid-{i}"),
+            kind: GroupVersionKind {
+                group: group.to_string(),
+                version: "v1".to_string(),
+                kind: kind.to_string(),
+            },
+            name: Some(name.to_string()),
+            namespace: Some(ns.to_string()),
+            operation: operation.to_string(),
+            object: Some(object),
+            ..Default::default()
+        };
+    let ns = t.namespace.as_str();
+    let r = match kind {
+        0 => {
+            let name = format!("review-{i}");
+            let object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"replicas": 3, "selector": t.selector, "template": t.template}});
+            request("apps", "Deployment", "CREATE", ns, &name, object)
+        }
+        1 => {
+            // The running workload's template, changed (a new image).
+            let mut template = t.template.clone();
+            if let Some(c) = template.pointer_mut("/spec/containers/0") {
+                c["image"] = json!(format!("registry.example/app:{i}"));
+            }
+            let object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": t.name, "namespace": ns},
+                "spec": {"replicas": 3, "selector": t.selector, "template": template}});
+            request("apps", "Deployment", "UPDATE", ns, &t.name, object)
+        }
+        2 => {
+            let labels = json!({"app": "story4"});
+            let object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "story4", "namespace": "default"},
+                "spec": {"replicas": 3, "selector": {"matchLabels": labels},
+                  "strategy": {"type": "RollingUpdate",
+                               "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                  "template": {"metadata": {"labels": labels}, "spec": {
+                    "nodeSelector": {POOL.0: POOL.1},
+                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": labels},
+                         "topologyKey": "kubernetes.io/hostname"}]}},
+                    "containers": [{"name": "web", "image": "nginx",
+                        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}});
+            request("apps", "Deployment", "CREATE", "default", "story4", object)
+        }
+        3 => {
+            let name = format!("review-sts-{i}");
+            let object = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"replicas": 3, "serviceName": name, "selector": t.selector,
+                         "template": t.template}});
+            request("apps", "StatefulSet", "CREATE", ns, &name, object)
+        }
+        _ => {
+            let name = format!("review-pod-{i}");
+            let object = json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns,
+                             "labels": t.template.pointer("/metadata/labels")},
+                "spec": t.template.get("spec")});
+            request("", "Pod", "CREATE", ns, &name, object)
+        }
+    };
+    (kind, r)
+}
+
+/// A small watch update (a model generation): a node relabelled.
+fn an_update(world: &World, n: usize) -> Option<Change> {
+    let state = world.state();
+    let count = state.nodes().len();
+    let node = state.node_ids().nth(n.wrapping_mul(7919) % count.max(1))?;
+    let name = state.node(node).name.to_string();
+    let inv = world.inventory();
+    let api = inv
+        .nodes
+        .iter()
+        .find(|x| x.object.metadata.name.as_deref() == Some(name.as_str()))?;
+    let mut object = api.object.clone();
+    object
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("bench.podplace.io/rev".to_string(), format!("r{n}"));
+    Some(Change::Upsert(Object::Node(object)))
+}
+
+/// Runs the rows; the results as JSON (printed as markdown too).
+pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
+    let load_before = load_average();
+    let snapshot = generate(&args.shape);
+    let mut templates = Vec::new();
+    let mut objects: Vec<Object> = Vec::new();
+    for o in snapshot.objects {
+        if let generate::Object::ReplicaSet(rs) = &o {
+            if templates.len() < 200 {
+                let spec = rs.spec.as_ref();
+                templates.push(Template {
+                    namespace: rs.metadata.namespace.clone().unwrap_or_default(),
+                    name: rs.metadata.name.clone().unwrap_or_default(),
+                    selector: json!(spec.map(|s| &s.selector)),
+                    template: json!(spec.and_then(|s| s.template.as_ref())),
+                });
+            }
+        }
+        objects.push(to_object(o));
+    }
+    objects.extend(pool_nodes());
+    let sync = Instant::now();
+    let mut world = World::observed(Inventory::default(), &SchedulerSetup::default(), 0)?;
+    for o in objects {
+        world.apply(Change::Upsert(o))?;
+    }
+    let sync_secs = sync.elapsed().as_secs_f64();
+    let (nodes, pods) = (
+        world.state().nodes().len(),
+        world.state().live_pods().count(),
+    );
+    let model = Arc::new(Model::new(world));
+    model.set_ready();
+
+    // Admission: the webhook's path without TLS and HTTP.
+    let options = AdmissionOptions::default();
+    let cache = ReviewCache::default();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); REVIEW_KINDS.len()];
+    let mut all = Vec::new();
+    let mut warned = vec![0usize; REVIEW_KINDS.len()];
+    let mut story4_pp003 = 0;
+    let mut updates = 0;
+    let mut update_secs = Vec::new();
+    let (cpu0, wall0) = (thread_cpu_seconds(), Instant::now());
+    for i in 0..args.reviews {
+        if args.update_every > 0 && i > 0 && i % args.update_every == 0 {
+            let change = an_update(&model.read(), i);
+            if let Some(change) = change {
+                let t = Instant::now();
+                model.write().apply(change)?;
+                update_secs.push(t.elapsed().as_secs_f64());
+                updates += 1;
+            }
+        }
+        let (kind, request) = review_request(i, &templates);
+        let t = Instant::now();
+        let answer = {
+            let world = model.read();
+            cache.review(&world, model.generation(), &request, &options)
+        };
+        let took = t.elapsed().as_secs_f64();
+        times[kind].push(took);
+        all.push(took);
+        if !answer.response.warnings.is_empty() {
+            warned[kind] += 1;
+        }
+        if kind == 2
+            && answer
+                .response
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("podplace PP003:"))
+        {
+            story4_pp003 += 1;
+        }
+        if i < REVIEW_KINDS.len() {
+            println!(
+                "review {i} ({}): {:.1} ms, {:?}",
+                REVIEW_KINDS[kind],
+                took * 1e3,
+                answer.response.warnings
+            );
+        }
+    }
+    let cpu_mean = (thread_cpu_seconds() - cpu0) / args.reviews.max(1) as f64;
+    let wall_mean = wall0.elapsed().as_secs_f64() / args.reviews.max(1) as f64;
+    let (p50, p99, max) = percentiles(all);
+
+    // The HA watch: a full report, then ticks after a few updates each.
+    let mut watch = podplace_serve::ha::HaWatch::new();
+    let t = Instant::now();
+    let first = watch.update(&model);
+    let first_secs = t.elapsed().as_secs_f64();
+    let mut full_secs = Vec::new();
+    let mut tick_secs = Vec::new();
+    let mut same = true;
+    for k in 0..args.ticks {
+        for j in 0..5 {
+            let change = an_update(&model.read(), 10_000 + k * 5 + j);
+            if let Some(change) = change {
+                model.write().apply(change)?;
+            }
+        }
+        let t = Instant::now();
+        let report = watch.update(&model);
+        tick_secs.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let full = podplace_serve::ha::findings(&model.read());
+        full_secs.push(t.elapsed().as_secs_f64());
+        same &= full.findings == report.findings && full.domains == report.domains;
+    }
+    let load_after = load_average();
+
+    println!("## podplace serve features at scale\n");
+    println!(
+        "{nodes} nodes, {pods} pods (synced in {sync_secs:.1} s), {} reviews, an update every {} reviews ({updates} updates); load average {load_before:.2} → {load_after:.2}\n",
+        args.reviews, args.update_every
+    );
+    println!("| row | result | target |\n|---|---|---|");
+    println!(
+        "| admission review, all kinds: median / p99 / max | {:.1} / {:.1} / {:.1} ms | p99 ≤ 100 ms |",
+        p50 * 1e3,
+        p99 * 1e3,
+        max * 1e3
+    );
+    println!(
+        "| admission review: mean thread CPU / mean wall | {:.1} / {:.1} ms | |",
+        cpu_mean * 1e3,
+        wall_mean * 1e3
+    );
+    let mut rows = Vec::new();
+    for (k, name) in REVIEW_KINDS.iter().enumerate() {
+        let (a, b, c) = percentiles(times[k].clone());
+        println!(
+            "| review {name} ({}, {} warned): median / p99 / max | {:.1} / {:.1} / {:.1} ms | |",
+            times[k].len(),
+            warned[k],
+            a * 1e3,
+            b * 1e3,
+            c * 1e3
+        );
+        rows.push(
+            json!({"kind": name, "count": times[k].len(), "warned": warned[k],
+                         "median_s": a, "p99_s": b, "max_s": c}),
+        );
+    }
+    println!(
+        "| story-4 reviews warning PP003 (replay on) | {story4_pp003} of {} | all |",
+        times[2].len()
+    );
+    let (ha_full, _, ha_full_max) = percentiles(full_secs.clone());
+    let (ha_tick, _, ha_tick_max) = percentiles(tick_secs.clone());
+    println!(
+        "| HA report: first (full) | {:.1} ms ({} findings) | tick 2 s |",
+        first_secs * 1e3,
+        first.findings.len()
+    );
+    println!(
+        "| HA report after 5 updates: full recompute median / max | {:.1} / {:.1} ms | |",
+        ha_full * 1e3,
+        ha_full_max * 1e3
+    );
+    println!(
+        "| HA report after 5 updates: the watch's tick median / max (same findings: {same}) | {:.1} / {:.1} ms | |",
+        ha_tick * 1e3,
+        ha_tick_max * 1e3
+    );
+    let result = json!({
+        "shape": {"nodes": args.shape.nodes, "pods": args.shape.pods,
+                  "new_pods": args.shape.new_pods, "seed": args.shape.seed},
+        "load_average": {"before": load_before, "after": load_after},
+        "admission": {"reviews": args.reviews, "median_s": p50, "p99_s": p99, "max_s": max,
+                      "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean, "kinds": rows,
+                      "story4_pp003": story4_pp003, "updates": updates,
+                      "update_every": args.update_every},
+        "ha": {"first_s": first_secs, "full_s": full_secs, "tick_s": tick_secs,
+               "same_findings": same},
+    });
+    if let Some(out) = &args.out {
+        std::fs::write(out, format!("{}\n", serde_json::to_string_pretty(&result)?))?;
+    }
+    Ok(result)
+}
+
+/// Usage of `podplace-bench serve-features`.
+pub const USAGE: &str = "\
+usage: podplace-bench serve-features [--nodes N] [--pods N] [--workloads N]
+                                     [--new-pods N] [--seed N] [--reviews N]
+                                     [--update-every N] [--ticks N]
+                                     [--out RESULTS.json]
+
+Syncs the generated cluster (default 5,000 nodes, 150,000 running and
+10,000 pending pods) plus a three-node story-4 pool, answers --reviews
+admission reviews (default 200: new Deployments, template updates of
+running workloads, the story-4 Deployment, StatefulSets, bare Pods) as the
+webhook answers them, with a watch update every --update-every reviews
+(default 0: none), then times --ticks HA watch ticks (default 5) after 5
+updates each against a full recompute; prints median / p99 / max.";
+
+/// `podplace-bench serve-features ARGS`: parses `args`, runs
+/// [`features`]; the exit code.
+pub fn command(args: &[String]) -> std::process::ExitCode {
+    let mut a = FeaturesArgs {
+        shape: Shape::default(),
+        reviews: 200,
+        update_every: 0,
+        ticks: 5,
+        out: None,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if flag == "-h" || flag == "--help" {
+            println!("{USAGE}");
+            return std::process::ExitCode::SUCCESS;
+        }
+        let Some(value) = it.next().cloned() else {
+            eprintln!("podplace-bench serve-features: {flag} needs a value\n\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        };
+        if flag == "--out" {
+            a.out = Some(PathBuf::from(value));
+            continue;
+        }
+        let Ok(n) = value.replace('_', "").parse::<usize>() else {
+            eprintln!("podplace-bench serve-features: {flag} {value:?} is not a number\n\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        };
+        match flag.as_str() {
+            "--nodes" if n > 0 => a.shape.nodes = n,
+            "--pods" => a.shape.pods = n,
+            "--workloads" if n > 0 => a.shape.workloads = n,
+            "--new-pods" => a.shape.new_pods = n,
+            "--seed" => a.shape.seed = n as u64,
+            "--reviews" if n > 0 => a.reviews = n,
+            "--update-every" => a.update_every = n,
+            "--ticks" => a.ticks = n,
+            other => {
+                eprintln!("podplace-bench serve-features: bad argument {other} {value}\n\n{USAGE}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+    }
+    match features(&a) {
+        Ok(_) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("podplace-bench serve-features: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_cluster_reviews_and_the_story4_deployment_warns() {
+        let shape = Shape {
+            nodes: 30,
+            pods: 300,
+            workloads: 20,
+            new_pods: 20,
+            new_workloads: 2,
+            seed: 3,
+        };
+        let r = features(&FeaturesArgs {
+            shape,
+            reviews: 10,
+            update_every: 3,
+            ticks: 1,
+            out: None,
+        })
+        .expect("runs");
+        assert_eq!(r["admission"]["story4_pp003"], json!(2));
+        assert_eq!(r["ha"]["same_findings"], json!(true));
+    }
+}
