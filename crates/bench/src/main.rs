@@ -137,6 +137,9 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("serve") {
         return podplace_bench::serve::command(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("serve-live") {
+        return podplace_bench::serve_live::command(&args[1..]);
+    }
     let args = match parse_args(&args) {
         Ok(a) => a,
         Err(ArgsError::Help) => {

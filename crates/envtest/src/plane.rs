@@ -73,6 +73,10 @@ pub struct Options {
     pub controller_manager_args: Vec<String>,
     /// Extra kube-scheduler flags.
     pub scheduler_args: Vec<String>,
+    /// Start etcd and kube-apiserver only: no controllers, no scheduler
+    /// (a benchmark that creates its pods bound, and Pending pods that must
+    /// stay Pending). Nothing makes the `default` ServiceAccounts then.
+    pub apiserver_only: bool,
 }
 
 /// Deadlines for each start step (generous for 2 loaded cores).
@@ -224,6 +228,10 @@ impl ControlPlane {
             started_in: Duration::ZERO,
         };
         cp.wait_apiserver_ready().await?;
+        if options.apiserver_only {
+            cp.started_in = t0.elapsed();
+            return Ok(cp);
+        }
 
         // kube-controller-manager and kube-scheduler, started together.
         let dir = cp.dir.clone();
