@@ -10,7 +10,11 @@
 //! - `podplace_workload_domains{namespace,workload,topology_key}`: distinct
 //!   domains a workload's running replicas occupy;
 //! - `podplace_ha_lost{namespace,workload}`: 1 while the workload's
-//!   replicas all sit on one node or zone, else 0.
+//!   replicas all sit on one node or zone, else 0;
+//! - `podplace_rounds_total{role}`: the feature rounds this replica ran
+//!   (`leader`) or passed while another replica leads (`standby`), once
+//!   its model is ready — a replica that counts rounds is alive, and one
+//!   that counts `standby` rounds acted on none of them.
 //!
 //! Label values are bounded: the [`ServeMetrics::top`] workloads (most
 //! pending pods; HA-lost first, then most replicas) keep their own series,
@@ -24,6 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -48,6 +53,25 @@ pub struct ServeMetrics {
     blocked_by: Family<Labels, Gauge>,
     domains: Family<Labels, Gauge>,
     ha_lost: Family<Labels, Gauge>,
+    rounds: Family<Labels, Counter>,
+}
+
+/// What a replica did in a round of the tick loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    /// It held the Lease and ran the features (Events written).
+    Leader,
+    /// Another replica held the Lease: it did nothing.
+    Standby,
+}
+
+impl Round {
+    fn label(self) -> &'static str {
+        match self {
+            Round::Leader => "leader",
+            Round::Standby => "standby",
+        }
+    }
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -81,6 +105,7 @@ impl ServeMetrics {
             blocked_by: Family::default(),
             domains: Family::default(),
             ha_lost: Family::default(),
+            rounds: Family::default(),
         }
     }
 
@@ -113,6 +138,18 @@ impl ServeMetrics {
             "1 while all running replicas of the workload sit on one node or one zone (leader only)",
             self.ha_lost.clone(),
         );
+        registry.register(
+            "podplace_rounds",
+            "Feature rounds this replica ran as the Lease holder (role=leader) or passed as a standby (role=standby), once its model is ready",
+            self.rounds.clone(),
+        );
+    }
+
+    /// Counts one round of the tick loop (every replica, leader or not).
+    pub fn count_round(&self, round: Round) {
+        self.rounds
+            .get_or_create(&labels(&[("role", round.label())]))
+            .inc();
     }
 
     /// Whether this replica holds the Lease. Losing it clears every

@@ -44,7 +44,7 @@ use crate::admission::{bind_webhook, AdmissionOptions, UnknownRule, WebhookError
 use crate::explain::Explainer;
 use crate::ha::events::{HaEvent, HaEvents};
 use crate::ha::HaWatch;
-use crate::metrics::ServeMetrics;
+use crate::metrics::{Round, ServeMetrics};
 use crate::shared::Model;
 use crate::sync::{Sync, SyncMetrics, SyncOptions};
 
@@ -442,6 +442,9 @@ async fn tick_loop(
         interval.tick().await;
         let leading = daemon.is_leader();
         if !leading || !model.ready() {
+            if model.ready() {
+                metrics.count_round(Round::Standby);
+            }
             if metrics.leading() && !leading {
                 metrics.set_leader(false);
                 let mut f = lock(&features);
@@ -491,6 +494,9 @@ async fn tick_loop(
                 eprintln!("warning: recording an Event: {e}");
             }
         }
+        // Counted once the round's Events are written: a test (or an
+        // operator) that sees the count move knows the round is complete.
+        metrics.count_round(Round::Leader);
         if maintained.elapsed() >= MAINTAIN_EVERY && daemon.is_leader() {
             maintained = Instant::now();
             let (_, errors) = recorder.maintain().await;

@@ -232,3 +232,21 @@ fn bound_keys_keeps_the_first_top() {
     assert_eq!(map["b"], "b");
     assert_eq!(map["c"], "other");
 }
+
+#[test]
+fn rounds_are_counted_by_role_whoever_leads() {
+    let m = ServeMetrics::new(10);
+    m.count_round(Round::Standby);
+    m.count_round(Round::Standby);
+    m.set_leader(true);
+    m.count_round(Round::Leader);
+    // Unlike the findings, the counts stay when the Lease is lost.
+    m.set_leader(false);
+    assert_eq!(
+        samples(&text(&m), "podplace_rounds_total"),
+        [
+            "podplace_rounds_total{role=\"leader\"} 1",
+            "podplace_rounds_total{role=\"standby\"} 2",
+        ]
+    );
+}

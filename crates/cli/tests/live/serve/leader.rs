@@ -55,9 +55,23 @@ pub async fn serve_replicas_and_an_old_rebalance_pod_act_one_at_a_time(live: &Li
     let mut b = Some(spawn_serve(live.kubeconfig(), "new-b", &args, &live.timeline).await?);
     live.apply_yaml(&ns, STUCK).await?;
     live.wait_failed_scheduling(&ns, "stuck").await?;
-    // Past --explain-after and several ticks: a replica that acted without
-    // the Lease would have written by now.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Both replicas pass rounds as standbys: once each has counted more
+    // rounds since the FailedScheduling than --explain-after (1s) takes at
+    // --tick 500ms, a replica that acted without the Lease would have
+    // written its Event (a round's Events are written before it counts).
+    for replica in [&a, &b] {
+        let replica = replica.as_ref().context("a serve replica")?;
+        let standby = [("role", "standby")];
+        let seen = replica.metric("podplace_rounds_total", &standby).await?;
+        replica
+            .wait_metric(
+                "podplace_rounds_total",
+                &standby,
+                seen + 4.0,
+                Duration::from_secs(30),
+            )
+            .await?;
+    }
     let early = events_about(client, &ns, "Pod", "stuck", "PodplaceWhy").await?;
     ensure!(
         early.is_empty() && holder(client, &ns, LEASE).await?.as_deref() == Some("old"),
@@ -110,6 +124,7 @@ pub async fn serve_replicas_and_an_old_rebalance_pod_act_one_at_a_time(live: &Li
     // SIGKILL the leader by its PID: the other takes over, and the pod
     // keeps one Event.
     let mut gone = leader.take().context("the leader")?;
+    let killed_at = k8s_openapi::jiff::Timestamp::now();
     gone.kill()?;
     let next = f.identity.clone();
     let took = wait_holder(client, &ns, LEASE, &next, Duration::from_secs(30)).await?;
@@ -126,8 +141,26 @@ pub async fn serve_replicas_and_an_old_rebalance_pod_act_one_at_a_time(live: &Li
         Duration::from_secs(15),
     )
     .await?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let events = events_about(client, &ns, "Pod", "stuck", "PodplaceWhy").await?;
+    // The new leader explains the pod afresh: its create meets the first
+    // leader's Event (same series, same name) and counts a repeat on it
+    // instead of writing a second one.
+    let events = wait_until(
+        "the new leader to count a repeat on the PodplaceWhy Event of stuck",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || async {
+            let events = events_about(client, &ns, "Pod", "stuck", "PodplaceWhy").await?;
+            let counted = events.len() > 1
+                || events.iter().any(|e| {
+                    e.series
+                        .as_ref()
+                        .is_some_and(|s| s.last_observed_time.0 >= killed_at)
+                });
+            Ok::<_, anyhow::Error>(counted.then_some(events))
+        },
+    )
+    .await
+    .with_context(|| f.output())?;
     let summary: Vec<String> = events
         .iter()
         .map(|e| {

@@ -129,9 +129,19 @@ async fn vault(live: &Live) -> Result<()> {
     )
     .await
     .with_context(|| serve.output())?;
-    // Four ticks more (--tick 500ms): a leader that still explained the
-    // bound pod would have written by now.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Two complete leader rounds more (a round counts once its Events are
+    // written): a leader that still explained the bound pod would have
+    // written by now.
+    let leader = [("role", "leader")];
+    let rounds = serve.metric("podplace_rounds_total", &leader).await?;
+    serve
+        .wait_metric(
+            "podplace_rounds_total",
+            &leader,
+            rounds + 2.0,
+            Duration::from_secs(30),
+        )
+        .await?;
     let after = events_about(&live.client, NS, "Pod", "vault-2", "PodplaceWhy").await?;
     ensure!(
         after.len() == at_bind.len() && seen(&after) == seen(&at_bind),
