@@ -133,7 +133,8 @@ pub async fn fetch_inventory(client: &Client, opts: &FetchOptions) -> Result<Fet
             .await?,
         pods: f
             .fetch("pods", scoped::<Pod>(client, opts), validate::validate_pod)
-            .await?,
+            .await?
+            .into(),
         services: f
             .fetch("services", scoped::<Service>(client, opts), no_checks)
             .await?,

@@ -177,11 +177,10 @@ pub fn objects_yaml(inv: &Inventory) -> Vec<(String, String)> {
         .collect()
 }
 
-fn push<K>(items: &mut Vec<Value>, objects: &[Sourced<K>])
+fn push<'a, K>(items: &mut Vec<Value>, objects: impl IntoIterator<Item = &'a Sourced<K>>)
 where
-    K: Serialize + k8s_openapi::Metadata<Ty = ObjectMeta> + Clone,
+    K: Serialize + k8s_openapi::Metadata<Ty = ObjectMeta> + Clone + 'a,
 {
-    items.reserve(objects.len());
     for s in objects {
         // Serialising k8s-openapi types writes apiVersion and kind.
         let Ok(mut v) = serde_json::to_value(&s.object) else {

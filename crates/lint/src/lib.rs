@@ -176,8 +176,8 @@ pub fn running_workloads(cluster: &Inventory) -> (Inventory, Inventory) {
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.pods)
         .into_iter()
         .partition(|p| !controlled(&p.object.metadata));
-    manifests.pods = own;
-    rest.pods = made;
+    manifests.pods = own.into();
+    rest.pods = made.into();
     (manifests, rest)
 }
 

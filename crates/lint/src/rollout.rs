@@ -35,16 +35,21 @@ pub fn merge(manifests: &Inventory, snapshot: Option<&Inventory>) -> Inventory {
         all.warnings.clear();
         return all;
     };
-    fn take<T: Clone>(
-        base: &[Sourced<T>],
-        over: &[Sourced<T>],
+    fn take<
+        'a,
+        T: Clone + 'a,
+        L: IntoIterator<Item = &'a Sourced<T>> + Copy,
+        C: FromIterator<Sourced<T>>,
+    >(
+        base: L,
+        over: L,
         meta: fn(&T) -> &ObjectMeta,
-    ) -> Vec<Sourced<T>> {
+    ) -> C {
         let replaced: FxHashSet<(String, String)> =
-            over.iter().map(|o| key_of(meta(&o.object))).collect();
-        base.iter()
+            over.into_iter().map(|o| key_of(meta(&o.object))).collect();
+        base.into_iter()
             .filter(|b| !replaced.contains(&key_of(meta(&b.object))))
-            .chain(over.iter())
+            .chain(over)
             .cloned()
             .collect()
     }

@@ -4,6 +4,7 @@
 //! Everything here is a plain `k8s-openapi` type so that loaders, the live
 //! client and tests all speak the Kubernetes API's own vocabulary.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -15,6 +16,37 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+pub use crate::pod_list::PodList;
+
+/// The list of one kind's objects, as [`Inventory`]'s per-kind methods
+/// use it: a `Vec` for every kind, a [`PodList`] for pods.
+trait KindList<T> {
+    /// The metadata of the `i`th object.
+    fn meta_at(&self, i: usize) -> Option<Cow<'_, ObjectMeta>>;
+    /// Puts `object` in place of the `i`th; the old one.
+    fn put(&mut self, i: usize, object: T) -> Option<T>;
+}
+
+impl<T: k8s_openapi::Metadata<Ty = ObjectMeta>> KindList<T> for Vec<Sourced<T>> {
+    fn meta_at(&self, i: usize) -> Option<Cow<'_, ObjectMeta>> {
+        self.get(i).map(|o| Cow::Borrowed(o.object.metadata()))
+    }
+    fn put(&mut self, i: usize, object: T) -> Option<T> {
+        self.get_mut(i)
+            .map(|slot| std::mem::replace(&mut slot.object, object))
+    }
+}
+
+impl KindList<Pod> for PodList {
+    fn meta_at(&self, i: usize) -> Option<Cow<'_, ObjectMeta>> {
+        self.metadata(i)
+    }
+    fn put(&mut self, i: usize, object: Pod) -> Option<Pod> {
+        self.replace(i, object)
+    }
+}
 
 /// Where an object came from, so messages can point back at it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,8 +76,9 @@ pub struct Sourced<T> {
 pub struct Inventory {
     /// Nodes, in load order.
     pub nodes: Vec<Sourced<Node>>,
-    /// Pods, running and pending, in load order.
-    pub pods: Vec<Sourced<Pod>>,
+    /// Pods, running and pending, in load order (packed in a watch-fed
+    /// world: see [`PodList`]).
+    pub pods: PodList,
     /// Namespaces (their labels feed namespaceSelector).
     pub namespaces: Vec<Sourced<Namespace>>,
     /// Services (their selectors feed default topology spread).
@@ -190,13 +223,14 @@ macro_rules! object_kinds {
             }
 
             /// The metadata of the `index`th object of `kind` (in its
-            /// kind's list), for a keyed index over the lists.
+            /// kind's list), for a keyed index over the lists (a packed
+            /// pod's is decoded, not kept).
             pub fn metadata_at(
                 &self,
                 kind: ObjectKind,
                 index: usize,
-            ) -> Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
-                match kind { $(ObjectKind::$variant => self.$field.get(index).map(|o| &o.object.metadata)),* }
+            ) -> Option<Cow<'_, ObjectMeta>> {
+                match kind { $(ObjectKind::$variant => KindList::meta_at(&self.$field, index)),* }
             }
 
             /// Puts `object` at `index` of its kind's list in place of the
@@ -205,10 +239,7 @@ macro_rules! object_kinds {
             /// nothing changed) when `index` is past the list.
             pub fn replace(&mut self, index: usize, object: Object) -> Option<Object> {
                 match object {
-                    $(Object::$variant(o) => self
-                        .$field
-                        .get_mut(index)
-                        .map(|slot| Object::$variant(std::mem::replace(&mut slot.object, o))),)*
+                    $(Object::$variant(o) => KindList::put(&mut self.$field, index, o).map(Object::$variant),)*
                 }
             }
 

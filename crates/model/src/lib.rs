@@ -11,6 +11,7 @@ pub mod load;
 pub mod naming;
 pub mod objects;
 pub mod pdb;
+pub mod pod_list;
 pub mod quantity;
 pub mod resym;
 pub mod selector;

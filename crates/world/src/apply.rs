@@ -155,7 +155,7 @@ impl World {
     pub fn keys(&self, kind: ObjectKind) -> Vec<ObjectKey> {
         (0..self.inventory.count(kind))
             .filter_map(|i| self.inventory.metadata_at(kind, i))
-            .map(|meta| ObjectKey::of(kind, meta))
+            .map(|meta| ObjectKey::of(kind, &meta))
             .collect()
     }
 
@@ -236,7 +236,7 @@ impl World {
         let i = live.at.remove(key)?;
         let removed = self.inventory.swap_remove(key.kind, i)?;
         if let Some(meta) = self.inventory.metadata_at(key.kind, i) {
-            let moved = ObjectKey::of(key.kind, meta);
+            let moved = ObjectKey::of(key.kind, &meta);
             if key.kind == ObjectKind::Pod {
                 if let Some(id) = self.pod_id(&moved.namespace, &moved.name) {
                     if let Some(row) = self.pods.row_mut(id) {

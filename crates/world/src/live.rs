@@ -84,7 +84,7 @@ impl Live {
         for &kind in ObjectKind::ALL {
             for i in 0..inventory.count(kind) {
                 if let Some(meta) = inventory.metadata_at(kind, i) {
-                    live.at.insert(ObjectKey::of(kind, meta), i);
+                    live.at.insert(ObjectKey::of(kind, &meta), i);
                 }
             }
         }

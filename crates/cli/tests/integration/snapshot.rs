@@ -7,12 +7,14 @@ use std::path::Path;
 
 use podplace_model::load::{load, Source};
 
-fn names<K>(objects: &[podplace_model::inventory::Sourced<K>]) -> Vec<String>
+fn names<'a, K>(
+    objects: impl IntoIterator<Item = &'a podplace_model::inventory::Sourced<K>>,
+) -> Vec<String>
 where
-    K: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+    K: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> + 'a,
 {
     objects
-        .iter()
+        .into_iter()
         .map(|s| {
             let m = s.object.metadata();
             match &m.namespace {

@@ -31,7 +31,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 pub use self::admission::Admission;
-use crate::inventory::{CountedReplicas, Inventory, Sourced};
+use crate::inventory::{CountedReplicas, Inventory, PodList, Sourced};
 use crate::naming::UsedNames;
 pub use crate::naming::{name_suffix, pod_template_hash, synthetic_uid, NAME_ALPHABET};
 use crate::workloads::WorkloadKind;
@@ -120,7 +120,7 @@ struct PodIndex {
 }
 
 impl PodIndex {
-    fn new(pods: &[Sourced<Pod>]) -> Self {
+    fn new(pods: &PodList) -> Self {
         let mut by_owner: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
         let mut names = UsedNames::new();
         for (i, p) in pods.iter().enumerate() {
@@ -142,7 +142,7 @@ impl PodIndex {
     }
 
     /// Indices of the pods `owner` controls.
-    fn owned<'p>(&self, pods: &'p [Sourced<Pod>], owner: &Owner<'_>) -> Vec<&'p Pod> {
+    fn owned<'p>(&self, pods: &'p PodList, owner: &Owner<'_>) -> Vec<&'p Pod> {
         self.by_owner
             .get(&(
                 owner.kind.as_str().to_string(),

@@ -67,7 +67,8 @@ pub(super) trait Kind:
     /// a second definition is ignored with a warning instead of failing.
     const DUPLICATE_KEEPS_FIRST: bool = false;
     fn validate(&self) -> Vec<FieldError>;
-    fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>>;
+    /// Appends one object read to its kind's list.
+    fn push(inv: &mut Inventory, object: Sourced<Self>);
 }
 
 macro_rules! kind {
@@ -79,8 +80,8 @@ macro_rules! kind {
                 let f: fn(&$t) -> Vec<FieldError> = $validate;
                 f(self)
             }
-            fn list(inv: &mut Inventory) -> &mut Vec<Sourced<Self>> {
-                &mut inv.$field
+            fn push(inv: &mut Inventory, object: Sourced<Self>) {
+                inv.$field.push(object)
             }
         }
     };

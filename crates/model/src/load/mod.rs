@@ -1417,10 +1417,13 @@ impl State<'_> {
         if <T as k8s_openapi::Resource>::KIND == "Pod" {
             self.pod_anchors.push(anchor);
         }
-        T::list(&mut self.inv).push(Sourced {
-            object: obj,
-            origin,
-        });
+        T::push(
+            &mut self.inv,
+            Sourced {
+                object: obj,
+                origin,
+            },
+        );
         Ok(())
     }
 

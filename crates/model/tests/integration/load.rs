@@ -25,11 +25,12 @@ fn api_body(rel: &str) -> Source {
 }
 
 fn names<
-    T: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+    'a,
+    T: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> + 'a,
 >(
-    objs: &[podplace_model::inventory::Sourced<T>],
+    objs: impl IntoIterator<Item = &'a podplace_model::inventory::Sourced<T>>,
 ) -> Vec<String> {
-    objs.iter()
+    objs.into_iter()
         .map(|o| {
             let m = o.object.metadata();
             match m.namespace.as_deref() {

@@ -1,0 +1,556 @@
+//! [`PodList`]: the pods of an [`crate::inventory::Inventory`], each held
+//! either as its `k8s-openapi` object or, in a packed list, as the object's
+//! JSON bytes, decoded when read.
+//!
+//! A `k8s-openapi` `Pod` is mostly fixed-size optional fields: a bound pod
+//! of one container takes about 12 KB in memory (2.4 KB for the `Pod`, 2.1
+//! KB per `Container`, status, conditions, maps), its JSON about a quarter
+//! of that. `podplace serve` keeps every pod of the cluster for as long as
+//! it runs, and the features read few of them (the pods an explanation
+//! names, a rebalance round); so a watch-fed world packs its pods
+//! ([`PodList::set_packed`]) and pays the decoding only for what is read.
+//! Packing is lossless (the bytes are the object's own JSON), so every
+//! reader sees the object it would have seen unpacked.
+//!
+//! A packed pod read through [`PodList::get`], indexing or
+//! [`PodList::iter`] is decoded once and kept beside its bytes until the
+//! owner calls [`PodList::trim_decoded`] (a watch-fed world does at each
+//! change), so a feature reading pods during one round pays each decoding
+//! once and the memory goes back after it. Commands that load files never
+//! pack: the objects they write back out are the ones they read.
+
+use std::borrow::Cow;
+use std::sync::{Mutex, OnceLock};
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::inventory::{Origin, Sourced};
+
+/// One pod of a [`PodList`].
+#[derive(Debug)]
+enum Slot {
+    /// The object itself.
+    Full(Box<Sourced<Pod>>),
+    /// The object's JSON, and the object once decoded.
+    Packed {
+        json: Box<[u8]>,
+        origin: Origin,
+        decoded: OnceLock<Box<Sourced<Pod>>>,
+    },
+}
+
+impl Clone for Slot {
+    /// A packed slot's copy holds the bytes only: it decodes on its own.
+    fn clone(&self) -> Self {
+        match self {
+            Slot::Full(p) => Slot::Full(p.clone()),
+            Slot::Packed { json, origin, .. } => Slot::Packed {
+                json: json.clone(),
+                origin: origin.clone(),
+                decoded: OnceLock::new(),
+            },
+        }
+    }
+}
+
+/// The JSON of `pod`: what packing keeps.
+fn encode(pod: &Pod) -> Box<[u8]> {
+    // A k8s-openapi object always serialises (string keys, no floats NaN).
+    serde_json::to_vec(pod)
+        .unwrap_or_default()
+        .into_boxed_slice()
+}
+
+/// The pod `json` encodes; a default pod for bytes that do not decode,
+/// which [`encode`]'s output always does (the round trip is tested).
+fn decode(json: &[u8]) -> Pod {
+    serde_json::from_slice(json).unwrap_or_default()
+}
+
+impl Slot {
+    fn pack(p: Sourced<Pod>) -> Slot {
+        Slot::Packed {
+            json: encode(&p.object),
+            origin: p.origin,
+            decoded: OnceLock::new(),
+        }
+    }
+
+    fn into_sourced(self) -> Sourced<Pod> {
+        match self {
+            Slot::Full(p) => *p,
+            Slot::Packed {
+                json,
+                origin,
+                decoded,
+            } => match decoded.into_inner() {
+                Some(p) => *p,
+                None => Sourced {
+                    object: decode(&json),
+                    origin,
+                },
+            },
+        }
+    }
+}
+
+/// The pods of an inventory, in load order (see the module doc): the
+/// methods of a `Vec<Sourced<Pod>>` that the commands use, whether the
+/// list is packed or not.
+#[derive(Debug, Default)]
+pub struct PodList {
+    slots: Vec<Slot>,
+    /// New pods are packed.
+    packed: bool,
+    /// Packed slots decoded since the last [`PodList::trim_decoded`].
+    decoded: Mutex<Vec<usize>>,
+}
+
+impl Clone for PodList {
+    fn clone(&self) -> Self {
+        PodList {
+            slots: self.slots.clone(),
+            packed: self.packed,
+            decoded: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl PodList {
+    /// An empty list that does not pack.
+    pub fn new() -> Self {
+        PodList::default()
+    }
+
+    /// Packs every pod held and every pod added later (`true`), or unpacks
+    /// them all (`false`).
+    pub fn set_packed(&mut self, packed: bool) {
+        self.packed = packed;
+        let slots = std::mem::take(&mut self.slots);
+        self.slots = slots
+            .into_iter()
+            .map(|s| self.slot(s.into_sourced()))
+            .collect();
+        self.slots.shrink_to_fit();
+        self.decoded_mut().clear();
+    }
+
+    /// Whether the list packs its pods.
+    pub fn is_packed(&self) -> bool {
+        self.packed
+    }
+
+    fn slot(&self, p: Sourced<Pod>) -> Slot {
+        if self.packed {
+            Slot::pack(p)
+        } else {
+            Slot::Full(Box::new(p))
+        }
+    }
+
+    fn decoded_mut(&mut self) -> &mut Vec<usize> {
+        self.decoded
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Drops the objects decoded from packed pods since the last call (the
+    /// bytes stay): what a round of reading made is given back.
+    pub fn trim_decoded(&mut self) {
+        let decoded = std::mem::take(self.decoded_mut());
+        for i in decoded {
+            if let Some(Slot::Packed { decoded, .. }) = self.slots.get_mut(i) {
+                decoded.take();
+            }
+        }
+    }
+
+    /// Number of pods.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there is no pod.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The `i`th pod (decoded once if packed).
+    pub fn get(&self, i: usize) -> Option<&Sourced<Pod>> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => Some(p),
+            Slot::Packed {
+                json,
+                origin,
+                decoded,
+            } => Some(decoded.get_or_init(|| {
+                self.decoded
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(i);
+                Box::new(Sourced {
+                    object: decode(json),
+                    origin: origin.clone(),
+                })
+            })),
+        }
+    }
+
+    /// The `i`th pod, to change (a packed pod is unpacked for good).
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Sourced<Pod>> {
+        let slot = self.slots.get_mut(i)?;
+        if matches!(slot, Slot::Packed { .. }) {
+            let placeholder = Slot::Full(Box::new(Sourced {
+                object: Pod::default(),
+                origin: Origin::default(),
+            }));
+            let full = std::mem::replace(slot, placeholder).into_sourced();
+            *slot = Slot::Full(Box::new(full));
+        }
+        match slot {
+            Slot::Full(p) => Some(p),
+            Slot::Packed { .. } => None,
+        }
+    }
+
+    /// The `i`th pod's metadata, decoded without being kept.
+    pub fn metadata(&self, i: usize) -> Option<Cow<'_, ObjectMeta>> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => Some(Cow::Borrowed(&p.object.metadata)),
+            Slot::Packed { json, decoded, .. } => Some(match decoded.get() {
+                Some(p) => Cow::Borrowed(&p.object.metadata),
+                None => Cow::Owned(decode(json).metadata),
+            }),
+        }
+    }
+
+    /// The `i`th pod as an owned object, decoded without being kept.
+    pub fn object(&self, i: usize) -> Option<Cow<'_, Pod>> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => Some(Cow::Borrowed(&p.object)),
+            Slot::Packed { json, decoded, .. } => Some(match decoded.get() {
+                Some(p) => Cow::Borrowed(&p.object),
+                None => Cow::Owned(decode(json)),
+            }),
+        }
+    }
+
+    /// Where the `i`th pod was read (no decoding).
+    pub fn origin(&self, i: usize) -> Option<&Origin> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => Some(&p.origin),
+            Slot::Packed { origin, .. } => Some(origin),
+        }
+    }
+
+    /// The first pod.
+    pub fn first(&self) -> Option<&Sourced<Pod>> {
+        self.get(0)
+    }
+
+    /// The last pod.
+    pub fn last(&self) -> Option<&Sourced<Pod>> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// Every pod in order (packed ones decoded once, see the module doc).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            list: self,
+            front: 0,
+            back: self.slots.len(),
+        }
+    }
+
+    /// Every pod in order, to change (packed pods are unpacked for good).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Sourced<Pod>> + '_ {
+        if self.slots.iter().any(|s| matches!(s, Slot::Packed { .. })) {
+            let slots = std::mem::take(&mut self.slots);
+            self.slots = slots
+                .into_iter()
+                .map(|s| Slot::Full(Box::new(s.into_sourced())))
+                .collect();
+            self.decoded_mut().clear();
+        }
+        self.slots.iter_mut().filter_map(|s| match s {
+            Slot::Full(p) => Some(&mut **p),
+            Slot::Packed { .. } => None,
+        })
+    }
+
+    /// Appends a pod.
+    pub fn push(&mut self, pod: Sourced<Pod>) {
+        let slot = self.slot(pod);
+        self.slots.push(slot);
+    }
+
+    /// Puts `pod` in place of the `i`th; the old one, or `None` (and
+    /// nothing changed) when `i` is past the list.
+    pub fn replace(&mut self, i: usize, pod: Pod) -> Option<Pod> {
+        let origin = self.origin(i)?.clone();
+        let slot = self.slot(Sourced {
+            object: pod,
+            origin,
+        });
+        let old = std::mem::replace(self.slots.get_mut(i)?, slot);
+        Some(old.into_sourced().object)
+    }
+
+    /// Removes the `i`th pod; the last takes its place.
+    ///
+    /// # Panics
+    /// When `i` is past the list, as `Vec::swap_remove`.
+    pub fn swap_remove(&mut self, i: usize) -> Sourced<Pod> {
+        // Indexes into the decoded list may now be wrong: forget them.
+        self.trim_decoded();
+        self.slots.swap_remove(i).into_sourced()
+    }
+
+    /// Keeps the pods `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Sourced<Pod>) -> bool) {
+        self.trim_decoded();
+        let slots = std::mem::take(&mut self.slots);
+        for s in slots {
+            let p = s.into_sourced();
+            if keep(&p) {
+                self.push(p);
+            }
+        }
+    }
+
+    /// Removes the pods in `range`, returned in order (packed ones decoded).
+    pub fn drain(
+        &mut self,
+        range: impl std::ops::RangeBounds<usize>,
+    ) -> impl Iterator<Item = Sourced<Pod>> + '_ {
+        self.trim_decoded();
+        self.slots.drain(range).map(Slot::into_sourced)
+    }
+
+    /// Removes every pod.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.decoded_mut().clear();
+    }
+
+    /// Shortens the list to `len` pods.
+    pub fn truncate(&mut self, len: usize) {
+        self.trim_decoded();
+        self.slots.truncate(len);
+    }
+}
+
+/// [`PodList::iter`].
+#[derive(Debug, Clone)]
+pub struct Iter<'a> {
+    list: &'a PodList,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a Sourced<Pod>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        self.front += 1;
+        self.list.get(self.front - 1)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front >= self.back {
+            return None;
+        }
+        self.back -= 1;
+        self.list.get(self.back)
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a PodList {
+    type Item = &'a Sourced<Pod>;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// [`PodList`]'s pods by value (packed ones decoded).
+#[derive(Debug)]
+pub struct IntoIter(std::vec::IntoIter<Slot>);
+
+impl Iterator for IntoIter {
+    type Item = Sourced<Pod>;
+    fn next(&mut self) -> Option<Sourced<Pod>> {
+        self.0.next().map(Slot::into_sourced)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut PodList {
+    type Item = &'a mut Sourced<Pod>;
+    type IntoIter = Box<dyn Iterator<Item = &'a mut Sourced<Pod>> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter_mut())
+    }
+}
+
+impl IntoIterator for PodList {
+    type Item = Sourced<Pod>;
+    type IntoIter = IntoIter;
+    fn into_iter(self) -> IntoIter {
+        IntoIter(self.slots.into_iter())
+    }
+}
+
+impl std::ops::Index<usize> for PodList {
+    type Output = Sourced<Pod>;
+    /// The `i`th pod; panics past the list, like a `Vec`.
+    fn index(&self, i: usize) -> &Sourced<Pod> {
+        match self.get(i) {
+            Some(p) => p,
+            None => panic!("pod index {i} out of range for {} pods", self.len()),
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for PodList {
+    fn index_mut(&mut self, i: usize) -> &mut Sourced<Pod> {
+        let len = self.len();
+        match self.get_mut(i) {
+            Some(p) => p,
+            None => panic!("pod index {i} out of range for {len} pods"),
+        }
+    }
+}
+
+impl Extend<Sourced<Pod>> for PodList {
+    fn extend<I: IntoIterator<Item = Sourced<Pod>>>(&mut self, pods: I) {
+        for p in pods {
+            self.push(p);
+        }
+    }
+}
+
+impl FromIterator<Sourced<Pod>> for PodList {
+    fn from_iter<I: IntoIterator<Item = Sourced<Pod>>>(pods: I) -> Self {
+        let mut list = PodList::new();
+        list.extend(pods);
+        list
+    }
+}
+
+impl From<Vec<Sourced<Pod>>> for PodList {
+    fn from(pods: Vec<Sourced<Pod>>) -> Self {
+        pods.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str) -> Sourced<Pod> {
+        let object: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "ns", "labels": {"app": "a"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                              "name": "rs", "uid": "u", "controller": true}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i",
+                     "resources": {"requests": {"cpu": "100m"}}}],
+                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                       "containerStatuses": [{"name": "c", "image": "i", "imageID": "x",
+                                              "ready": true, "restartCount": 3}]}
+        }))
+        .unwrap();
+        Sourced {
+            object,
+            origin: Origin {
+                file: format!("{name}.yaml"),
+                line: 3,
+                column: 1,
+            },
+        }
+    }
+
+    fn same(a: &PodList, b: &[Sourced<Pod>]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert_eq!(x.object, y.object);
+            assert_eq!(x.origin, y.origin);
+        }
+        for (i, y) in b.iter().enumerate() {
+            assert_eq!(a.metadata(i).unwrap().as_ref(), &y.object.metadata);
+            assert_eq!(a.object(i).unwrap().as_ref(), &y.object);
+            assert_eq!(a.origin(i), Some(&y.origin));
+        }
+    }
+
+    #[test]
+    fn packed_and_unpacked_lists_read_the_same_objects() {
+        let plain: Vec<Sourced<Pod>> = (0..5).map(|i| pod(&format!("p{i}"))).collect();
+        let mut list: PodList = plain.clone().into();
+        assert!(!list.is_packed());
+        same(&list, &plain);
+        list.set_packed(true);
+        same(&list, &plain);
+        list.trim_decoded();
+        same(&list, &plain);
+        // Changes: replace, swap_remove, push, on a packed list.
+        let mut want = plain.clone();
+        let new = pod("q");
+        let old = list.replace(1, new.object.clone()).unwrap();
+        assert_eq!(old, plain[1].object);
+        want[1].object = new.object.clone();
+        same(&list, &want);
+        let removed = list.swap_remove(0);
+        assert_eq!(removed.object, want.swap_remove(0).object);
+        same(&list, &want);
+        list.push(pod("r"));
+        want.push(pod("r"));
+        same(&list, &want);
+        let copy = list.clone();
+        same(&copy, &want);
+        list.set_packed(false);
+        same(&list, &want);
+        let back: Vec<Sourced<Pod>> = copy.into_iter().collect();
+        assert_eq!(back.len(), want.len());
+        assert!(back.iter().zip(&want).all(|(a, b)| a.object == b.object));
+    }
+
+    #[test]
+    fn a_packed_pod_takes_less_memory_than_its_object() {
+        let mut list: PodList = vec![pod("p")].into();
+        list.set_packed(true);
+        let Slot::Packed { json, .. } = &list.slots[0] else {
+            panic!("not packed");
+        };
+        assert!(json.len() < std::mem::size_of::<Pod>(), "{}", json.len());
+    }
+
+    #[test]
+    fn changing_a_packed_pod_unpacks_it() {
+        let mut list: PodList = vec![pod("p"), pod("q")].into();
+        list.set_packed(true);
+        list[1].object.metadata.name = Some("z".into());
+        assert_eq!(list[1].object.metadata.name.as_deref(), Some("z"));
+        for p in list.iter_mut() {
+            p.origin.line = 9;
+        }
+        assert!(list.iter().all(|p| p.origin.line == 9));
+        list.retain(|p| p.object.metadata.name.as_deref() == Some("z"));
+        assert_eq!(list.len(), 1);
+    }
+}
