@@ -12,6 +12,7 @@
 
 mod checks;
 pub mod events;
+mod incremental;
 mod rollout;
 
 use std::borrow::Cow;
@@ -225,10 +226,17 @@ impl<'w> Groups<'w> {
 /// one-shot callers); [`HaWatch`] is the continuous form.
 pub fn findings(world: &World) -> HaReport {
     let mut cache = rollout::Cache::default();
-    compute(world, 0, &mut cache)
+    compute(world, 0, &mut cache, &mut incremental::Kept::default())
 }
 
-fn compute(world: &World, generation: u64, rollouts: &mut rollout::Cache) -> HaReport {
+/// The report of `world`: every check's findings, recomputed for what
+/// changed since `kept` was last updated (everything for a new `kept`).
+fn compute(
+    world: &World,
+    generation: u64,
+    rollouts: &mut rollout::Cache,
+    kept: &mut incremental::Kept,
+) -> HaReport {
     let mut costs = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |name: &'static str| {
@@ -238,19 +246,16 @@ fn compute(world: &World, generation: u64, rollouts: &mut rollout::Cache) -> HaR
     };
     let groups = Groups::of(world);
     lap("groups");
-    let mut findings = checks::high_availability(world, &groups);
-    lap("ha_lost");
-    findings.extend(checks::spread(world, &groups));
-    lap("spread");
-    findings.extend(checks::anti_affinity_collapsed(world, &groups));
-    lap("anti_affinity_collapsed");
-    findings.extend(checks::required_rules(world, &groups));
-    lap("required_rules");
+    let checked = kept.update(world, &groups);
+    lap("checks");
+    let mut findings = checked.ha_lost;
+    findings.extend(checked.spread);
+    findings.extend(checked.collapsed);
+    findings.extend(checked.required);
     findings.extend(rollouts.findings(world, &groups));
     lap("rollouts");
     findings.sort_by(|a, b| (&a.workload, a.kind).cmp(&(&b.workload, b.kind)));
-    let domains = checks::domains(world, &groups);
-    lap("domains");
+    let domains = checked.domains;
     HaReport {
         generation,
         findings,
@@ -265,6 +270,7 @@ fn compute(world: &World, generation: u64, rollouts: &mut rollout::Cache) -> HaR
 pub struct HaWatch {
     last: Option<Arc<HaReport>>,
     rollouts: rollout::Cache,
+    kept: incremental::Kept,
 }
 
 impl HaWatch {
@@ -286,6 +292,13 @@ impl HaWatch {
         self.compute(&world, generation)
     }
 
+    /// How many workloads the last report recomputed (`None`: all of
+    /// them: the first report, or one after a node or workload object
+    /// changed).
+    pub fn last_recomputed(&self) -> Option<usize> {
+        self.kept.last_dirty
+    }
+
     /// The last report, when it was computed at `generation`.
     pub fn current(&self, generation: u64) -> Option<Arc<HaReport>> {
         self.last
@@ -296,7 +309,12 @@ impl HaWatch {
 
     /// Computes the report of `world` at `generation` and keeps it.
     pub fn compute(&mut self, world: &World, generation: u64) -> Arc<HaReport> {
-        let report = Arc::new(compute(world, generation, &mut self.rollouts));
+        let report = Arc::new(compute(
+            world,
+            generation,
+            &mut self.rollouts,
+            &mut self.kept,
+        ));
         self.last = Some(report.clone());
         report
     }

@@ -2,6 +2,9 @@
 //! stories), as the webhook answers them from the live model: the table
 //! of what `kubectl apply` would print, and what `--admission-deny` does.
 
+#[path = "admission/cache.rs"]
+mod cache;
+
 use std::path::PathBuf;
 
 use podplace_model::inventory::Inventory;

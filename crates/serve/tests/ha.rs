@@ -3,6 +3,9 @@
 //! where it holds and not where it does not, and workload Events only when
 //! a finding appears or changes.
 
+#[path = "ha/incremental.rs"]
+mod incremental;
+
 use podplace_model::load::{load, Source};
 use podplace_serve::ha::events::HaEvents;
 use podplace_serve::ha::{findings, HaKind, HaReport, HaWatch, HOSTNAME, ZONE};

@@ -52,7 +52,11 @@ fn zones(state: &ClusterState) -> BTreeMap<String, String> {
 }
 
 /// HALost, as `simulate` finds it (podplace-sim's `high_availability`).
-pub(crate) fn high_availability(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
+pub(crate) fn high_availability(
+    world: &World,
+    groups: &Groups<'_>,
+    only: &dyn Fn(&WorkloadRef) -> bool,
+) -> Vec<HaFinding> {
     let state = world.state();
     let zones = zones(state);
     let mut by_name: FxHashMap<String, &WorkloadRef> = FxHashMap::default();
@@ -63,6 +67,7 @@ pub(crate) fn high_availability(world: &World, groups: &Groups<'_>) -> Vec<HaFin
     let spreads: Vec<Spread> = groups
         .bound
         .iter()
+        .filter(|(w, _)| only(w))
         .filter(|(_, pods)| {
             let first = pods[0].1;
             pods.iter().all(|&(_, n)| n == first)
@@ -109,11 +114,15 @@ pub(crate) fn high_availability(world: &World, groups: &Groups<'_>) -> Vec<HaFin
 
 /// Distinct hostname domains (and zones, when nodes carry zones) per
 /// workload with running replicas.
-pub(crate) fn domains(world: &World, groups: &Groups<'_>) -> Vec<WorkloadDomains> {
+pub(crate) fn domains(
+    world: &World,
+    groups: &Groups<'_>,
+    only: &dyn Fn(&WorkloadRef) -> bool,
+) -> Vec<WorkloadDomains> {
     let state = world.state();
     let zone_key = state.interner().lookup(ZONE);
     let mut out = Vec::new();
-    for (w, pods) in &groups.bound {
+    for (w, pods) in groups.bound.iter().filter(|(w, _)| only(w)) {
         let nodes: FxHashSet<NodeId> = pods.iter().map(|&(_, n)| n).collect();
         out.push(WorkloadDomains {
             workload: w.as_ref().clone(),
@@ -172,7 +181,11 @@ impl KeyDomains {
 /// so), the global minimum 0 when fewer domains than minDomains. A
 /// workload's pods share a template: the constraints of a pod equal to the
 /// previous one's are not looked at again.
-pub(crate) fn spread(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
+pub(crate) fn spread(
+    world: &World,
+    groups: &Groups<'_>,
+    dirty: &dyn Fn(Sym, &SpreadConstraint, &BTreeSet<&WorkloadRef>) -> bool,
+) -> Vec<(SpreadKey, Option<Vec<HaFinding>>)> {
     let state = world.state();
     // (namespace, constraint) → a carrying pod and the workloads.
     let mut carriers: FxHashMap<(Sym, &SpreadConstraint), (PodId, BTreeSet<&WorkloadRef>)> =
@@ -196,10 +209,16 @@ pub(crate) fn spread(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
     }
     let r = |s: Sym| state.interner().resolve(s).to_string();
     let mut plain: FxHashMap<Sym, KeyDomains> = FxHashMap::default();
-    let mut out = Vec::new();
+    let mut keyed = Vec::new();
     let mut keys: Vec<_> = carriers.into_iter().collect();
     keys.sort_by_key(|((_, _), (p, _))| *p);
     for ((namespace, c), (carrier, workloads)) in keys {
+        let key = (namespace, c.clone());
+        if !dirty(namespace, c, &workloads) {
+            keyed.push((key, None));
+            continue;
+        }
+        let out = keyed_findings(&mut keyed, key);
         let pod = state.pod(carrier);
         let filtered = (c.honor_node_affinity
             && (!pod.node_selector.is_empty() || pod.required_node_affinity.is_some()))
@@ -283,7 +302,23 @@ pub(crate) fn spread(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
             ));
         }
     }
-    out
+    keyed
+}
+
+/// A spread constraint as the watch keeps its findings: the namespace of
+/// the pods carrying it and the constraint.
+pub(crate) type SpreadKey = (Sym, SpreadConstraint);
+
+/// The (empty) findings of `key`, pushed last in `keyed`, to fill.
+fn keyed_findings(
+    keyed: &mut Vec<(SpreadKey, Option<Vec<HaFinding>>)>,
+    key: SpreadKey,
+) -> &mut Vec<HaFinding> {
+    keyed.push((key, Some(Vec::new())));
+    keyed
+        .last_mut()
+        .and_then(|(_, f)| f.as_mut())
+        .expect("just pushed")
 }
 
 /// The distinct term ids of one kind the workload's running pods hold.
@@ -309,12 +344,19 @@ fn held_terms(
 /// two replicas share a domain of the term's key while some domain holds no
 /// matching pod and has a node that takes one (cordon, node affinity,
 /// taints and resources checked).
-pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
+/// `room` gets the workloads whose answer looked for a node with room
+/// (it may change with any pod bound or removed anywhere).
+pub(crate) fn anti_affinity_collapsed(
+    world: &World,
+    groups: &Groups<'_>,
+    only: &dyn Fn(&WorkloadRef) -> bool,
+    room_sensitive: &mut FxHashSet<WorkloadRef>,
+) -> Vec<HaFinding> {
     let state = world.state();
     let mut domains_of_key: FxHashMap<Sym, KeyDomains> = FxHashMap::default();
     let r = |s: Sym| state.interner().resolve(s).to_string();
     let mut out = Vec::new();
-    for (w, pods) in &groups.bound {
+    for (w, pods) in groups.bound.iter().filter(|(w, _)| only(w)) {
         if pods.len() < 2 {
             continue;
         }
@@ -375,6 +417,7 @@ pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec
             if all.values.len() <= occupied {
                 continue;
             }
+            room_sensitive.insert(w.as_ref().clone());
             let sample = state.pod(own[0].0);
             let room = state.node_ids().find(|&n| {
                 let node = state.node(n);
@@ -414,11 +457,15 @@ pub(crate) fn anti_affinity_collapsed(world: &World, groups: &Groups<'_>) -> Vec
 /// affinity with no matching pod left in it (the first pod of a group,
 /// matching its own terms with no other match anywhere, is allowed as the
 /// scheduler allows it).
-pub(crate) fn required_rules(world: &World, groups: &Groups<'_>) -> Vec<HaFinding> {
+pub(crate) fn required_rules(
+    world: &World,
+    groups: &Groups<'_>,
+    only: &dyn Fn(&WorkloadRef) -> bool,
+) -> Vec<HaFinding> {
     let state = world.state();
     let r = |s: Sym| state.interner().resolve(s).to_string();
     let mut out = Vec::new();
-    for (w, pods) in &groups.bound {
+    for (w, pods) in groups.bound.iter().filter(|(w, _)| only(w)) {
         // Anti-affinity: one count per term, every holder checked.
         for tid in held_terms(state, pods, |t| t.required_anti_affinity.to_vec()) {
             let term = state.term(tid);
