@@ -159,10 +159,27 @@ impl World {
             .collect()
     }
 
+    /// Keeps the world's pods packed (`true`: each as its JSON, decoded
+    /// when read; see [`podplace_model::pod_list`]) or as objects. A
+    /// watch-fed world that lives as long as `podplace serve` packs them:
+    /// about a quarter of the memory, the same objects to every reader
+    /// (packing is lossless); what readers decode is given back at the
+    /// next change. The indexes [`World::apply`] keeps are made first, so
+    /// they are not made from packed pods.
+    pub fn set_packed_pods(&mut self, packed: bool) {
+        if self.live.is_none() {
+            self.live = Some(Box::new(Live::index(self)));
+        }
+        self.inventory.pods.set_packed(packed);
+    }
+
     /// Applies one watch event incrementally (see the module doc for what
     /// each kind touches). A world made by [`World::build`] indexes its
     /// objects at its first change.
     pub fn apply(&mut self, change: Change) -> Result<Applied, ApplyError> {
+        // What readers decoded of packed pods since the last change is
+        // given back (see `set_packed_pods`).
+        self.inventory.pods.trim_decoded();
         let mut live = match self.live.take() {
             Some(live) => live,
             None => Box::new(Live::index(self)),

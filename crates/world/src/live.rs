@@ -90,13 +90,14 @@ impl Live {
         }
         let state = world.state();
         for (id, row) in world.pods().iter() {
-            let Some(api) = row.api.and_then(|i| inventory.pods.get(i)) else {
+            // A packed pod is decoded for this and not kept.
+            let Some(api) = row.api.and_then(|i| inventory.pods.object(i)) else {
                 if is_pending(state, id) {
                     live.track(state, id);
                 }
                 continue;
             };
-            live.note_pod(state, id, &api.object);
+            live.note_pod(state, id, &api);
         }
         live
     }

@@ -6,7 +6,8 @@ use podplace_model::inventory::ObjectKind;
 use podplace_testkit::{pod, HOST, ZONE};
 use podplace_world::World;
 
-/// The pod table as names: `ns/name → workload | owner | API object's name`.
+/// The pod table as names: `ns/name → workload | owner | API object`
+/// (as JSON: a packed world's pods read as the objects applied).
 pub fn rows(world: &World) -> Vec<String> {
     let mut out: Vec<String> = world
         .pods()
@@ -15,13 +16,7 @@ pub fn rows(world: &World) -> Vec<String> {
             let api = row
                 .api
                 .and_then(|i| world.inventory().pods.get(i))
-                .map(|p| {
-                    format!(
-                        "{}/{}",
-                        p.object.metadata.namespace.as_deref().unwrap_or(""),
-                        p.object.metadata.name.as_deref().unwrap_or("")
-                    )
-                });
+                .map(|p| serde_json::to_string(&p.object).unwrap_or_default());
             format!(
                 "{} | {} | {:?} | {:?}",
                 world.pod_name(id),

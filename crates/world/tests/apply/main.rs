@@ -59,10 +59,12 @@ fn fresh(objects: &BTreeMap<ObjectKey, Object>) -> World {
     World::observed(inventory, &SchedulerSetup::default(), 7).expect("the universe compiles")
 }
 
-/// Applies `ops` to an empty observed world and to a map of objects.
+/// Applies `ops` to an empty observed world (packing its pods, as
+/// `podplace serve`'s does) and to a map of objects.
 fn run(ops: &[Op]) -> (World, BTreeMap<ObjectKey, Object>) {
     let mut world = World::observed(Inventory::default(), &SchedulerSetup::default(), 7)
         .expect("an empty world");
+    world.set_packed_pods(true);
     let mut objects = BTreeMap::new();
     for op in ops {
         let kind = universe::KINDS[op.kind];
@@ -102,6 +104,7 @@ proptest! {
     ) {
         let (_, start) = run(&first);
         let mut world = fresh(&start);
+        world.set_packed_pods(true);
         let mut objects = start;
         for op in &then {
             let kind = universe::KINDS[op.kind];
