@@ -286,7 +286,10 @@ impl Sync {
             let inventory = gathered.inventory();
             let objects: usize = ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum();
             match World::observed(inventory, &self.opts.setup, self.opts.seed) {
-                Ok(world) => {
+                Ok(mut world) => {
+                    // The model lives as long as serve: its pods are kept
+                    // packed (lossless, decoded when read; issue 18 memory).
+                    world.set_packed_pods(true);
                     for w in &gathered.warnings {
                         eprintln!("warning: {w}");
                     }
