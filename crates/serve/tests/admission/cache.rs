@@ -262,3 +262,90 @@ proptest! {
         }
     }
 }
+
+/// PP003 findings (message and fix) of a report.
+fn pp003(report: &podplace_lint::Report) -> Vec<(String, Option<String>)> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.rule.id == "PP003")
+        .map(|f| {
+            (
+                f.message.clone(),
+                f.fix.as_ref().map(|x| x.description.clone()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_replay_in_the_rollouts_part_of_the_world_agrees_with_the_whole() {
+    // Story 4's two nodes as pool a, three busy nodes of pool b beside
+    // them: the replay of web over the live world is made of pool a (and
+    // web's pods), `podplace lint --cluster` replays the whole world.
+    let mut live = inventory(ROLLOUT);
+    for n in live.nodes.iter_mut() {
+        let labels = n
+            .object
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default);
+        labels.insert("pool".to_string(), "a".to_string());
+    }
+    let first = live.nodes[0].object.clone();
+    for i in 0..3 {
+        let mut node = first.clone();
+        let name = format!("b-{i}");
+        node.metadata.name = Some(name.clone());
+        node.metadata.uid = None;
+        let labels = node.metadata.labels.get_or_insert_with(Default::default);
+        labels.insert("kubernetes.io/hostname".to_string(), name.clone());
+        labels.insert("pool".to_string(), "b".to_string());
+        live.push(Object::Node(node), Default::default());
+        for j in 0..4 {
+            let pod: core::Pod = serde_json::from_value(json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("busy-{i}-{j}"), "namespace": "default",
+                             "labels": {"app": "web-store"}},
+                "spec": {"nodeName": name, "containers": [{"name": "c", "image": "x",
+                    "resources": {"requests": {"cpu": "500m"}}}]}
+            }))
+            .unwrap();
+            live.push(Object::Pod(pod), Default::default());
+        }
+    }
+    let web = |pool: &str, replicas: i32| {
+        let mut v = serde_json::to_value(
+            &inventory(&["examples/stories/rollout/web.yaml"]).deployments[0].object,
+        )
+        .unwrap();
+        v["metadata"]["namespace"] = json!("default");
+        v["spec"]["replicas"] = json!(replicas);
+        v["spec"]["template"]["spec"]["nodeSelector"] = json!({"pool": pool});
+        serde_json::to_vec(&v).unwrap()
+    };
+    let mut deadlocked = 0;
+    for (pool, replicas) in [("a", 2), ("a", 3), ("b", 3), ("b", 4)] {
+        let source = Source::Bytes {
+            name: "web.json".to_string(),
+            data: web(pool, replicas),
+        };
+        let (manifests, map) = podplace_model::load::load_with_source_map(
+            &[source],
+            &podplace_model::load::LoadOptions::default(),
+        )
+        .unwrap();
+        let whole =
+            podplace_lint::lint(&manifests, &map, Some(&live), &Default::default()).unwrap();
+        let world = World::observed(live.clone(), &SchedulerSetup::default(), 0).unwrap();
+        let part =
+            podplace_lint::lint_over(&world, &manifests, &map, &Default::default(), None).unwrap();
+        assert_eq!(
+            pp003(&part),
+            pp003(&whole),
+            "pool {pool}, {replicas} replicas"
+        );
+        deadlocked += usize::from(!pp003(&whole).is_empty());
+    }
+    assert!(deadlocked > 0, "some rollouts deadlock");
+}
