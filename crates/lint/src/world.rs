@@ -1169,7 +1169,8 @@ fn live_pods(live: &Base) -> Vec<PodMember<'_>> {
             origin: live
                 .pod(id)
                 .and_then(|r| r.api)
-                .and_then(|i| live.inventory().pods.get(i))
+                // The origin only: a packed pod is not decoded for it.
+                .and_then(|i| live.inventory().pods.origin(i))
                 .map_or_else(
                     || {
                         Cow::Owned(Origin {
@@ -1178,7 +1179,7 @@ fn live_pods(live: &Base) -> Vec<PodMember<'_>> {
                             column: 0,
                         })
                     },
-                    |p| Cow::Borrowed(&p.origin),
+                    Cow::Borrowed,
                 ),
         })
         .collect()
