@@ -222,8 +222,8 @@ fn replicas_command(args: &[String]) -> ExitCode {
 /// scored (the control rows; left out with `--sampling-only`) and with
 /// node sampling (the default), on one worker and on N (default: every
 /// core), and with sampling on one worker recomputing the per-template
-/// state for every pod (the code before session 7), each `--repeat` times
-/// (default 3); printed as JSON.
+/// state for every pod (the code before session 7; left out with
+/// `--kept-only`), each `--repeat` times (default 3); printed as JSON.
 fn placement_command(args: &[String]) -> ExitCode {
     let number = |flag: &str| {
         args.iter()
@@ -236,12 +236,15 @@ fn placement_command(args: &[String]) -> ExitCode {
     let repeat = number("--repeat").unwrap_or(3);
     let skip = |i: usize| i > 0 && matches!(args[i - 1].as_str(), "--threads" | "--repeat");
     let Some(file) = (0..args.len()).find(|&i| !args[i].starts_with("--") && !skip(i)) else {
-        eprintln!("usage: podplace-bench measure --placement FILE [--repeat N] [--threads N] [--sampling-only]");
+        eprintln!("usage: podplace-bench measure --placement FILE [--repeat N] [--threads N] [--sampling-only] [--kept-only]");
         return ExitCode::from(2);
     };
     use podplace_bench::placement::Variant;
     let mut variants = Vec::new();
     let sampling_only = args.iter().any(|a| a == "--sampling-only");
+    // Only the rows podplace runs (no recomputed-per-pod control row): for
+    // profiling the default path alone.
+    let kept_only = args.iter().any(|a| a == "--kept-only");
     for sampling in [false, true] {
         if sampling_only && !sampling {
             continue;
@@ -252,7 +255,7 @@ fn placement_command(args: &[String]) -> ExitCode {
             reuse,
         };
         variants.push(one(true));
-        if sampling {
+        if sampling && !kept_only {
             variants.push(one(false));
         }
         if threads > 1 {

@@ -356,6 +356,11 @@ impl SchedulerCache {
         }
     }
 
+    /// The state kept across the replicas of a template (synced first).
+    pub(crate) fn templates_mut(&mut self) -> &mut TemplateCache {
+        &mut self.templates
+    }
+
     /// Whether state is kept across the replicas of a template
     /// ([`SchedulerCache::set_template_reuse`]).
     pub fn template_reuse(&self) -> bool {

@@ -13,7 +13,9 @@ use crate::cache::SchedulerCache;
 use crate::fit_verdicts::FitVerdicts;
 use crate::ids::NodeId;
 use crate::message::fit_error_message;
-use crate::plugins::inter_pod_affinity::{filter as ipa_filter, score as ipa_score};
+use crate::plugins::inter_pod_affinity::{
+    filter as ipa_filter, kept as ipa_kept, score as ipa_score,
+};
 use crate::plugins::{
     default_normalize, default_preemption, dynamic_resources, node_affinity, node_ports,
     node_resources_balanced_allocation, node_resources_fit, node_volume_limits,
@@ -34,8 +36,9 @@ pub struct CycleState {
     unschedulable_taint: Taint,
     /// PodTopologySpread's counts (`None`: skipped).
     pub spread: Option<pod_topology_spread::FilterState>,
-    /// InterPodAffinity's counts (`None`: skipped).
-    pub affinity: Option<ipa_filter::State>,
+    /// InterPodAffinity's counts (`None`: skipped); shared with the state
+    /// kept for the template until preemption's dry run changes it.
+    pub affinity: Option<Arc<ipa_filter::State>>,
     /// VolumeRestrictions' claims in use (`None`: skipped).
     pub restrictions: Option<volume_restrictions::State>,
     /// Whether NodeVolumeLimits counts this pod's volumes.
@@ -141,7 +144,7 @@ pub(crate) fn pre_filter(
         None
     };
     let affinity = if on(Plugin::InterPodAffinity) {
-        ipa_filter::pre_filter_with(cluster, cache, pod)
+        ipa_kept::pre_filter(cluster, cache, pod)
     } else {
         None
     };
@@ -961,7 +964,7 @@ fn score_nodes(
     }
 
     let affinity = if on(Plugin::InterPodAffinity) {
-        ipa_score::pre_score(cluster, cache, pod)
+        ipa_kept::pre_score(cluster, cache, pod)
     } else {
         None
     };

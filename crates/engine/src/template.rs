@@ -19,7 +19,10 @@
 //!   read nodes only, so they are dropped with everything else derived
 //!   from nodes when the node epoch changes.
 //!
-//! Counts of matching pods change with binds and are not kept here.
+//! InterPodAffinity's PreFilter and PreScore sums are kept here too, and
+//! brought up to date on the nodes binds changed
+//! ([`crate::plugins::inter_pod_affinity::kept`]); they are dropped with
+//! the node epoch.
 
 use std::sync::Arc;
 
@@ -28,6 +31,7 @@ use podplace_model::labels::Labels;
 use podplace_model::objects::{OwnerRef, Pod};
 use podplace_model::selector::LabelSelector;
 
+use crate::plugins::inter_pod_affinity::kept::{KeptFilter, KeptScore};
 use crate::state::ClusterState;
 use crate::statics::NodeStatics;
 use crate::topology::TableId;
@@ -82,6 +86,10 @@ pub struct Eligible {
 pub struct TemplateCache {
     selectors: Vec<SelectorEntry>,
     eligible: Vec<EligibleEntry>,
+    /// InterPodAffinity PreFilter states.
+    ipa_filter: Vec<KeptFilter>,
+    /// InterPodAffinity PreScore states.
+    ipa_score: Vec<KeptScore>,
     /// Computes everything afresh for every cycle (the reference the
     /// property tests compare the kept state against).
     off: bool,
@@ -107,7 +115,7 @@ impl TemplateCache {
         self.off = !reuse;
         if self.off {
             self.selectors.clear();
-            self.eligible.clear();
+            self.clear_nodes();
         }
     }
 
@@ -120,6 +128,41 @@ impl TemplateCache {
     /// default selectors do not read nodes and stay.
     pub fn clear_nodes(&mut self) {
         self.eligible.clear();
+        self.ipa_filter.clear();
+        self.ipa_score.clear();
+    }
+
+    /// Takes out the kept InterPodAffinity PreFilter state `same` picks
+    /// (put it back with [`TemplateCache::keep_ipa_filter`]).
+    pub(crate) fn take_ipa_filter(
+        &mut self,
+        same: impl Fn(&KeptFilter) -> bool,
+    ) -> Option<KeptFilter> {
+        let i = self.ipa_filter.iter().rposition(same)?;
+        Some(self.ipa_filter.remove(i))
+    }
+
+    /// Keeps an InterPodAffinity PreFilter state (most recently used).
+    pub(crate) fn keep_ipa_filter(&mut self, entry: KeptFilter) {
+        if !self.off {
+            keep(&mut self.ipa_filter, entry);
+        }
+    }
+
+    /// Takes out the kept InterPodAffinity PreScore state `same` picks.
+    pub(crate) fn take_ipa_score(
+        &mut self,
+        same: impl Fn(&KeptScore) -> bool,
+    ) -> Option<KeptScore> {
+        let i = self.ipa_score.iter().rposition(same)?;
+        Some(self.ipa_score.remove(i))
+    }
+
+    /// Keeps an InterPodAffinity PreScore state (most recently used).
+    pub(crate) fn keep_ipa_score(&mut self, entry: KeptScore) {
+        if !self.off {
+            keep(&mut self.ipa_score, entry);
+        }
     }
 
     /// [`ClusterState::default_selector`] of the pod, computed once per

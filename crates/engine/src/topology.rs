@@ -155,6 +155,30 @@ impl DomainValues {
         DomainValues { table, values }
     }
 
+    /// Zero for every domain of `table` (filled with [`DomainValues::set`]
+    /// and [`DomainValues::add`]).
+    pub fn zeros(table: Arc<KeyTable>) -> Self {
+        let values = vec![0; table.domain_count()];
+        DomainValues { table, values }
+    }
+
+    /// The table the amounts are per domain of.
+    pub fn table(&self) -> &Arc<KeyTable> {
+        &self.table
+    }
+
+    /// Sets a domain's amount (kept state updated where a bind changed it).
+    #[inline]
+    pub fn set(&mut self, domain: Domain, value: i64) {
+        self.values[domain as usize] = value;
+    }
+
+    /// Adds to a domain's amount.
+    #[inline]
+    pub fn add(&mut self, domain: Domain, value: i64) {
+        self.values[domain as usize] += value;
+    }
+
     /// The amount of the node's domain, `None` when it lacks the key.
     #[inline]
     pub fn at(&self, node: NodeId) -> Option<i64> {

@@ -2,6 +2,8 @@
 //! lower-priority pods make room? kube-scheduler's dry run, used here for the
 //! FailedScheduling message and for `why`.
 
+use std::sync::Arc;
+
 use podplace_model::objects::Pod;
 
 use crate::cycle::{run_filters, CycleState};
@@ -189,6 +191,7 @@ fn select_victims(
         };
         info.remove(v, &entry.pod);
         if let Some(s) = state.affinity.as_mut() {
+            let s = Arc::make_mut(s);
             ipa_filter::update_with_pod(s, cluster, pod, &entry.terms, &entry.pod, n, -1);
         }
         if let Some(s) = state.spread.as_mut() {

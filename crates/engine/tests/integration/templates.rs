@@ -6,7 +6,10 @@
 //! with every inclusion policy, minDomains, affinity and anti-affinity),
 //! are placed in two rounds with a Service, a ReplicaSet and a node added
 //! and a Service and a ReplicaSet removed in between (so the kept state
-//! must be dropped), and every placement is
+//! must be dropped), then pods are removed and new replicas placed on an
+//! overlay and on the base state with the same cache (the kept
+//! InterPodAffinity sums follow node versions, which must tell the two
+//! apart), and every placement is
 //! compared with the same placement computed afresh for every cycle: with
 //! every node scored and with kube-scheduler's node sampling, with the
 //! system default constraints and a `List` of defaults, with full outcomes
@@ -167,6 +170,7 @@ fn place(case: &Case, reuse: bool, threads: usize, keep_outcomes: bool) -> Vec<S
     };
     let half = case.order.len() / 2;
     let mut lines = Vec::new();
+    let mut placed_ids = Vec::new();
     for (round, slice) in [&case.order[..half], &case.order[half..]]
         .into_iter()
         .enumerate()
@@ -191,23 +195,50 @@ fn place(case: &Case, reuse: bool, threads: usize, keep_outcomes: bool) -> Vec<S
             })
             .collect();
         let placed = pool.install(|| place_all(&mut c.state, &mut cache, &pending, options));
-        lines.extend(placed.into_iter().map(|p| {
-            let full = p.outcome.as_ref().map(|o| {
-                format!(
-                    "{:?} {:?} {:?} {:?}",
-                    o.statuses, o.feasible, o.scores, o.best
-                )
-            });
-            let sampled = p
-                .sampled
-                .map(|s| (s.to_find, s.start, s.processed, s.found, s.certainty));
-            format!(
-                "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
-                p.pod, p.node, p.score, p.tied, p.message, sampled, full
-            )
-        }));
+        lines.extend(placed.iter().map(describe));
+        placed_ids.extend(placed.iter().filter(|p| p.node.is_some()).map(|p| p.pod));
     }
+    // Round three: pods leave (their nodes' counts shrink), and the same
+    // new replicas are placed on an overlay and then on the base state
+    // with the same cache (what the overlay's binds changed must not leak
+    // into the base's kept state).
+    for &id in placed_ids.iter().step_by(3) {
+        c.state.remove_pod(id);
+    }
+    let pending: Vec<PodId> = case
+        .order
+        .iter()
+        .take(6)
+        .enumerate()
+        .map(|(i, &w)| {
+            c.add_api_pod(&case.workloads[w].pod(&format!("r2-p{i}")).build())
+                .unwrap()
+        })
+        .collect();
+    let mut overlay = c.state.overlay();
+    let placed = pool.install(|| place_all(&mut overlay, &mut cache, &pending, options));
+    lines.extend(placed.iter().map(describe));
+    let placed = pool.install(|| place_all(&mut c.state, &mut cache, &pending, options));
+    lines.extend(placed.iter().map(describe));
     lines
+}
+
+/// A placement as comparable text.
+fn describe(p: &podplace_engine::place::Placement) -> String {
+    let full = p.outcome.as_ref().map(|o| {
+        format!(
+            "{:?} {:?} {:?} {:?}",
+            o.statuses, o.feasible, o.scores, o.best
+        )
+    });
+    let sampled = p
+        .sampled
+        .as_ref()
+        .map(|s| (s.to_find, s.start, s.processed, s.found, s.certainty));
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+        p.pod, p.node, p.score, p.tied, p.message, sampled, full
+    )
 }
 
 fn arb_case() -> impl Strategy<Value = Case> {

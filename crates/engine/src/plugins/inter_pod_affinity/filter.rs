@@ -30,9 +30,9 @@ pub struct State {
     /// state does not know them: the pod is neither in the state nor prepared).
     pub terms: PodTerms,
     /// The incoming pod's required affinity terms.
-    affinity_terms: Vec<AffinityTerm>,
+    pub(crate) affinity_terms: Vec<AffinityTerm>,
     /// The incoming pod's required anti-affinity terms.
-    anti_terms: Vec<AffinityTerm>,
+    pub(crate) anti_terms: Vec<AffinityTerm>,
     /// The incoming pod matches all its own required affinity terms (first pod of a group).
     pub matches_own_affinity: bool,
     /// The incoming pod's namespace labels (empty when the Namespace is unknown).
@@ -40,7 +40,7 @@ pub struct State {
     /// The three counts as dense per-domain vectors for the per-node loop;
     /// `None` once [`update_with_pod`] changed the counts (preemption's dry
     /// runs then read the maps).
-    dense: Option<Dense>,
+    pub(crate) dense: Option<Dense>,
 }
 
 /// The counts of one topology key among the (key, value) pairs.
@@ -61,14 +61,16 @@ fn domain_values(
     )
 }
 
+/// The counts of [`State`] per domain of each term's key.
 #[derive(Debug, Clone)]
-struct Dense {
+pub(crate) struct Dense {
     /// Per required affinity term, in order.
-    affinity: Vec<DomainValues>,
+    pub(crate) affinity: Vec<DomainValues>,
     /// Per required anti-affinity term, in order.
-    anti: Vec<DomainValues>,
-    /// Per distinct key of the existing pods' anti-affinity.
-    existing_anti: Vec<DomainValues>,
+    pub(crate) anti: Vec<DomainValues>,
+    /// Per distinct key of the existing pods' anti-affinity (a key whose
+    /// counts are all zero filters nothing).
+    pub(crate) existing_anti: Vec<DomainValues>,
 }
 
 impl Dense {
@@ -99,7 +101,7 @@ impl Dense {
     }
 }
 
-fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
+pub(crate) fn add(counts: &mut PairCounts, pair: (Sym, Sym), delta: i64) {
     let c = counts.entry(pair).or_insert(0);
     *c += delta;
     if *c == 0 {

@@ -4,6 +4,7 @@
 //! with `hardPodAffinityWeight`, score.
 
 pub mod filter;
+pub mod kept;
 pub mod score;
 
 /// Reason when required pod affinity is not met.

@@ -13,10 +13,21 @@ use crate::topology::DomainValues;
 /// Score contributions per topology key and value.
 #[derive(Debug, Clone, Default)]
 pub struct State {
-    /// `topologyScore[key][value]`.
-    pub topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>>,
-    /// The same per key by the key's domains, for the per-node loop.
+    /// kube-scheduler's `topologyScore[key][value]`, per key by the key's
+    /// domains, for the per-node loop.
     dense: Vec<DomainValues>,
+}
+
+impl State {
+    /// A state from its per-key sums.
+    pub(crate) fn from_dense(dense: Vec<DomainValues>) -> Self {
+        State { dense }
+    }
+
+    /// The per-key sums, to update in place.
+    pub(crate) fn dense_mut(&mut self) -> &mut [DomainValues] {
+        &mut self.dense
+    }
 }
 
 /// PreScore: `None` means Skip (no term matched anything anywhere).
@@ -31,7 +42,7 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
         return None;
     }
     let hard_weight = profile.hard_pod_affinity_weight;
-    let mut state = State::default();
+    let mut topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>> = FxHashMap::default();
     let mut touched = false;
     let own = pod
         .affinity
@@ -49,8 +60,7 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
         let counts = cluster.matching_counts(&[t]);
         for (&value, &count) in counts.domains(key).into_iter().flatten() {
             touched = true;
-            *state
-                .topology_score
+            *topology_score
                 .entry(key)
                 .or_default()
                 .entry(value)
@@ -76,7 +86,7 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
             continue;
         }
         touched = true;
-        let scores = state.topology_score.entry(term.topology_key).or_default();
+        let scores = topology_score.entry(term.topology_key).or_default();
         for (&value, &count) in group.domains {
             *scores.entry(value).or_insert(0) += weight * count;
         }
@@ -84,12 +94,11 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
     if !touched {
         return None;
     }
-    state.dense = state
-        .topology_score
+    let dense = topology_score
         .iter()
         .map(|(&key, scores)| DomainValues::new(cluster, cache, key, scores))
         .collect();
-    Some(state)
+    Some(State { dense })
 }
 
 /// Raw score of a node: the sum over topology keys it carries.
