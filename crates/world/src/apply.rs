@@ -151,8 +151,16 @@ impl World {
     }
 
     /// The keys of every object of `kind` the world holds, for reconciling
-    /// a re-list: what the new list lacks was deleted meanwhile.
+    /// a re-list: what the new list lacks was deleted meanwhile. Sorted
+    /// when the apply indexes exist (they hold every key, so packed pods
+    /// are not decoded); in inventory order otherwise.
     pub fn keys(&self, kind: ObjectKind) -> Vec<ObjectKey> {
+        if let Some(live) = &self.live {
+            let mut keys: Vec<ObjectKey> =
+                live.at.keys().filter(|k| k.kind == kind).cloned().collect();
+            keys.sort_unstable();
+            return keys;
+        }
         (0..self.inventory.count(kind))
             .filter_map(|i| self.inventory.metadata_at(kind, i))
             .map(|meta| ObjectKey::of(kind, &meta))
