@@ -148,7 +148,7 @@ impl ClusterState {
         let reuse_slots = *reuse_slots;
         let mut sources = Sources {
             nodes: nodes.to_vec(),
-            pods: pods.clone(),
+            pods: pods.iter().cloned().collect(),
             namespaces: namespaces.iter().map(|(k, v)| (*k, v.clone())).collect(),
             services: service_selectors.clone(),
             owners: owner_selectors.clone(),

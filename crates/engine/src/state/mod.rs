@@ -11,6 +11,7 @@
 //! caches lives in [`crate::cache::SchedulerCache`]. `Clone` gives an
 //! independent copy for what-ifs ([`ClusterState::overlay`]).
 
+mod chunked;
 mod compact;
 mod dump;
 mod dump_storage;
@@ -38,6 +39,7 @@ use crate::groups::{
     TopologyGroup,
 };
 use crate::ids::{GroupId, NodeId, PodHandle, PodId, TermId};
+use chunked::Chunked;
 pub use compact::{CompactError, SymRemap};
 pub use selectors::OwnerSelectors;
 pub use storage::{StorageChange, StorageKind, StorageObject};
@@ -155,8 +157,8 @@ pub struct ClusterState {
     /// added to through [`ClusterState::intern`] and the compile methods).
     interner: Interner,
     /// Pod slots by [`PodId`] (read through [`ClusterState::pod_entry`] and
-    /// friends).
-    pods: Vec<PodEntry>,
+    /// friends), in chunks shared with overlays until written ([`chunked`]).
+    pods: Chunked<PodEntry>,
     /// Per-node accounting, parallel to the nodes ([`ClusterState::node_info`]).
     node_infos: Vec<NodeInfo>,
     /// Namespaces and their labels ([`ClusterState::namespace_labels`]).
@@ -219,7 +221,7 @@ impl ClusterState {
         }
         ClusterState {
             interner,
-            pods: Vec::new(),
+            pods: Chunked::default(),
             node_infos: Vec::new(),
             namespaces: FxHashMap::default(),
             service_selectors: Vec::new(),

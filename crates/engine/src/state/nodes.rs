@@ -54,12 +54,12 @@ impl ClusterState {
         if old_name != node.name_sym {
             Arc::make_mut(&mut self.node_by_name).remove(&old_name);
             Arc::make_mut(&mut self.node_by_name).insert(node.name_sym, id);
-            for e in self
-                .pods
-                .iter_mut()
-                .filter(|e| e.alive && e.node == Some(id))
-            {
-                e.pod.node_name = Some(node.name.clone());
+            // Written one by one: only the chunks holding its pods are
+            // copied when an overlay shares them.
+            for i in 0..self.pods.len() {
+                if self.pods[i].alive && self.pods[i].node == Some(id) {
+                    self.pods[i].pod.node_name = Some(node.name.clone());
+                }
             }
         }
         Arc::make_mut(&mut self.nodes)[id.index()] = node;

@@ -4,6 +4,7 @@
 //! (its full debug text, byte for byte, and its answers through a shared
 //! cache), and answer as the same changes on an independently built copy.
 
+use k8s_openapi::api::core::v1 as core;
 use podplace_engine::{schedule, ClusterState, NodeId, Outcome, PodId, SchedulerCache};
 use podplace_model::objects::Pod;
 use proptest::prelude::*;
@@ -48,16 +49,16 @@ fn arb_pod(i: usize) -> impl Strategy<Value = PodB> {
 
 fn arb_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0usize..40, 0usize..8).prop_map(|(p, n)| Op::Bind(p, n)),
-        (0usize..40).prop_map(Op::Unbind),
-        (0usize..40).prop_map(Op::Remove),
+        (0usize..1000, 0usize..8).prop_map(|(p, n)| Op::Bind(p, n)),
+        (0usize..1000).prop_map(Op::Unbind),
+        (0usize..1000).prop_map(Op::Remove),
         (
             (100usize..200).prop_flat_map(arb_pod),
             prop::option::of(0usize..8)
         )
             .prop_map(|(p, n)| Op::Add(p, n)),
-        (0usize..40).prop_map(Op::Terminating),
-        (0usize..40).prop_map(Op::Finished),
+        (0usize..1000).prop_map(Op::Terminating),
+        (0usize..1000).prop_map(Op::Finished),
         (0usize..8, prop::sample::select(vec!["z1", "z2", "z3"]))
             .prop_map(|(n, z)| Op::RelabelNode(n, z)),
         (0usize..8).prop_map(Op::RemoveNode),
@@ -210,5 +211,173 @@ proptest! {
         drop(overlay);
         prop_assert_eq!(format!("{base:?}"), before);
         prop_assert_eq!(base.canonical_dump(), dump);
+    }
+}
+
+/// A change to a pod or node beyond [`Op`]: what a watch also delivers.
+#[derive(Debug, Clone)]
+enum Change {
+    Op(Op),
+    /// The pod's object replaced by another (labels, rules), same name.
+    UpdatePod(usize, PodB),
+    /// A new node in a zone.
+    AddNode(&'static str),
+    /// A node cordoned, or uncordoned.
+    Cordon(usize),
+    /// A node renamed (its pods' `nodeName` follow).
+    RenameNode(usize),
+}
+
+fn arb_change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        4 => arb_op().prop_map(Change::Op),
+        1 => (0usize..1000, (0usize..100).prop_flat_map(arb_pod))
+            .prop_map(|(p, b)| Change::UpdatePod(p, b)),
+        1 => prop::sample::select(vec!["z1", "z2", "z4"]).prop_map(Change::AddNode),
+        1 => (0usize..8).prop_map(Change::Cordon),
+        1 => (0usize..8).prop_map(Change::RenameNode),
+    ]
+}
+
+/// One state of the test: its pods' ids as the ops pick them, and every
+/// change applied to it since it was built (its own and, for an overlay,
+/// those of the state it was taken from).
+struct Copy {
+    state: ClusterState,
+    ids: Vec<PodId>,
+    log: Vec<Change>,
+}
+
+/// Applies a change; deterministic, so replaying a log on a fresh build
+/// makes an independent copy with the same content.
+fn change(s: &mut ClusterState, ids: &mut Vec<PodId>, c: &Change, probe: &core::Pod) {
+    let node_of = |s: &ClusterState, n: usize| NodeId((n % s.nodes().len().max(1)) as u32);
+    match c {
+        Change::Op(op) => {
+            let probe = s.compile_pod(probe).unwrap();
+            apply(s, ids, op, &probe, &mut SchedulerCache::new());
+        }
+        Change::UpdatePod(p, b) => {
+            let Some(&id) = ids.get(p % ids.len().max(1)) else {
+                return;
+            };
+            if s.pod_entry(id).is_none() {
+                return;
+            }
+            let mut v = b.value();
+            v["metadata"]["name"] = serde_json::json!(s.pod(id).name.to_string());
+            let mut b = PodB::from_json(v);
+            if let Some(n) = s.pod_node(id) {
+                b = b.on(s.node(n).name.as_ref());
+            }
+            s.update_api_pod(id, &b.build()).unwrap();
+        }
+        Change::AddNode(zone) => {
+            let name = format!("m{}", ids.len() + s.nodes().len());
+            if s.node_id(&name).is_none() {
+                s.add_node(&node(&name).label(ZONE, zone).build()).unwrap();
+            }
+        }
+        Change::Cordon(n) => {
+            if !s.nodes().is_empty() {
+                let id = node_of(s, *n);
+                let mut changed = s.node(id).clone();
+                changed.unschedulable = !changed.unschedulable;
+                s.replace_node(id, changed);
+            }
+        }
+        Change::RenameNode(n) => {
+            if !s.nodes().is_empty() {
+                let id = node_of(s, *n);
+                let name = format!("r{}-{}", s.node(id).name, ids.len());
+                if s.node_id(&name).is_none() {
+                    let mut changed = s.node(id).clone();
+                    changed.name = name.as_str().into();
+                    changed.name_sym = s.intern(&name);
+                    s.replace_node(id, changed);
+                }
+            }
+        }
+    }
+}
+
+/// The canonical dump plus what it leaves out that overlays must keep
+/// apart too: each live pod's `nodeName`, and the probe's cycle.
+fn observed(s: &mut ClusterState, probe: &core::Pod) -> String {
+    let mut names: Vec<String> = s
+        .live_pods()
+        .map(|(_, e)| format!("{} on {:?}", e.pod.name, e.pod.node_name))
+        .collect();
+    names.sort();
+    let probe = s.compile_pod(probe).unwrap();
+    let a = answer(&schedule(s, &mut SchedulerCache::new(), &probe, 0));
+    format!("{}\n{}\n{a:?}", s.canonical_dump(), names.join("\n"))
+}
+
+/// Plain pods enough to fill several chunks of the pod store.
+fn filler(s: &mut ClusterState, ids: &mut Vec<PodId>, count: usize, node_count: usize) {
+    for i in 0..count {
+        let mut b = pod(&format!("f{i}")).label("app", ["a", "b", "c"][i % 3]);
+        if i % 4 != 0 {
+            b = b.on(&format!("n{}", i % node_count));
+        }
+        ids.push(s.add_api_pod(&b.build()).unwrap());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Several overlays of one base (and overlays of overlays) changed in
+    /// turn, the base changed too while they live: each ends as its own
+    /// changes replayed on a fresh build, whatever the others did with the
+    /// chunks they shared.
+    #[test]
+    fn overlays_used_alternately_stay_independent(
+        node_count in 2usize..6,
+        pods in prop::collection::vec(
+            ((0usize..100).prop_flat_map(arb_pod), prop::option::of(0usize..8)),
+            0..12,
+        ),
+        fill in 0usize..700,
+        steps in prop::collection::vec(
+            (0usize..4, prop::option::weighted(0.15, 0usize..4), arb_change()),
+            1..30,
+        ),
+        probe in arb_pod(9999),
+    ) {
+        let probe = probe.build();
+        let fresh = || {
+            let (mut s, mut ids) = build(node_count, &pods);
+            filler(&mut s, &mut ids, fill, node_count);
+            (s, ids)
+        };
+        let (state, ids) = fresh();
+        let mut copies = vec![Copy { state, ids, log: Vec::new() }];
+        for (target, fork, c) in &steps {
+            if let Some(from) = fork.filter(|_| copies.len() < 4) {
+                let from = &copies[from % copies.len()];
+                let copy = Copy {
+                    state: from.state.overlay(),
+                    ids: from.ids.clone(),
+                    log: from.log.clone(),
+                };
+                copies.push(copy);
+            }
+            let k = target % copies.len();
+            let Copy { state, ids, log } = &mut copies[k];
+            change(state, ids, c, &probe);
+            log.push(c.clone());
+        }
+        for (k, copy) in copies.iter_mut().enumerate() {
+            let (mut twin, mut ids) = fresh();
+            for c in &copy.log {
+                change(&mut twin, &mut ids, c, &probe);
+            }
+            prop_assert_eq!(
+                observed(&mut copy.state, &probe),
+                observed(&mut twin, &probe),
+                "copy {} (0 is the base) after {} changes", k, copy.log.len()
+            );
+        }
     }
 }
