@@ -841,6 +841,52 @@ impl<'a> World<'a> {
         )
     }
 
+    /// The nodes a live replay of `pod`'s workload keeps of `eligible`:
+    /// per domain of `key` (the rule that makes the replay needed: no
+    /// more domains than replicas), the `per_domain` nodes with the most
+    /// room for `pod` (those its requests fit on first, then by free CPU
+    /// and memory), so a replay over a zone of 2,000 nodes is made of a
+    /// few of them — as many as the rollout can ever fill. For a run over
+    /// files, and for domains with no more nodes than that, every node.
+    /// The nodes left out are ones the rollout's pods would not be the
+    /// first to go to; a pod's (anti-)affinity against the new pods on a
+    /// kept node is still seen (its pods come along).
+    pub fn replay_nodes(
+        &self,
+        pod: &Pod,
+        eligible: &[NodeId],
+        key: Sym,
+        per_domain: usize,
+    ) -> Vec<NodeId> {
+        let Placed::Live(live) = &self.placed else {
+            return eligible.to_vec();
+        };
+        let state = live.state();
+        let mut by_domain: FxHashMap<Option<Sym>, Vec<(bool, i64, i64, NodeId)>> =
+            FxHashMap::default();
+        for &n in eligible {
+            let node = state.node(n);
+            let info = state.node_info(n);
+            let fits = podplace_engine::plugins::node_resources_fit::fits(pod, node, info);
+            by_domain.entry(node.labels.get(key)).or_default().push((
+                !fits,
+                -(node.allocatable.milli_cpu - info.requested.milli_cpu),
+                -(node.allocatable.memory - info.requested.memory),
+                n,
+            ));
+        }
+        let mut out = Vec::new();
+        for (_, mut nodes) in by_domain {
+            if nodes.len() > per_domain {
+                nodes.sort_unstable();
+                nodes.truncate(per_domain);
+            }
+            out.extend(nodes.into_iter().map(|(.., n)| n));
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// Whether this run is over a live world (`podplace serve`).
     pub fn is_live(&self) -> bool {
         matches!(self.placed, Placed::Live(_))

@@ -94,13 +94,24 @@ pub fn check(world: &World<'_>, _: &LintOptions, sink: &mut Sink) -> Result<(), 
         if eligible.is_empty() {
             continue;
         }
+        // The rule with the fewest domains: the one that can leave the
+        // surge pod nowhere.
+        let replay_key = hard
+            .iter()
+            .map(|h| (world.domains(&eligible, h.key).len(), h.key))
+            .min()
+            .map_or(first.key, |(_, k)| k);
         let hard = first.what.clone();
         let hard_path = first.path.clone();
         // A run over files replays every Deployment in the one merged
         // world; a run over a live world in the part its rollout touches.
         let around;
         let replay_world: &Inventory = if world.is_live() {
-            around = world.replay_inventory(s, &eligible);
+            // Per domain of that rule, as many nodes as the rollout can
+            // fill (its replicas and surge pods, and one more).
+            let fill = usize::try_from(replicas.saturating_add(lim.max_surge)).unwrap_or(0);
+            let nodes = world.replay_nodes(&s.pod, &eligible, replay_key, fill.saturating_add(1));
+            around = world.replay_inventory(s, &nodes);
             &around
         } else {
             merged.get_or_insert_with(|| merge(world.manifests, world.snapshot))
