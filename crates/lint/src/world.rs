@@ -862,8 +862,9 @@ impl<'a> World<'a> {
             return eligible.to_vec();
         };
         let state = live.state();
-        let mut by_domain: FxHashMap<Option<Sym>, Vec<(bool, i64, i64, NodeId)>> =
-            FxHashMap::default();
+        // (does not fit, minus free CPU, minus free memory, node): best first.
+        type Ranked = (bool, i64, i64, NodeId);
+        let mut by_domain: FxHashMap<Option<Sym>, Vec<Ranked>> = FxHashMap::default();
         for &n in eligible {
             let node = state.node(n);
             let info = state.node_info(n);
