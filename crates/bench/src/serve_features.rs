@@ -322,6 +322,20 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     let cpu_mean = (thread_cpu_seconds() - cpu0) / args.reviews.max(1) as f64;
     let wall_mean = wall0.elapsed().as_secs_f64() / args.reviews.max(1) as f64;
     let (p50, p99, max) = percentiles(all);
+    // The same mix answered from scratch (no index), for comparison, and
+    // what building the generation's index costs alone.
+    let mut scratch = Vec::new();
+    for i in 0..REVIEW_KINDS.len() {
+        let (_, request) = review_request(i, &templates);
+        let t = Instant::now();
+        let answer = podplace_serve::admission::check::review(&model.read(), &request, &options);
+        scratch.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(answer);
+    }
+    let t = Instant::now();
+    let index = podplace_lint::live::LiveIndex::new(&model.read());
+    let index_secs = t.elapsed().as_secs_f64();
+    drop(index);
 
     // The HA watch: a full report, then ticks after a few updates each.
     let mut watch = podplace_serve::ha::HaWatch::new();
@@ -387,6 +401,18 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         "| story-4 reviews warning PP003 (replay on) | {story4_pp003} of {} | all |",
         times[2].len()
     );
+    println!(
+        "| one review of each kind from scratch (no index) | {} ms | |",
+        scratch
+            .iter()
+            .map(|s| format!("{:.1}", s * 1e3))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    );
+    println!(
+        "| building one generation's review index (LiveIndex) | {:.1} ms | |",
+        index_secs * 1e3
+    );
     let (ha_full, _, ha_full_max) = percentiles(full_secs.clone());
     let (ha_tick, _, ha_tick_max) = percentiles(tick_secs.clone());
     println!(
@@ -411,7 +437,8 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         "admission": {"reviews": args.reviews, "median_s": p50, "p99_s": p99, "max_s": max,
                       "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean, "kinds": rows,
                       "story4_pp003": story4_pp003, "updates": updates,
-                      "update_every": args.update_every},
+                      "update_every": args.update_every, "scratch_s": scratch,
+                      "index_s": index_secs},
         "ha": {"first_s": first_secs, "full_s": full_secs, "tick_s": tick_secs,
                "same_findings": same, "recomputed": recomputed,
                "first_costs": first.costs.iter().map(|(n, d)| json!([n, d.as_secs_f64()])).collect::<Vec<_>>()},
