@@ -20,12 +20,27 @@
 //! pack: the objects they write back out are the ones they read.
 
 use std::borrow::Cow;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashSet;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::inventory::{Origin, Sourced};
+
+/// A pod packed: its JSON in two parts, so that replicas of one template
+/// share one copy of their spec.
+#[derive(Debug, Clone)]
+struct Packed {
+    /// The pod's JSON without its spec.
+    rest: Box<[u8]>,
+    /// The JSON of its spec without `nodeName`, shared by every pod of the
+    /// list whose spec is the same (the replicas of one template).
+    spec: Option<Arc<[u8]>>,
+    /// `spec.nodeName`, the one spec field each replica has its own.
+    node_name: Option<Box<str>>,
+}
 
 /// One pod of a [`PodList`].
 #[derive(Debug)]
@@ -34,7 +49,7 @@ enum Slot {
     Full(Box<Sourced<Pod>>),
     /// The object's JSON, and the object once decoded.
     Packed {
-        json: Box<[u8]>,
+        json: Packed,
         origin: Origin,
         decoded: OnceLock<Box<Sourced<Pod>>>,
     },
@@ -54,29 +69,26 @@ impl Clone for Slot {
     }
 }
 
-/// The JSON of `pod`: what packing keeps.
-fn encode(pod: &Pod) -> Box<[u8]> {
-    // A k8s-openapi object always serialises (string keys, no floats NaN).
-    serde_json::to_vec(pod)
-        .unwrap_or_default()
-        .into_boxed_slice()
+/// The JSON of `value` (a k8s-openapi object always serialises: string
+/// keys, no float that JSON cannot hold).
+fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
 }
 
 /// The pod `json` encodes; a default pod for bytes that do not decode,
-/// which [`encode`]'s output always does (the round trip is tested).
-fn decode(json: &[u8]) -> Pod {
-    serde_json::from_slice(json).unwrap_or_default()
+/// which [`PodList::pack`]'s output always does (the round trip is tested).
+fn decode(json: &Packed) -> Pod {
+    let mut pod: Pod = serde_json::from_slice(&json.rest).unwrap_or_default();
+    if let Some(spec) = &json.spec {
+        let mut spec: k8s_openapi::api::core::v1::PodSpec =
+            serde_json::from_slice(spec).unwrap_or_default();
+        spec.node_name = json.node_name.as_deref().map(str::to_string);
+        pod.spec = Some(spec);
+    }
+    pod
 }
 
 impl Slot {
-    fn pack(p: Sourced<Pod>) -> Slot {
-        Slot::Packed {
-            json: encode(&p.object),
-            origin: p.origin,
-            decoded: OnceLock::new(),
-        }
-    }
-
     fn into_sourced(self) -> Sourced<Pod> {
         match self {
             Slot::Full(p) => *p,
@@ -93,6 +105,14 @@ impl Slot {
             },
         }
     }
+
+    /// The shared spec this slot holds, if packed.
+    fn spec(&self) -> Option<&Arc<[u8]>> {
+        match self {
+            Slot::Packed { json, .. } => json.spec.as_ref(),
+            Slot::Full(_) => None,
+        }
+    }
 }
 
 /// The pods of an inventory, in load order (see the module doc): the
@@ -105,6 +125,8 @@ pub struct PodList {
     packed: bool,
     /// Packed slots decoded since the last [`PodList::trim_decoded`].
     decoded: Mutex<Vec<usize>>,
+    /// The packed specs, each once.
+    specs: FxHashSet<Arc<[u8]>>,
 }
 
 impl Clone for PodList {
@@ -113,6 +135,7 @@ impl Clone for PodList {
             slots: self.slots.clone(),
             packed: self.packed,
             decoded: Mutex::new(Vec::new()),
+            specs: self.specs.clone(),
         }
     }
 }
@@ -128,11 +151,12 @@ impl PodList {
     pub fn set_packed(&mut self, packed: bool) {
         self.packed = packed;
         let slots = std::mem::take(&mut self.slots);
-        self.slots = slots
-            .into_iter()
-            .map(|s| self.slot(s.into_sourced()))
-            .collect();
-        self.slots.shrink_to_fit();
+        self.specs.clear();
+        let mut out = Vec::with_capacity(slots.len());
+        for s in slots {
+            out.push(self.slot(s.into_sourced()));
+        }
+        self.slots = out;
         self.decoded_mut().clear();
     }
 
@@ -141,11 +165,45 @@ impl PodList {
         self.packed
     }
 
-    fn slot(&self, p: Sourced<Pod>) -> Slot {
-        if self.packed {
-            Slot::pack(p)
-        } else {
-            Slot::Full(Box::new(p))
+    fn slot(&mut self, p: Sourced<Pod>) -> Slot {
+        if !self.packed {
+            return Slot::Full(Box::new(p));
+        }
+        let Sourced { mut object, origin } = p;
+        let (spec, node_name) = match object.spec.take() {
+            Some(mut spec) => {
+                let node = spec.node_name.take().map(String::into_boxed_str);
+                let bytes: Arc<[u8]> = json(&spec).into();
+                let shared = match self.specs.get(&bytes) {
+                    Some(s) => Arc::clone(s),
+                    None => {
+                        self.specs.insert(Arc::clone(&bytes));
+                        bytes
+                    }
+                };
+                (Some(shared), node)
+            }
+            None => (None, None),
+        };
+        Slot::Packed {
+            json: Packed {
+                rest: json(&object).into_boxed_slice(),
+                spec,
+                node_name,
+            },
+            origin,
+            decoded: OnceLock::new(),
+        }
+    }
+
+    /// Forgets a shared spec no pod holds any more (`slot` was just taken
+    /// out of the list).
+    fn release(&mut self, slot: &Slot) {
+        if let Some(spec) = slot.spec() {
+            // Held by the set and by `slot` only.
+            if Arc::strong_count(spec) == 2 {
+                self.specs.remove(spec);
+            }
         }
     }
 
@@ -199,16 +257,16 @@ impl PodList {
 
     /// The `i`th pod, to change (a packed pod is unpacked for good).
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Sourced<Pod>> {
-        let slot = self.slots.get_mut(i)?;
-        if matches!(slot, Slot::Packed { .. }) {
+        if matches!(self.slots.get(i)?, Slot::Packed { .. }) {
             let placeholder = Slot::Full(Box::new(Sourced {
                 object: Pod::default(),
                 origin: Origin::default(),
             }));
-            let full = std::mem::replace(slot, placeholder).into_sourced();
-            *slot = Slot::Full(Box::new(full));
+            let old = std::mem::replace(&mut self.slots[i], placeholder);
+            self.release(&old);
+            self.slots[i] = Slot::Full(Box::new(old.into_sourced()));
         }
-        match slot {
+        match self.slots.get_mut(i)? {
             Slot::Full(p) => Some(p),
             Slot::Packed { .. } => None,
         }
@@ -271,6 +329,7 @@ impl PodList {
                 .into_iter()
                 .map(|s| Slot::Full(Box::new(s.into_sourced())))
                 .collect();
+            self.specs.clear();
             self.decoded_mut().clear();
         }
         self.slots.iter_mut().filter_map(|s| match s {
@@ -294,6 +353,7 @@ impl PodList {
             origin,
         });
         let old = std::mem::replace(self.slots.get_mut(i)?, slot);
+        self.release(&old);
         Some(old.into_sourced().object)
     }
 
@@ -304,13 +364,16 @@ impl PodList {
     pub fn swap_remove(&mut self, i: usize) -> Sourced<Pod> {
         // Indexes into the decoded list may now be wrong: forget them.
         self.trim_decoded();
-        self.slots.swap_remove(i).into_sourced()
+        let slot = self.slots.swap_remove(i);
+        self.release(&slot);
+        slot.into_sourced()
     }
 
     /// Keeps the pods `keep` accepts.
     pub fn retain(&mut self, mut keep: impl FnMut(&Sourced<Pod>) -> bool) {
         self.trim_decoded();
         let slots = std::mem::take(&mut self.slots);
+        self.specs.clear();
         for s in slots {
             let p = s.into_sourced();
             if keep(&p) {
@@ -325,12 +388,15 @@ impl PodList {
         range: impl std::ops::RangeBounds<usize>,
     ) -> impl Iterator<Item = Sourced<Pod>> + '_ {
         self.trim_decoded();
+        // Specs the drained pods alone held stay in the set until the
+        // list is packed again (or cleared).
         self.slots.drain(range).map(Slot::into_sourced)
     }
 
     /// Removes every pod.
     pub fn clear(&mut self) {
         self.slots.clear();
+        self.specs.clear();
         self.decoded_mut().clear();
     }
 
@@ -338,6 +404,7 @@ impl PodList {
     pub fn truncate(&mut self, len: usize) {
         self.trim_decoded();
         self.slots.truncate(len);
+        self.specs.retain(|s| Arc::strong_count(s) > 1);
     }
 }
 
@@ -537,7 +604,41 @@ mod tests {
         let Slot::Packed { json, .. } = &list.slots[0] else {
             panic!("not packed");
         };
-        assert!(json.len() < std::mem::size_of::<Pod>(), "{}", json.len());
+        let bytes = json.rest.len() + json.spec.as_ref().map_or(0, |s| s.len());
+        assert!(bytes < std::mem::size_of::<Pod>(), "{bytes}");
+    }
+
+    #[test]
+    fn replicas_share_one_packed_spec_until_the_last_is_gone() {
+        let mut list = PodList::new();
+        list.set_packed(true);
+        let mut want = Vec::new();
+        for (i, node) in [Some("n1"), Some("n2"), None].into_iter().enumerate() {
+            let mut p = pod(&format!("r{i}"));
+            if let Some(s) = p.object.spec.as_mut() {
+                s.node_name = node.map(str::to_string);
+            }
+            want.push(p.clone());
+            list.push(p);
+        }
+        assert_eq!(list.specs.len(), 1);
+        same(&list, &want);
+        let mut other = pod("o");
+        if let Some(s) = other.object.spec.as_mut() {
+            s.priority = Some(7);
+        }
+        list.replace(2, other.object.clone());
+        want[2].object = other.object;
+        assert_eq!(list.specs.len(), 2);
+        same(&list, &want);
+        list.swap_remove(2);
+        want.swap_remove(2);
+        assert_eq!(list.specs.len(), 1);
+        list.swap_remove(0);
+        want.swap_remove(0);
+        same(&list, &want);
+        list.swap_remove(0);
+        assert!(list.specs.is_empty());
     }
 
     #[test]
