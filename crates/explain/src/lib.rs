@@ -46,6 +46,28 @@ pub fn explain(world: &World, id: PodId) -> Explanation {
 /// [`World`] (it owns its world and places the waiting pods first) cannot
 /// borrow.
 pub fn explain_in(world: &Base, id: PodId) -> Explanation {
+    explain_with(world, id, Stop::Never)
+        .expect("an explanation that never stops early always answers")
+}
+
+/// [`explain_in`] for a caller that only reports why a Pending pod stays
+/// Pending (`podplace serve`'s Events): `None`, and nothing more computed,
+/// when the pod is Pending and its scheduling cycle finds a node (it would
+/// land there, [`Explanation::would_land_on`]); otherwise the same
+/// explanation. The per-node analysis and the fix search cost many cycles
+/// more than the answer "it fits now".
+pub fn explain_if_stuck(world: &Base, id: PodId) -> Option<Explanation> {
+    explain_with(world, id, Stop::WhenItLands)
+}
+
+/// Whether an explanation ends early when the Pending pod would land.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Never,
+    WhenItLands,
+}
+
+fn explain_with(world: &Base, id: PodId, stop: Stop) -> Option<Explanation> {
     let mut what_if = world.overlay();
     // With node sampling, which nodes are scored depends on the start
     // index: rescore from the one the pod's own placement was visited
@@ -57,7 +79,7 @@ pub fn explain_in(world: &Base, id: PodId) -> Explanation {
     if bound.is_some() {
         what_if.state_mut().unbind(id);
     }
-    explain_unbound(world, &mut what_if, id, bound)
+    explain_unbound(world, &mut what_if, id, bound, stop)
 }
 
 fn explain_unbound(
@@ -65,7 +87,8 @@ fn explain_unbound(
     what_if: &mut WhatIf<'_>,
     id: PodId,
     bound: Option<NodeId>,
-) -> Explanation {
+    stop: Stop,
+) -> Option<Explanation> {
     let mut pod = what_if.state().pod(id).clone();
     // Bound to a node the world does not have (a live read that could not
     // list nodes): explain it as if it were scheduled again.
@@ -126,7 +149,7 @@ fn explain_unbound(
         _ => None,
     };
     if let Some(note) = early_note {
-        return Explanation {
+        return Some(Explanation {
             pod: pod_name,
             workload,
             message: String::new(),
@@ -141,7 +164,7 @@ fn explain_unbound(
             notes: vec![note],
             fixes: Vec::new(),
             phase,
-        };
+        });
     }
 
     let outcome = what_if.schedule(&pod);
@@ -162,12 +185,16 @@ fn explain_unbound(
         }
         Ok(_) => None,
     };
+    let lands = refused.is_none() && phase == Phase::Pending && outcome.chosen.is_some();
+    if stop == Stop::WhenItLands && lands {
+        return None;
+    }
     {
         if let Some(reason) = refused {
             // A PreFilter plugin rejected the pod itself (no node was
             // looked at), or binding failed whatever the node: no node's
             // verdict, note or fix applies.
-            return Explanation {
+            return Some(Explanation {
                 pod: pod_name,
                 workload,
                 // A pod held before scheduling gets no FailedScheduling
@@ -188,7 +215,7 @@ fn explain_unbound(
                 notes: Vec::new(),
                 fixes: Vec::new(),
                 phase,
-            };
+            });
         }
     }
     let mut terms = analyze::Terms::default();
@@ -253,7 +280,7 @@ fn explain_unbound(
     let would_land_on = outcome.chosen.map(|n| cluster.node(n).name.to_string());
     let node_count = cluster.nodes().len();
     let fixes = fixes::verify_all(what_if, &pod, candidates);
-    Explanation {
+    Some(Explanation {
         pod: pod_name,
         workload,
         phase,
@@ -268,7 +295,7 @@ fn explain_unbound(
         terms: terms.views,
         notes,
         fixes,
-    }
+    })
 }
 
 /// The note for a gated pod: its gates, what kube-scheduler does with it
