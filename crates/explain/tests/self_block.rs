@@ -191,3 +191,57 @@ fn min_domains_beyond_the_zones_gets_lowered_first() {
         fix.verification
     );
 }
+
+/// `explain_if_stuck` (serve's path) answers as `explain_in` does, and
+/// stops early exactly for the Pending pods that would land: over every
+/// pod of every story, in the placed world (`why`'s) and in the observed
+/// world (serve's, its Pending pods left unbound).
+#[test]
+fn explain_if_stuck_answers_as_explain_in_or_stops_for_pods_that_land() {
+    use podplace_explain::{explain_if_stuck, explain_in, Phase};
+    let stories = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/stories"
+    ));
+    let mut stopped = 0;
+    let mut answered = 0;
+    for entry in std::fs::read_dir(stories).expect("stories") {
+        let path = entry.expect("entry").path();
+        let Ok(mut inv) = load(&[Source::Path(path.clone())]) else {
+            continue;
+        };
+        podplace_model::expand::expand_workloads(&mut inv);
+        let setup = Default::default();
+        let worlds = [
+            podplace_world::World::build(inv.clone(), &setup, 0),
+            podplace_world::World::observed(inv, &setup, 0),
+        ];
+        for world in worlds.into_iter().flatten() {
+            let ids: Vec<_> = world.state().live_pods().map(|(id, _)| id).collect();
+            for id in ids {
+                let full = explain_in(&world, id);
+                match explain_if_stuck(&world, id) {
+                    None => {
+                        stopped += 1;
+                        assert_eq!(full.phase, Phase::Pending, "{}", path.display());
+                        assert!(full.would_land_on.is_some(), "{}", path.display());
+                    }
+                    Some(e) => {
+                        answered += 1;
+                        assert_eq!(e, full, "{}", path.display());
+                        let lands = full.phase == Phase::Pending && full.would_land_on.is_some();
+                        assert!(
+                            !lands,
+                            "{}: a pod that lands is not explained",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        stopped > 0 && answered > 0,
+        "{stopped} stopped, {answered} answered"
+    );
+}
