@@ -53,12 +53,13 @@ mod tempdir {
 }
 
 fn names<
-    K: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+    'a,
+    K: k8s_openapi::Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> + 'a,
 >(
-    objects: &[podplace_model::inventory::Sourced<K>],
+    objects: impl IntoIterator<Item = &'a podplace_model::inventory::Sourced<K>>,
 ) -> Vec<String> {
     objects
-        .iter()
+        .into_iter()
         .map(|s| {
             let m = s.object.metadata();
             match &m.namespace {
