@@ -33,8 +33,10 @@ use crate::inventory::{Origin, Sourced};
 /// share one copy of their spec.
 #[derive(Debug, Clone)]
 struct Packed {
-    /// The pod's JSON without its spec.
-    rest: Box<[u8]>,
+    /// The pod's JSON without its spec (shared by a copy of the list, so
+    /// copying a packed inventory, as a rebalance round does, copies no
+    /// bytes).
+    rest: Arc<[u8]>,
     /// The JSON of its spec without `nodeName`, shared by every pod of the
     /// list whose spec is the same (the replicas of one template).
     spec: Option<Arc<[u8]>>,
@@ -187,7 +189,7 @@ impl PodList {
         };
         Slot::Packed {
             json: Packed {
-                rest: json(&object).into_boxed_slice(),
+                rest: json(&object).into(),
                 spec,
                 node_name,
             },
