@@ -11,8 +11,14 @@
 //! another state still shares it, and writes in place when none does (the
 //! base world of serve, once its overlays are dropped, copies nothing).
 //! Reading is a shift and a mask more than a plain `Vec`.
+//!
+//! [`Sharded`] does the same for a hash map (the pods by name): a what-if
+//! that adds a pod copies one shard of the names, not all 150,000.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHasher};
 
 /// log2 of [`CHUNK`].
 const SHIFT: usize = 8;
@@ -124,6 +130,61 @@ impl<T: Clone> FromIterator<T> for Chunked<T> {
     }
 }
 
+/// log2 of the number of shards of a [`Sharded`] map.
+const SHARD_BITS: u32 = 6;
+
+/// A hash map split into `2^SHARD_BITS` maps shared copy-on-write (see the
+/// module doc): a clone copies one `Arc` per shard, a write copies the
+/// one shard it touches when another clone shares it.
+#[derive(Debug, Clone)]
+pub(crate) struct Sharded<K, V> {
+    shards: Vec<Arc<FxHashMap<K, V>>>,
+}
+
+impl<K, V> Default for Sharded<K, V> {
+    fn default() -> Self {
+        Sharded {
+            shards: (0..1 << SHARD_BITS).map(|_| Arc::default()).collect(),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> Sharded<K, V> {
+    /// The shard of a key: the top bits of its hash, mixed so that they
+    /// say nothing of the bits each shard's own table uses.
+    #[inline]
+    fn shard(key: &K) -> usize {
+        let mut h = FxHasher::default();
+        key.hash(&mut h);
+        (h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SHARD_BITS)) as usize
+    }
+
+    /// The value of a key.
+    #[inline]
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        self.shards[Self::shard(key)].get(key)
+    }
+
+    /// Sets a key's value (its shard copied first when shared).
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
+        Arc::make_mut(&mut self.shards[Self::shard(&key)]).insert(key, value)
+    }
+
+    /// Removes a key (its shard copied first when shared).
+    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
+        let shard = &mut self.shards[Self::shard(key)];
+        if !shard.contains_key(key) {
+            return None;
+        }
+        Arc::make_mut(shard).remove(key)
+    }
+
+    /// Number of keys.
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.len()).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +262,34 @@ mod tests {
         assert_eq!(base[CHUNK + 1], (CHUNK + 1) as u32);
         drop(copy);
         assert_eq!(base.shared_chunks(), 0);
+    }
+
+    proptest! {
+        /// Clones of a sharded map written alternately each read as a
+        /// plain map given the same writes.
+        #[test]
+        fn sharded_clones_behave_as_independent_maps(
+            ops in prop::collection::vec((0u8..4, 0u32..300, 0u32..9), 1..300),
+        ) {
+            let mut cur: Sharded<u32, u32> = Sharded::default();
+            let mut plain: FxHashMap<u32, u32> = FxHashMap::default();
+            let mut kept = (cur.clone(), plain.clone());
+            for (op, k, v) in ops {
+                match op {
+                    0 => prop_assert_eq!(cur.insert(k, v), plain.insert(k, v)),
+                    1 => prop_assert_eq!(cur.remove(&k), plain.remove(&k)),
+                    2 => kept = (cur.clone(), plain.clone()),
+                    _ => {
+                        std::mem::swap(&mut cur, &mut kept.0);
+                        std::mem::swap(&mut plain, &mut kept.1);
+                    }
+                }
+                prop_assert_eq!(cur.len(), plain.len());
+                for k in 0..300 {
+                    prop_assert_eq!(cur.get(&k), plain.get(&k));
+                    prop_assert_eq!(kept.0.get(&k), kept.1.get(&k));
+                }
+            }
+        }
     }
 }

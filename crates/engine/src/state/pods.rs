@@ -224,13 +224,13 @@ impl ClusterState {
 
     fn index_pod(&mut self, id: PodId) {
         let entry = &self.pods[id.index()];
-        Arc::make_mut(&mut self.pod_by_name)
+        self.pod_by_name
             .insert((entry.pod.namespace, entry.pod.name.clone()), id);
         for pair in entry.pod.labels.iter() {
-            Arc::make_mut(&mut self.pods_by_label)
+            let list = Arc::make_mut(&mut self.pods_by_label)
                 .entry(pair)
-                .or_default()
-                .push(id);
+                .or_default();
+            Arc::make_mut(list).push(id);
         }
     }
 
@@ -238,12 +238,12 @@ impl ClusterState {
         let entry = &self.pods[id.index()];
         let key = (entry.pod.namespace, entry.pod.name.clone());
         if self.pod_by_name.get(&key) == Some(&id) {
-            Arc::make_mut(&mut self.pod_by_name).remove(&key);
+            self.pod_by_name.remove(&key);
         }
         for pair in entry.pod.labels.iter() {
             if let Some(list) = Arc::make_mut(&mut self.pods_by_label).get_mut(&pair) {
                 if let Some(i) = list.iter().position(|&p| p == id) {
-                    list.swap_remove(i);
+                    Arc::make_mut(list).swap_remove(i);
                 }
                 if list.is_empty() {
                     Arc::make_mut(&mut self.pods_by_label).remove(&pair);
