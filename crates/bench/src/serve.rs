@@ -29,6 +29,8 @@ pub struct ServeArgs {
     pub shape: Shape,
     /// How many updates to apply after the sync.
     pub updates: usize,
+    /// How many Pending pods to explain on the synced world.
+    pub explains: usize,
     /// Where to write the results as JSON.
     pub out: Option<PathBuf>,
 }
@@ -308,6 +310,8 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
         std::hint::black_box(outcome);
         secs
     });
+    let stuck = add_stuck_pod(&mut world)?;
+    let explained = explain_times(&world, args.explains, stuck);
     drop(world);
 
     // The other way to sync: one World::observed over the whole list.
@@ -370,6 +374,39 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
             s * 1e3
         );
     }
+    let (o50, o99, _) = percentiles(explained.overlay.clone());
+    println!(
+        "| overlay (World::overlay taken and dropped): median / p99 | {:.3} / {:.3} ms | |",
+        o50 * 1e3,
+        o99 * 1e3
+    );
+    let (e50, e99, emax) = percentiles(explained.explain.clone());
+    println!(
+        "| explain a Pending pod as serve does ({} pods, {} with a note): median / p99 / max | {:.1} / {:.1} / {:.1} ms | ≤ 50 ms |",
+        explained.pods,
+        explained.notes,
+        e50 * 1e3,
+        e99 * 1e3,
+        emax * 1e3
+    );
+    let stuck_secs = explained.stuck.as_ref().map(|(t, noted)| {
+        let (m, _, max) = percentiles(t.clone());
+        println!(
+            "| explain a pod no node admits (anti-affinity to tier=backend per zone; note: {noted}): median / max of 3 | {:.1} / {:.1} ms | ≤ 50 ms |",
+            m * 1e3,
+            max * 1e3
+        );
+        (m, max, *noted)
+    });
+    println!(
+        "| explain: mean thread CPU time per pod | {:.1} ms | |",
+        explained.explain_cpu * 1e3 / explained.pods.max(1) as f64
+    );
+    println!(
+        "| one explainer tick explaining {} of the Pending pods | {:.1} ms | |",
+        explained.tick.1,
+        explained.tick.0 * 1e3
+    );
     println!(
         "| memory: RssAnon at start / with the events' JSON before sync / after sync / after updates / peak during sync and updates | {} / {} / {} / {} / {} MiB | ≤ 1536 MiB (steady) |",
         anon_start / 1024,
@@ -393,6 +430,14 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
         "update": {"median_s": p50, "p99_s": p99, "max_s": max, "count": total, "kinds": rows,
                    "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean},
         "what_if_s": what_if_secs,
+        "explain": {"pods": explained.pods, "notes": explained.notes,
+                    "overlay_median_s": o50, "overlay_p99_s": o99,
+                    "median_s": e50, "p99_s": e99, "max_s": emax,
+                    "mean_cpu_s": explained.explain_cpu / explained.pods.max(1) as f64,
+                    "tick_s": explained.tick.0, "tick_explained": explained.tick.1,
+                    "stuck_median_s": stuck_secs.map(|s| s.0),
+                    "stuck_max_s": stuck_secs.map(|s| s.1),
+                    "stuck_noted": stuck_secs.map(|s| s.2)},
         "sync_apply_s": apply_secs,
         "rss_anon_kib": {"start": anon_start, "before_sync": anon_before, "after_sync": anon_synced,
                          "after_updates": anon_after, "peak": peak.anon_kib},
@@ -403,24 +448,150 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
     Ok(result)
 }
 
+/// What explaining Pending pods costs on the synced world, as serve does
+/// it: the bare what-if copy, each pod's explanation (serve's
+/// `explain_one`: a pod that fits now is left out after one cycle, else
+/// the why analysis with its fixes verified on the what-if, and the Event
+/// note), and one explainer tick over as many pods.
+struct ExplainTimes {
+    /// Pods explained.
+    pods: usize,
+    /// `World::overlay` taken and dropped, seconds each.
+    overlay: Vec<f64>,
+    /// One pod's explanation and note, seconds each.
+    explain: Vec<f64>,
+    /// Thread CPU time over all the explanations, seconds.
+    explain_cpu: f64,
+    /// Of them, pods that get a note (they do not fit now).
+    notes: usize,
+    /// One [`Explainer::due`] tick explaining `pods` pods: seconds, and
+    /// how many it explained.
+    tick: (f64, usize),
+    /// The pod no node admits ([`add_stuck_pod`]): seconds per
+    /// explanation (three), and whether it got a note.
+    stuck: Option<(Vec<f64>, bool)>,
+}
+
+/// Adds to the synced world a Pending pod that no node admits, so the
+/// explain rows include the whole analysis and fix search: required
+/// anti-affinity to every `tier=backend` pod per zone (the generated
+/// backend workloads run in every zone), the way a rule blocks a pod in
+/// the stories. Its id, once added.
+fn add_stuck_pod(world: &mut World) -> anyhow::Result<Option<podplace_world::PodId>> {
+    let namespace = world
+        .state()
+        .live_pods()
+        .next()
+        .map(|(_, e)| {
+            world
+                .state()
+                .interner()
+                .resolve(e.pod.namespace)
+                .to_string()
+        })
+        .unwrap_or_else(|| "default".to_string());
+    let pod: core::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "bench-stuck", "namespace": namespace, "uid": "bench-stuck",
+                     "labels": {"app": "bench-stuck"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"tier": "backend"}},
+                 "topologyKey": generate::ZONE}]}}
+        }
+    }))?;
+    world.apply(Change::Upsert(Object::Pod(pod)))?;
+    Ok(world.pod_id(&namespace, "bench-stuck"))
+}
+
+/// Times [`ExplainTimes`] for `count` Pending pods spread over the world's
+/// Pending pods (the generator's pending workloads in turn).
+fn explain_times(
+    world: &World,
+    count: usize,
+    stuck: Option<podplace_world::PodId>,
+) -> ExplainTimes {
+    use podplace_serve::explain::{explain_one, Explainer};
+    let pending: Vec<podplace_world::PodId> = world
+        .state()
+        .live_pods()
+        .filter(|(id, e)| e.node.is_none() && !e.pod.finished && Some(*id) != stuck)
+        .map(|(id, _)| id)
+        .collect();
+    let step = (pending.len() / count.max(1)).max(1);
+    let ids: Vec<_> = pending.iter().step_by(step).take(count).copied().collect();
+    let overlay = (0..count.max(5))
+        .map(|_| {
+            let t = Instant::now();
+            drop(std::hint::black_box(world.overlay()));
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    let (mut explain, mut notes) = (Vec::new(), 0);
+    let cpu = thread_cpu_seconds();
+    for &id in &ids {
+        let t = Instant::now();
+        let (note, blockers) = explain_one(world, id);
+        explain.push(t.elapsed().as_secs_f64());
+        notes += usize::from(note.is_some());
+        std::hint::black_box((note, blockers));
+    }
+    let explain_cpu = thread_cpu_seconds() - cpu;
+    let stuck = stuck.map(|id| {
+        let mut noted = false;
+        let times = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                let (note, blockers) = explain_one(world, id);
+                let secs = t.elapsed().as_secs_f64();
+                noted = note.is_some();
+                std::hint::black_box((note, blockers));
+                secs
+            })
+            .collect();
+        (times, noted)
+    });
+    let mut explainer = Explainer::new(std::time::Duration::ZERO);
+    explainer.max_per_tick = ids.len().max(1);
+    explainer.max_tick_time = std::time::Duration::from_secs(3600);
+    let t = Instant::now();
+    let drafts = explainer.due(world, 1, k8s_openapi::jiff::Timestamp::now());
+    let tick = (t.elapsed().as_secs_f64(), explainer.stats().explained);
+    std::hint::black_box(drafts);
+    ExplainTimes {
+        pods: ids.len(),
+        overlay,
+        explain,
+        explain_cpu,
+        notes,
+        tick,
+        stuck,
+    }
+}
+
 /// Usage of `podplace-bench serve`.
 pub const USAGE: &str = "\
 usage: podplace-bench serve [--nodes N] [--pods N] [--workloads N]
                             [--new-pods N] [--seed N] [--updates N]
-                            [--out RESULTS.json]
+                            [--explains N] [--out RESULTS.json]
 
 Feeds the generated cluster (default 5,000 nodes, 150,000 running and
 10,000 pending pods) as watch events into an empty observed world (the
 initial sync of podplace serve), then applies --updates random updates
 (default 10000: binds, deletions, pod relabels, pod status changes, node
 taints) one by one; prints the sync time, median and p99 per update, and
-memory, with the load average.";
+memory, with the load average. Then explains --explains Pending pods
+(default 20) as serve does (the why analysis with its fixes verified on
+a what-if, and the Event note): median and p99 per pod, the bare
+overlay, and one explainer tick over as many pods.";
 
 /// `podplace-bench serve ARGS`: parses `args`, runs [`serve`]; the exit code.
 pub fn command(args: &[String]) -> std::process::ExitCode {
     let mut a = ServeArgs {
         shape: Shape::default(),
         updates: 10_000,
+        explains: 20,
         out: None,
     };
     let mut it = args.iter();
@@ -448,6 +619,7 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
             "--new-pods" => a.shape.new_pods = n,
             "--seed" => a.shape.seed = n as u64,
             "--updates" => a.updates = n,
+            "--explains" => a.explains = n,
             other => {
                 eprintln!("podplace-bench serve: bad argument {other} {value}\n\n{USAGE}");
                 return std::process::ExitCode::from(2);
@@ -480,6 +652,7 @@ mod tests {
         let r = serve(&ServeArgs {
             shape,
             updates: 100,
+            explains: 3,
             out: None,
         })
         .unwrap();
@@ -487,6 +660,9 @@ mod tests {
         assert!(r["sync_s"].as_f64().unwrap() > 0.0);
         let kinds = r["update"]["kinds"].as_array().unwrap();
         assert!(kinds.iter().all(|k| k["count"].as_u64().unwrap() > 0));
+        // Pending pods were explained, and the pod no node admits got a note.
+        assert_eq!(r["explain"]["pods"], 3);
+        assert_eq!(r["explain"]["stuck_noted"], true);
     }
 
     #[test]
