@@ -17,7 +17,8 @@
 //!   to the model showing it (end to end), and the model's own apply of
 //!   the event ([`probe`]);
 //! - explaining Pending pods on the synced model: serve's path per pod
-//!   (`explain_in` and the Event note) and one explainer tick over them;
+//!   ([`explain_one`]: a pod that fits now is left at once, a stuck one
+//!   gets its note) and one explainer tick over them;
 //! - at the end, that the model holds exactly the pods and nodes a fresh
 //!   list returns.
 //!
@@ -42,7 +43,7 @@ use podplace_envtest::{Component, ControlPlane, Options};
 use podplace_kube::{connect_with, watch_cluster, watch_limits, ApiLimits, ConnectOptions};
 use podplace_kube::{Client, WatchOptions};
 use podplace_model::inventory::{ObjectKey, ObjectKind};
-use podplace_serve::explain::{note, Explainer, NoteParts};
+use podplace_serve::explain::{explain_one, Explainer};
 use podplace_serve::shared::Model;
 use podplace_serve::sync::{Sync, SyncMetrics, SyncOptions};
 use podplace_world::World;
@@ -561,16 +562,9 @@ async fn measure(
         let mut notes = 0usize;
         for &id in &ids {
             let t = Instant::now();
-            let e = podplace_explain::explain_in(&world, id);
-            let scheduler = &world.state().pod(id).scheduler_name;
-            let profile = world
-                .setup()
-                .serving(scheduler)
-                .map(|p| p.scheduler_name.clone())
-                .unwrap_or_default();
-            let text = note(&NoteParts::of(&e, &profile));
+            let (cause, _) = explain_one(&world, id);
             times.push(t.elapsed().as_secs_f64());
-            notes += usize::from(!text.is_empty());
+            notes += usize::from(cause.is_some());
         }
         // One tick of serve's explainer over as many pods.
         let mut explainer = Explainer::new(Duration::ZERO);
@@ -585,7 +579,7 @@ async fn measure(
         let tick_secs = t.elapsed().as_secs_f64();
         let stats = explainer.stats();
         eprintln!(
-            "serve-live: explained {} Pending pods ({notes} notes); a tick explained {} in {tick_secs:.2}s ({} drafts)",
+            "serve-live: explained {} Pending pods ({notes} stuck, with a note); a tick explained {} in {tick_secs:.2}s ({} drafts)",
             ids.len(),
             stats.explained,
             drafts.len()
@@ -673,7 +667,7 @@ async fn measure(
     );
     let ex = percentiles(explain_times.clone());
     println!(
-        "| explain one Pending pod (explain_in + note), median / p99 / max | {} | ≤ 50 ms |",
+        "| explain one Pending pod (serve's explain_one), median / p99 / max | {} | ≤ 50 ms |",
         ms(ex)
     );
     println!(
