@@ -222,7 +222,7 @@ fn a_pod_update(world: &World, n: usize) -> Option<Change> {
         .object
         .clone();
     let spec = pod.spec.get_or_insert_with(Default::default);
-    if n % 2 == 0 && spec.node_name.is_none() {
+    if n.is_multiple_of(2) && spec.node_name.is_none() {
         let count = state.nodes().len().max(1);
         let node = state.node_ids().nth(n.wrapping_mul(7919) % count)?;
         spec.node_name = Some(state.node(node).name.to_string());
