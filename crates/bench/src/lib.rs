@@ -17,7 +17,7 @@ pub mod placement;
 pub mod replicas;
 pub mod rng;
 pub mod serve;
-pub mod serve_live;
 pub mod serve_features;
+pub mod serve_live;
 pub mod snapshot;
 pub mod storage;
