@@ -16,6 +16,7 @@ pub mod memory;
 pub mod placement;
 pub mod replicas;
 pub mod rng;
+pub mod scale_args;
 pub mod serve;
 pub mod serve_features;
 pub mod serve_live;

@@ -594,45 +594,20 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
         explains: 20,
         out: None,
     };
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        if flag == "-h" || flag == "--help" {
-            println!("{USAGE}");
-            return std::process::ExitCode::SUCCESS;
-        }
-        let Some(value) = it.next().cloned() else {
-            eprintln!("podplace-bench serve: {flag} needs a value\n\n{USAGE}");
-            return std::process::ExitCode::from(2);
-        };
-        if flag == "--out" {
-            a.out = Some(PathBuf::from(value));
-            continue;
-        }
-        let Ok(n) = value.replace('_', "").parse::<usize>() else {
-            eprintln!("podplace-bench serve: {flag} {value:?} is not a number\n\n{USAGE}");
-            return std::process::ExitCode::from(2);
-        };
-        match flag.as_str() {
-            "--nodes" if n > 0 => a.shape.nodes = n,
-            "--pods" => a.shape.pods = n,
-            "--workloads" if n > 0 => a.shape.workloads = n,
-            "--new-pods" => a.shape.new_pods = n,
-            "--seed" => a.shape.seed = n as u64,
+    let own = |flag: &str, n: usize| {
+        match flag {
             "--updates" => a.updates = n,
             "--explains" => a.explains = n,
-            other => {
-                eprintln!("podplace-bench serve: bad argument {other} {value}\n\n{USAGE}");
-                return std::process::ExitCode::from(2);
-            }
+            _ => return false,
         }
+        true
+    };
+    if let Some(code) =
+        crate::scale_args::parse("serve", USAGE, args, &mut a.shape, &mut a.out, own)
+    {
+        return code;
     }
-    match serve(&a) {
-        Ok(_) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("podplace-bench serve: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    crate::scale_args::finish("serve", serve(&a))
 }
 
 #[cfg(test)]
