@@ -665,17 +665,7 @@ impl<'a> World<'a> {
         for (inv, from_manifests) in inventories {
             compile_pods(&mut state, workloads, inv, from_manifests, &mut pods)?;
         }
-        let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
-        for p in &pods {
-            let k = group_key(&p.workload, &p.pod);
-            if let Some(&i) = by_labels.get(&k) {
-                members[i].count += 1;
-                continue;
-            }
-            by_labels.insert(k, members.len());
-            members.push(pod_member(p));
-        }
-        drop(by_labels);
+        group_pods(&pods, &mut members);
         let mut namespaces = state.namespaces().clone();
         add_namespaces(&mut state, &mut namespaces, members.iter());
         let pdbs = pdbs_of(&mut state, manifests)?;
@@ -1310,6 +1300,26 @@ fn template_member(s: Subject<'_>) -> Member {
 }
 
 /// The first pod of a group as its member.
+/// Folds `pods` into `members`: the pods of one group (workload,
+/// namespace, labels, node) are one member with their count. Returns each
+/// group's member index.
+fn group_pods<'p>(
+    pods: &'p [PodMember<'_>],
+    members: &mut Vec<Member>,
+) -> FxHashMap<GroupKey<'p>, usize> {
+    let mut by_labels: FxHashMap<GroupKey<'p>, usize> = FxHashMap::default();
+    for p in pods {
+        let k = group_key(&p.workload, &p.pod);
+        if let Some(&i) = by_labels.get(&k) {
+            members[i].count += 1;
+            continue;
+        }
+        by_labels.insert(k, members.len());
+        members.push(pod_member(p));
+    }
+    by_labels
+}
+
 fn pod_member(p: &PodMember<'_>) -> Member {
     Member {
         workload: p.workload.clone().into_owned(),
@@ -1385,17 +1395,7 @@ pub(crate) fn live_groups(
     members: &mut Vec<Member>,
 ) -> FxHashMap<OwnedGroupKey, usize> {
     let pods = live_pods(live);
-    let mut by_labels: FxHashMap<GroupKey<'_>, usize> = FxHashMap::default();
-    for p in &pods {
-        let k = group_key(&p.workload, &p.pod);
-        if let Some(&i) = by_labels.get(&k) {
-            members[i].count += 1;
-            continue;
-        }
-        by_labels.insert(k, members.len());
-        members.push(pod_member(p));
-    }
-    by_labels
+    group_pods(&pods, members)
         .into_iter()
         .map(|((w, ns, labels, node), i)| {
             ((w.clone(), ns, labels.clone(), node.map(str::to_string)), i)
