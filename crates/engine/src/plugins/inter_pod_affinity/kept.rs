@@ -417,17 +417,7 @@ fn score_sources<'a>(
         kept: true,
         touched: false,
     };
-    let own = pod
-        .affinity
-        .preferred_affinity
-        .iter()
-        .map(|w| (&w.term, i64::from(w.weight)))
-        .chain(
-            pod.affinity
-                .preferred_anti_affinity
-                .iter()
-                .map(|w| (&w.term, -i64::from(w.weight))),
-        );
+    let own = score::own_preferred_terms(pod);
     for (t, weight) in own {
         let key = t.topology_key;
         match cluster.matching_counts(&[t]) {

@@ -1,7 +1,7 @@
 //! InterPodAffinity PreScore, Score and NormalizeScore.
 
 use podplace_model::intern::Sym;
-use podplace_model::objects::Pod;
+use podplace_model::objects::{AffinityTerm, Pod};
 use rustc_hash::FxHashMap;
 
 use crate::cache::SchedulerCache;
@@ -44,17 +44,7 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
     let hard_weight = profile.hard_pod_affinity_weight;
     let mut topology_score: FxHashMap<Sym, FxHashMap<Sym, i64>> = FxHashMap::default();
     let mut touched = false;
-    let own = pod
-        .affinity
-        .preferred_affinity
-        .iter()
-        .map(|w| (&w.term, i64::from(w.weight)))
-        .chain(
-            pod.affinity
-                .preferred_anti_affinity
-                .iter()
-                .map(|w| (&w.term, -i64::from(w.weight))),
-        );
+    let own = own_preferred_terms(pod);
     for (t, weight) in own {
         let key = t.topology_key;
         let counts = cluster.matching_counts(&[t]);
@@ -99,6 +89,21 @@ pub fn pre_score(cluster: &ClusterState, cache: &mut SchedulerCache, pod: &Pod) 
         .map(|(&key, scores)| DomainValues::new(cluster, cache, key, scores))
         .collect();
     Some(State { dense })
+}
+
+/// The pod's own preferred terms with their weights, negative for
+/// anti-affinity: what PreScore adds per domain of each term's matches.
+pub(crate) fn own_preferred_terms(pod: &Pod) -> impl Iterator<Item = (&AffinityTerm, i64)> {
+    pod.affinity
+        .preferred_affinity
+        .iter()
+        .map(|w| (&w.term, i64::from(w.weight)))
+        .chain(
+            pod.affinity
+                .preferred_anti_affinity
+                .iter()
+                .map(|w| (&w.term, -i64::from(w.weight))),
+        )
 }
 
 /// Raw score of a node: the sum over topology keys it carries.
