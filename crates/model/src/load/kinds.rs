@@ -60,7 +60,12 @@ pub fn snapshot_kinds() -> Vec<String> {
 
 /// What the loader needs to know about each kind it reads.
 pub(super) trait Kind:
-    DeserializeOwned + k8s_openapi::Metadata<Ty = ObjectMeta> + validate::ApiRules + Sized + 'static
+    super::compact::Fit
+    + DeserializeOwned
+    + k8s_openapi::Metadata<Ty = ObjectMeta>
+    + validate::ApiRules
+    + Sized
+    + 'static
 {
     const NAMESPACED: bool;
     /// Cluster-wide kinds that a snapshot and a chart commonly both carry:

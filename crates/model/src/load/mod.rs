@@ -10,6 +10,7 @@
 //! ([`crate::validate`]) and added to an [`Inventory`]. Any error stops the
 //! whole load and names the file, line and column, the object and the field.
 
+mod compact;
 #[cfg(test)]
 mod differential;
 mod error;
@@ -1262,6 +1263,8 @@ impl State<'_> {
                 ));
             }
         };
+        let mut obj = obj;
+        obj.fit();
         self.store(files, obj, anchor, kind)
     }
 

@@ -55,7 +55,8 @@ pub(super) fn min_parallel() -> usize {
 /// Decodes one object of a known kind from its text, as
 /// [`decode_known`] does for each kind.
 fn decode<T: Kind>(raw: &str) -> Option<T> {
-    let obj: T = serde_json::from_str(raw).ok()?;
+    let mut obj: T = serde_json::from_str(raw).ok()?;
+    obj.fit();
     // A repeated key is reported by the general path.
     if !read_from_cluster(obj.metadata()) && json::duplicate_key(raw).is_some() {
         return None;
