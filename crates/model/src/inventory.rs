@@ -254,6 +254,14 @@ macro_rules! object_kinds {
                 }
             }
 
+            /// Every object, moved out, kind by kind (a packed pod decoded):
+            /// for a caller that keys them again (serve's first sync, after
+            /// a failed build).
+            pub fn into_objects(self) -> impl Iterator<Item = Object> {
+                std::iter::empty()
+                    $(.chain(self.$field.into_iter().map(|s| Object::$variant(s.object))))*
+            }
+
             /// How many objects of `kind` the inventory holds.
             pub fn count(&self, kind: ObjectKind) -> usize {
                 match kind { $(ObjectKind::$variant => self.$field.len()),* }

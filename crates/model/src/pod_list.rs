@@ -149,17 +149,25 @@ impl PodList {
     }
 
     /// Packs every pod held and every pod added later (`true`), or unpacks
-    /// them all (`false`).
+    /// them all (`false`). A pod already held as asked is left as it is
+    /// (packing a packed list encodes nothing again).
     pub fn set_packed(&mut self, packed: bool) {
+        self.trim_decoded();
         self.packed = packed;
+        if !packed {
+            self.specs.clear();
+        }
         let slots = std::mem::take(&mut self.slots);
-        self.specs.clear();
         let mut out = Vec::with_capacity(slots.len());
         for s in slots {
-            out.push(self.slot(s.into_sourced()));
+            let as_asked = matches!(s, Slot::Packed { .. }) == packed;
+            out.push(if as_asked {
+                s
+            } else {
+                self.slot(s.into_sourced())
+            });
         }
         self.slots = out;
-        self.decoded_mut().clear();
     }
 
     /// Whether the list packs its pods.
@@ -641,6 +649,38 @@ mod tests {
         same(&list, &want);
         list.swap_remove(0);
         assert!(list.specs.is_empty());
+    }
+
+    #[test]
+    fn packing_a_packed_list_again_encodes_only_what_was_unpacked() {
+        let plain: Vec<Sourced<Pod>> = (0..4).map(|i| pod(&format!("p{i}"))).collect();
+        let mut list: PodList = plain.clone().into();
+        list.set_packed(true);
+        let rest = |list: &PodList, i: usize| match &list.slots[i] {
+            Slot::Packed { json, .. } => Some(Arc::clone(&json.rest)),
+            Slot::Full(_) => None,
+        };
+        let before: Vec<_> = (0..4).map(|i| rest(&list, i).unwrap()).collect();
+        // One pod read (decoded and kept), one changed (unpacked).
+        assert_eq!(list[0].object, plain[0].object);
+        let mut want = plain.clone();
+        list[2].object.metadata.name = Some("z".into());
+        want[2].object.metadata.name = Some("z".into());
+        assert!(rest(&list, 2).is_none());
+        list.set_packed(true);
+        for i in [0, 1, 3] {
+            assert!(
+                Arc::ptr_eq(&before[i], &rest(&list, i).unwrap()),
+                "pod {i} encoded again"
+            );
+        }
+        assert!(rest(&list, 2).is_some());
+        assert_eq!(list.specs.len(), 1);
+        same(&list, &want);
+        list.set_packed(false);
+        assert!((0..4).all(|i| rest(&list, i).is_none()));
+        assert!(list.specs.is_empty());
+        same(&list, &want);
     }
 
     #[test]

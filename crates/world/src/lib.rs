@@ -53,6 +53,7 @@ pub mod apply;
 pub mod column;
 pub mod find;
 mod live;
+mod observe_packed;
 pub mod pods;
 
 use std::borrow::Cow;

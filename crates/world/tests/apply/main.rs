@@ -125,6 +125,90 @@ proptest! {
     }
 }
 
+/// The objects of `objects` as a list gives them (see [`fresh`]).
+fn listed(objects: &BTreeMap<ObjectKey, Object>) -> Inventory {
+    let mut inventory = Inventory::default();
+    for o in objects.values() {
+        inventory.push(o.clone(), Origin::default());
+    }
+    inventory
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// serve's first sync, built pod by pod into a packed list
+    /// (`World::observed_packed`), is the world `World::observed` builds
+    /// from the same objects (the API objects compared as JSON), packed
+    /// throughout, and stays so through the events that follow.
+    #[test]
+    fn a_packed_first_sync_equals_the_fresh_world(
+        first in prop::collection::vec(op(), 1..30),
+        then in prop::collection::vec(op(), 0..30),
+    ) {
+        let (_, start) = run(&first);
+        let mut inventory = listed(&start);
+        let mut world = World::observed_packed(&mut inventory, &SchedulerSetup::default(), 7)
+            .expect("the universe compiles");
+        prop_assert_eq!(ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum::<usize>(), 0);
+        prop_assert!(world.inventory().pods.is_packed());
+        if let Some(diff) = compare::differences(&world, &fresh(&start)) {
+            prop_assert!(false, "after the first sync: {}", diff);
+        }
+        let mut objects = start;
+        for op in &then {
+            let kind = universe::KINDS[op.kind];
+            let change = if op.delete {
+                let key = universe::key(kind, op.index);
+                objects.remove(&key);
+                Change::Delete(key)
+            } else {
+                let o = universe::object(kind, op.index, op.variant);
+                objects.insert(o.key(), o.clone());
+                Change::Upsert(o)
+            };
+            world.apply(change).expect("applies");
+        }
+        if let Some(diff) = compare::differences(&world, &fresh(&objects)) {
+            prop_assert!(false, "after the events: {}", diff);
+        }
+    }
+}
+
+/// A pod that does not compile fails the packed first sync naming it, and
+/// leaves every object with the caller, so the build can be retried.
+#[test]
+fn a_failed_packed_first_sync_gives_every_object_back() {
+    let ops: Vec<Op> = (0..universe::KINDS.len())
+        .flat_map(|kind| {
+            (0..4).map(move |index| Op {
+                kind,
+                index,
+                variant: 0,
+                delete: false,
+            })
+        })
+        .collect();
+    let (_, mut objects) = run(&ops);
+    let bad: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "zz-bad", "namespace": "ns-a"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}
+    }))
+    .unwrap();
+    let bad = Object::Pod(bad);
+    objects.insert(bad.key(), bad);
+    let want: Vec<String> = objects.values().map(|o| format!("{o:?}")).collect();
+    let mut inventory = listed(&objects);
+    let err = World::observed_packed(&mut inventory, &SchedulerSetup::default(), 7)
+        .expect_err("a bad quantity");
+    assert!(err.to_string().contains("Pod/ns-a/zz-bad"), "{err}");
+    let mut back: Vec<String> = inventory.into_objects().map(|o| format!("{o:?}")).collect();
+    back.sort();
+    let mut want = want;
+    want.sort();
+    assert_eq!(back, want);
+}
+
 /// Found by the property test: a pending pod whose rule changed released
 /// its old terms before the group they keyed, leaving a stale index entry;
 /// the group's reused slot then counted a pod twice when it was bound.
