@@ -5,7 +5,9 @@
 //! Until every kind has been listed once (or refused: a kind the API server
 //! will not show cannot be waited for), nothing is built: events are
 //! gathered into one inventory, and the world is built from it once
-//! ([`World::observed`]); only then is the model marked ready. A failed
+//! ([`World::observed_packed`]: each pod compiled and packed in turn, the
+//! gathered objects moved in, never copied); only then is the model marked
+//! ready. A failed
 //! build is retried with backoff while events keep being gathered (the
 //! model stays not ready; nothing a user passed can fail it: the scheduler
 //! config is read before the sync starts). From then on
@@ -187,21 +189,31 @@ struct Gathered {
 }
 
 impl Gathered {
-    /// The inventory the gathered lists make (kept, for a retried build).
-    fn inventory(&self) -> Inventory {
+    /// The inventory the gathered lists make, the objects moved out (not
+    /// copied: at 150,000 pods a copy is gigabytes); give it back with
+    /// [`Gathered::restore`] when the build fails.
+    fn take_inventory(&mut self) -> Inventory {
         let mut inventory = Inventory::default();
-        for (kind, objects) in &self.kinds {
+        for (kind, objects) in &mut self.kinds {
             let origin = Origin {
                 file: format!("api:{}", kind.resource()),
                 line: 0,
                 column: 0,
             };
-            for o in objects.values() {
-                inventory.push(o.clone(), origin.clone());
+            for o in std::mem::take(objects).into_values() {
+                inventory.push(o, origin.clone());
             }
         }
         inventory.warnings = self.warnings.clone();
         inventory
+    }
+
+    /// Puts back the objects of an inventory [`Gathered::take_inventory`]
+    /// made (a failed build leaves them all with its caller).
+    fn restore(&mut self, inventory: Inventory) {
+        for o in inventory.into_objects() {
+            self.kinds.entry(o.kind()).or_default().insert(o.key(), o);
+        }
     }
 }
 
@@ -283,19 +295,20 @@ impl Sync {
                 };
                 self.fold(&mut gathered, event);
             }
-            let inventory = gathered.inventory();
+            let mut inventory = gathered.take_inventory();
             let objects: usize = ObjectKind::ALL.iter().map(|k| inventory.count(*k)).sum();
-            match World::observed(inventory, &self.opts.setup, self.opts.seed) {
-                Ok(mut world) => {
-                    // The model lives as long as serve: its pods are kept
-                    // packed (lossless, decoded when read; issue 18 memory).
-                    world.set_packed_pods(true);
+            // The model lives as long as serve: its pods are kept packed
+            // (lossless, decoded when read; issue 18 memory), each packed
+            // as it is built, so the objects are never held twice.
+            match World::observed_packed(&mut inventory, &self.opts.setup, self.opts.seed) {
+                Ok(world) => {
                     for w in &gathered.warnings {
                         eprintln!("warning: {w}");
                     }
                     return Ok((world, objects));
                 }
                 Err(e) => {
+                    gathered.restore(inventory);
                     attempt += 1;
                     self.metrics.build_failures.inc();
                     let message = e.to_string();
