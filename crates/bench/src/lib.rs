@@ -20,5 +20,6 @@ pub mod scale_args;
 pub mod serve;
 pub mod serve_features;
 pub mod serve_live;
+pub mod serve_sync;
 pub mod snapshot;
 pub mod storage;

@@ -104,7 +104,7 @@ fn decode(kind: ObjectKind, json: &[u8]) -> anyhow::Result<Object> {
 }
 
 /// The watch-event form of a generated object.
-fn to_object(o: generate::Object) -> Object {
+pub(crate) fn to_object(o: generate::Object) -> Object {
     match o {
         generate::Object::Namespace(x) => Object::Namespace(*x),
         generate::Object::Node(x) => Object::Node(*x),
@@ -320,11 +320,18 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
     for o in objects {
         inventory.push(o, podplace_model::inventory::Origin::default());
     }
+    let (observed_anon_before, _) = rss_split_kib();
+    let observed_sampler = Sampler::start();
     let listed = Instant::now();
     let mut world = World::observed(inventory, &SchedulerSetup::default(), 0)?;
     world.set_packed_pods(true);
     let observed_secs = listed.elapsed().as_secs_f64();
+    let observed_peak = observed_sampler.peaks().anon_kib;
+    drop(observed_sampler);
     drop(world);
+    // The first sync as serve does it: the lists through serve's Sync.
+    let first =
+        crate::serve_sync::first_sync(generate(&args.shape).objects.into_iter().map(to_object))?;
     let load_after = load_average();
 
     let all: Vec<f64> = times.iter().flatten().copied().collect();
@@ -345,6 +352,21 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
     println!("| of which World::apply | {apply_secs:.2} s | |");
     println!(
         "| initial sync the other way: World::observed over the whole list, then its pods packed | {observed_secs:.2} s | ≤ 10 s |"
+    );
+    println!(
+        "| memory of that way: RssAnon with the list's objects / peak (the objects, the build and the packing) | {} / {} MiB | |",
+        observed_anon_before / 1024,
+        observed_peak / 1024
+    );
+    println!(
+        "| initial sync as podplace serve does it: one list per kind through serve's Sync until the model is ready (pods packed as built: {}) | {:.2} s (thread CPU {:.2} s) | ≤ 10 s |",
+        first.packed, first.secs, first.cpu_secs
+    );
+    println!(
+        "| memory of that sync: RssAnon with the lists' objects / peak during the sync / after (the model) | {} / {} / {} MiB | |",
+        first.anon_before_kib / 1024,
+        first.anon_peak_kib / 1024,
+        first.anon_after_kib / 1024
     );
     println!(
         "| update, all kinds: median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
@@ -427,6 +449,11 @@ pub fn serve(args: &ServeArgs) -> anyhow::Result<Value> {
         "load_average": {"before": load_before, "after": load_after},
         "sync_s": sync_secs,
         "observed_s": observed_secs,
+        "observed_rss_anon_kib": {"before": observed_anon_before, "peak": observed_peak},
+        "serve_sync": {"s": first.secs, "cpu_s": first.cpu_secs, "objects": first.objects,
+                       "pods": first.pods, "packed": first.packed,
+                       "rss_anon_kib": {"before": first.anon_before_kib, "peak": first.anon_peak_kib,
+                                        "after": first.anon_after_kib}},
         "update": {"median_s": p50, "p99_s": p99, "max_s": max, "count": total, "kinds": rows,
                    "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean},
         "what_if_s": what_if_secs,
