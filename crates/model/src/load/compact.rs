@@ -190,4 +190,88 @@ mod tests {
             .map_or(0, Vec::capacity);
         assert!(before > 1, "serde grew the list to {before}");
     }
+
+    /// Every object of `v` that is a pod or a node: by its kind, or as an
+    /// element of a conformance case's `pods` or `nodes`.
+    fn objects(v: &serde_json::Value, hint: Option<&str>, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                let kind = m.get("kind").and_then(|k| k.as_str()).or(hint);
+                if let Some(k @ ("Pod" | "Node")) = kind {
+                    out.push((k.to_string(), v.to_string()));
+                }
+                for (key, x) in m {
+                    let hint = match key.as_str() {
+                        "pods" => Some("Pod"),
+                        "nodes" => Some("Node"),
+                        _ => None,
+                    };
+                    match x {
+                        serde_json::Value::Array(a) => a.iter().for_each(|y| objects(y, hint, out)),
+                        _ => objects(x, None, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| objects(x, None, out)),
+            _ => {}
+        }
+    }
+
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Every pod and node written in the fixtures, fuzz seeds and
+    /// examples: fitted, it equals the object as decoded.
+    #[test]
+    fn fitted_fixture_objects_equal_the_decoded_ones() {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut paths = Vec::new();
+        for d in [
+            "tests/data/fixtures",
+            "fuzz/seeds",
+            "examples",
+            "tests/data/conformance",
+        ] {
+            files(&repo.join(d), &mut paths);
+        }
+        let mut checked = 0;
+        for p in paths {
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            objects(&v, None, &mut found);
+            for (kind, text) in found {
+                if kind == "Pod" {
+                    if let (Ok(mut a), Ok(b)) = (
+                        serde_json::from_str::<Pod>(&text),
+                        serde_json::from_str::<Pod>(&text),
+                    ) {
+                        a.fit();
+                        assert_eq!(a, b, "{}", p.display());
+                        checked += 1;
+                    }
+                } else if let (Ok(mut a), Ok(b)) = (
+                    serde_json::from_str::<Node>(&text),
+                    serde_json::from_str::<Node>(&text),
+                ) {
+                    a.fit();
+                    assert_eq!(a, b, "{}", p.display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} objects checked");
+    }
 }
