@@ -1,8 +1,9 @@
 //! `podplace-bench serve-features`: what `podplace serve`'s features cost
 //! per request on the benchmark cluster (issue 18): admission reviews
 //! answered as the webhook answers them (everything but TLS and HTTP:
-//! the model's read guard, its generation, the review cache, the lint
-//! rules with PP003's rollout replay on), and the HA watch's report per
+//! the review cache's newest view of the model, rebuilt off the request
+//! path by its refresher thread while watch updates land, the lint rules
+//! with PP003's rollout replay on), and the HA watch's report per
 //! tick (a full recompute against the incremental one after a few
 //! updates).
 //!
@@ -36,7 +37,8 @@ pub struct FeaturesArgs {
     /// Admission reviews to answer.
     pub reviews: usize,
     /// Apply one watch update (a model generation) every this many
-    /// reviews (0: never), so reviews meet a cache made stale.
+    /// reviews (0: never), so reviews meet a model newer than their view
+    /// (the p99 then counts them).
     pub update_every: usize,
     /// HA ticks to time, each after a few updates.
     pub ticks: usize,
@@ -268,10 +270,24 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     );
     let model = Arc::new(Model::new(world));
     model.set_ready();
+    let rss_synced = crate::memory::rss_split_kib().0;
 
-    // Admission: the webhook's path without TLS and HTTP.
+    // Admission: the webhook's path without TLS and HTTP, its refresher
+    // thread building views off the request path as the webhook's does.
     let options = AdmissionOptions::default();
-    let cache = ReviewCache::default();
+    let cache = Arc::new(ReviewCache::default());
+    let t = Instant::now();
+    let first_view = cache.refresh(&model);
+    let first_view_secs = t.elapsed().as_secs_f64();
+    let refresher = podplace_serve::admission::spawn_refresher(
+        cache.clone(),
+        model.clone(),
+        podplace_serve::admission::WebhookOptions::default().index_refresh,
+    )?;
+    let mut views = vec![first_view.generation()];
+    let mut view_secs = Vec::new();
+    let mut stale = 0;
+    let mut rss_peak = rss_synced;
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); REVIEW_KINDS.len()];
     let mut all = Vec::new();
     let mut warned = vec![0usize; REVIEW_KINDS.len()];
@@ -281,7 +297,12 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     let (cpu0, wall0) = (thread_cpu_seconds(), Instant::now());
     for i in 0..args.reviews {
         if args.update_every > 0 && i > 0 && i % args.update_every == 0 {
-            let change = an_update(&model.read(), i);
+            // Alternately a node and a pod: both churn the model.
+            let change = if (i / args.update_every).is_multiple_of(2) {
+                an_update(&model.read(), i)
+            } else {
+                a_pod_update(&model.read(), i)
+            };
             if let Some(change) = change {
                 let t = Instant::now();
                 model.write().apply(change)?;
@@ -291,11 +312,19 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         }
         let (kind, request) = review_request(i, &templates);
         let t = Instant::now();
-        let answer = {
-            let world = model.read();
-            cache.review(&world, model.generation(), &request, &options)
-        };
+        let generation = model.generation();
+        let answer = cache.review(&model, &request, &options);
         let took = t.elapsed().as_secs_f64();
+        if let Some(view) = cache.view() {
+            stale += usize::from(view.generation() < generation);
+            if !views.contains(&view.generation()) {
+                views.push(view.generation());
+                view_secs.push(view.built_in().as_secs_f64());
+            }
+        }
+        if i % 10 == 0 {
+            rss_peak = rss_peak.max(crate::memory::rss_split_kib().0);
+        }
         times[kind].push(took);
         all.push(took);
         if !answer.response.warnings.is_empty() {
@@ -321,7 +350,10 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     }
     let cpu_mean = (thread_cpu_seconds() - cpu0) / args.reviews.max(1) as f64;
     let wall_mean = wall0.elapsed().as_secs_f64() / args.reviews.max(1) as f64;
+    drop(refresher);
     let (p50, p99, max) = percentiles(all);
+    let (up50, up99, upmax) = percentiles(update_secs.clone());
+    let (v50, _, vmax) = percentiles(view_secs.clone());
     // The same mix answered from scratch (no index), for comparison, and
     // what building the generation's index costs alone.
     let mut scratch = Vec::new();
@@ -333,9 +365,12 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         std::hint::black_box(answer);
     }
     let t = Instant::now();
-    let index = podplace_lint::live::LiveIndex::new(&model.read());
+    let copy = model.read().clone();
+    let copy_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let index = podplace_lint::live::LiveIndex::new(&copy);
     let index_secs = t.elapsed().as_secs_f64();
-    drop(index);
+    drop((index, copy));
 
     // The HA watch: a full report, then ticks after a few updates each.
     let mut watch = podplace_serve::ha::HaWatch::new();
@@ -381,6 +416,28 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         cpu_mean * 1e3,
         wall_mean * 1e3
     );
+    println!(
+        "| reviews that met a model newer than their view (answered from the previous view, off the request path) | {stale} of {} | |",
+        args.reviews
+    );
+    println!(
+        "| views built by the refresher during the reviews: count, copy + index median / max | {}, {:.1} / {:.1} ms (the first, before the reviews: {:.1} ms) | off the request path |",
+        view_secs.len(),
+        v50 * 1e3,
+        vmax * 1e3,
+        first_view_secs * 1e3
+    );
+    println!(
+        "| one update applied while views are kept (copy-on-write): median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
+        up50 * 1e3,
+        up99 * 1e3,
+        upmax * 1e3
+    );
+    println!(
+        "| memory (RssAnon): after the sync / peak during the reviews | {} / {} MiB | ≤ 1,536 MiB |",
+        rss_synced / 1024,
+        rss_peak / 1024
+    );
     let mut rows = Vec::new();
     for (k, name) in REVIEW_KINDS.iter().enumerate() {
         let (a, b, c) = percentiles(times[k].clone());
@@ -410,7 +467,8 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
             .join(" / ")
     );
     println!(
-        "| building one generation's review index (LiveIndex) | {:.1} ms | |",
+        "| one view built alone: copying the model / indexing the copy (LiveIndex) | {:.1} / {:.1} ms | |",
+        copy_secs * 1e3,
         index_secs * 1e3
     );
     let (ha_full, _, ha_full_max) = percentiles(full_secs.clone());
@@ -438,7 +496,11 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
                       "mean_cpu_s": cpu_mean, "mean_wall_s": wall_mean, "kinds": rows,
                       "story4_pp003": story4_pp003, "updates": updates,
                       "update_every": args.update_every, "scratch_s": scratch,
-                      "index_s": index_secs},
+                      "index_s": index_secs, "copy_s": copy_secs,
+                      "stale_reviews": stale, "views_built": view_secs.len(),
+                      "view_s": view_secs, "first_view_s": first_view_secs,
+                      "update_s": {"median": up50, "p99": up99, "max": upmax},
+                      "rss_kib": {"synced": rss_synced, "peak": rss_peak}},
         "ha": {"first_s": first_secs, "full_s": full_secs, "tick_s": tick_secs,
                "same_findings": same, "recomputed": recomputed,
                "first_costs": first.costs.iter().map(|(n, d)| json!([n, d.as_secs_f64()])).collect::<Vec<_>>()},
@@ -460,8 +522,10 @@ Syncs the generated cluster (default 5,000 nodes, 150,000 running and
 10,000 pending pods) plus a three-node story-4 pool, answers --reviews
 admission reviews (default 200: new Deployments, template updates of
 running workloads, the story-4 Deployment, StatefulSets, bare Pods) as the
-webhook answers them, with a watch update every --update-every reviews
-(default 0: none), then times --ticks HA watch ticks (default 5) after 5
+webhook answers them (from views of the model a refresher thread builds
+off the request path, as the webhook's), with a watch update (a node or a
+pod, alternately) every --update-every reviews (default 20; 0: none), so
+reviews meet models newer than their view, then times --ticks HA watch ticks (default 5) after 5
 updates each against a full recompute; prints median / p99 / max.";
 
 /// `podplace-bench serve-features ARGS`: parses `args`, runs
@@ -470,7 +534,7 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
     let mut a = FeaturesArgs {
         shape: Shape::default(),
         reviews: 200,
-        update_every: 0,
+        update_every: 20,
         ticks: 5,
         out: None,
     };

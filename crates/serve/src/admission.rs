@@ -18,7 +18,7 @@ pub mod review;
 pub mod server;
 pub mod tls;
 
-pub use cache::ReviewCache;
+pub use cache::{spawn_refresher, Refresher, ReviewCache, View};
 pub use check::{review as check_review, AdmissionOptions, Answer, UnknownRule, Verdict};
 pub use review::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 pub use server::{

@@ -4,8 +4,12 @@
 //! - Ready gate: until [`Model::ready`] (the first sync of every watched
 //!   kind) it answers 503, so with `failurePolicy: Ignore` the API server
 //!   lets the request through: an empty model never answers "no problem".
-//! - Never blocks the watch: each review runs on a blocking thread holding
-//!   the model's read guard for that one answer only.
+//! - Never blocks the watch: each review runs on a blocking thread and
+//!   answers from the newest copy of the model with its review index
+//!   ([`super::cache`]), which a refresher thread rebuilds off the request
+//!   path when the model moved (at most once per
+//!   [`WebhookOptions::index_refresh`]): a review holds no lock on the
+//!   model and never pays for an index build (but the very first).
 //! - Bounded: at most `max_concurrent_reviews` reviews at once; past the
 //!   bound a review is answered at once, allowed with no warnings, and
 //!   counted ([`AdmissionStats::overloaded`]). Request bodies are bounded,
@@ -61,6 +65,9 @@ pub struct WebhookOptions {
     pub connection_lifetime: Duration,
     /// Connections open at once; more are closed at once.
     pub max_connections: usize,
+    /// How often the review index is rebuilt when the model moved: a
+    /// review sees the model at most this plus one build behind.
+    pub index_refresh: Duration,
 }
 
 impl Default for WebhookOptions {
@@ -74,6 +81,7 @@ impl Default for WebhookOptions {
             header_timeout: Duration::from_secs(10),
             connection_lifetime: Duration::from_secs(600),
             max_connections: 256,
+            index_refresh: Duration::from_secs(1),
         }
     }
 }
@@ -125,8 +133,8 @@ struct Shared {
     options: WebhookOptions,
     reviews: Arc<Semaphore>,
     stats: Arc<AdmissionStats>,
-    /// What reviews of one model generation share.
-    cache: super::ReviewCache,
+    /// The newest view of the model reviews answer from.
+    cache: Arc<super::ReviewCache>,
 }
 
 /// A bound webhook, not serving yet: its address is known (`:0` binds
@@ -170,7 +178,7 @@ pub async fn bind_webhook(
         model,
         reviews: Arc::new(Semaphore::new(options.max_concurrent_reviews.max(1))),
         stats: Arc::new(AdmissionStats::default()),
-        cache: super::ReviewCache::new(),
+        cache: Arc::new(super::ReviewCache::new()),
         options,
     });
     let router = Router::new()
@@ -228,6 +236,20 @@ impl Webhook {
     /// served on its own task, bounded in time.
     pub async fn serve(self, shutdown: impl std::future::Future<Output = ()>) {
         let connections = Arc::new(Semaphore::new(self.shared.options.max_connections.max(1)));
+        // Stops with this function (dropped on return).
+        let _refresher = match super::cache::spawn_refresher(
+            self.shared.cache.clone(),
+            self.shared.model.clone(),
+            self.shared.options.index_refresh,
+        ) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                // Reviews still answer: a view past STALE_AFTER is rebuilt
+                // by the review that meets it.
+                eprintln!("warning: webhook: cannot start the review index thread: {e}");
+                None
+            }
+        };
         tokio::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
@@ -317,14 +339,10 @@ async fn validate(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let task = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let started = Instant::now();
-        let answer = {
-            let world = task_shared.model.read();
-            // Read under the guard: no batch can land meanwhile.
-            let generation = task_shared.model.generation();
+        let answer =
             task_shared
                 .cache
-                .review(&world, generation, &request, &task_shared.options.admission)
-        };
+                .review(&task_shared.model, &request, &task_shared.options.admission);
         (answer, started.elapsed())
     });
     let (answer, took) = match tokio::time::timeout(shared.options.review_timeout, task).await {

@@ -1,34 +1,28 @@
-//! The review cache never changes an answer: reviews answered through
-//! `ReviewCache` (the live world's templates, pod groups and namespaces
-//! kept per model generation) equal reviews answered from scratch
-//! (`check::review`), on the stories' worlds, after random sequences of
-//! model changes (nodes added, tainted and removed, pods relabelled and
-//! deleted, workloads added) — each change a new model generation, as the
-//! sync applies a batch.
+//! The review cache never changes an answer but by its documented
+//! staleness: reviews answered through `ReviewCache` (a copy of the model
+//! and its index, refreshed off the request path) equal reviews answered
+//! from scratch (`check::review`) on the model at the view's generation —
+//! the model as it is right after a refresh, an older copy before — on
+//! the stories' worlds, after random sequences of model changes (nodes
+//! added, tainted and removed, pods relabelled and deleted, workloads
+//! added), each change a new model generation, as the sync applies a
+//! batch, refreshed after some of them.
 
-use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1 as core;
 use podplace_model::inventory::Object;
-use podplace_model::load::{load, Source};
+use podplace_model::load::Source;
 use podplace_serve::admission::check::{review, AdmissionOptions};
-use podplace_serve::admission::review::{AdmissionRequest, GroupVersionKind};
-use podplace_serve::admission::ReviewCache;
+use podplace_serve::admission::review::AdmissionRequest;
+use podplace_serve::admission::{spawn_refresher, ReviewCache};
 use podplace_serve::shared::Model;
 use podplace_world::{Change, SchedulerSetup, World};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
-fn inventory(files: &[&str]) -> podplace_model::inventory::Inventory {
-    let sources: Vec<Source> = files.iter().map(|f| Source::Path(repo(f))).collect();
-    load(&sources).unwrap_or_else(|e| panic!("{files:?}: {e}"))
-}
+use super::inventory;
 
 const ROLLOUT: &[&str] = &["examples/stories/rollout-running/cluster.yaml"];
 const VAULT: &[&str] = &[
@@ -37,26 +31,14 @@ const VAULT: &[&str] = &[
     "examples/stories/vault/vault.yaml",
 ];
 
+/// A review of `object` in its own namespace (`default` when unset).
 fn request(operation: &str, group: &str, kind: &str, object: Value) -> AdmissionRequest {
-    AdmissionRequest {
-        uid: "uid".to_string(),
-        kind: GroupVersionKind {
-            group: group.to_string(),
-            version: "v1".to_string(),
-            kind: kind.to_string(),
-        },
-        name: object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        namespace: object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        operation: operation.to_string(),
-        object: Some(object),
-        ..Default::default()
-    }
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_string();
+    super::request(operation, group, kind, &namespace, object)
 }
 
 fn shop(name: &str) -> Value {
@@ -187,23 +169,29 @@ fn change(world: &World, step: &Step) -> Option<Change> {
     })
 }
 
-/// Every review answered both ways on the model as it is now.
+/// Every review answered through the cache's newest view and from scratch
+/// on `world`, the model as it was at that view's generation: the same
+/// answers. How many warned.
 fn same_answers(
     model: &Model,
     cache: &ReviewCache,
+    world: &World,
     requests: &[AdmissionRequest],
     options: &AdmissionOptions,
 ) -> Result<usize, String> {
-    let world = model.read();
-    let generation = model.generation();
+    let generation = cache.view().map(|v| v.generation());
     let mut warned = 0;
     for r in requests {
-        let cached = cache.review(&world, generation, r, options);
-        let plain = review(&world, r, options);
+        let cached = cache.review(model, r, options);
+        let plain = review(world, r, options);
         if cached.response != plain.response || cached.verdict != plain.verdict {
             return Err(format!(
-                "generation {generation}, {} {:?}:\ncached {:#?}\nplain {:#?}",
-                r.operation, r.name, cached, plain
+                "view of generation {generation:?} (model at {}), {} {:?}:\ncached {:#?}\nplain {:#?}",
+                model.generation(),
+                r.operation,
+                r.name,
+                cached,
+                plain
             ));
         }
         warned += usize::from(!plain.response.warnings.is_empty());
@@ -211,20 +199,45 @@ fn same_answers(
     Ok(warned)
 }
 
-fn run(files: &[&str], steps: &[Step]) -> Result<usize, String> {
+/// Applies `steps` to a story's model, one batch each; after a step
+/// marked `true` the cache's view is refreshed (as the refresher does),
+/// after the others it is not (the refresher has not run yet). After
+/// every step the cached answers must equal answers from scratch on the
+/// model at the view's generation — the model as it is now right after a
+/// refresh, an older copy before. How many reviews warned.
+fn run(files: &[&str], steps: &[(Step, bool)]) -> Result<usize, String> {
     let world = World::observed(inventory(files), &SchedulerSetup::default(), 0).unwrap();
     let requests = reviews(files);
     let model = Model::new(world);
+    model.set_ready();
     let cache = ReviewCache::new();
     let options = AdmissionOptions::denying(&["PP003"]).unwrap();
-    let mut warned = same_answers(&model, &cache, &requests, &options)?;
-    for s in steps {
+    // The first review builds the first view: of the model as it is.
+    let mut seen = model.read().clone();
+    let mut warned = same_answers(&model, &cache, &seen, &requests, &options)?;
+    for (s, refresh) in steps {
+        let before = model.generation();
         let c = change(&model.read(), s);
         if let Some(c) = c {
             // A change the world refuses still moves the generation.
             let _ = model.write().apply(c);
         }
-        warned += same_answers(&model, &cache, &requests, &options)?;
+        if *refresh {
+            let view = cache.refresh(&model);
+            if view.generation() != model.generation() {
+                return Err(format!(
+                    "refreshed to generation {}, the model is at {}",
+                    view.generation(),
+                    model.generation()
+                ));
+            }
+            seen = model.read().clone();
+        } else if model.generation() != before
+            && cache.view().map(|v| v.generation()) == Some(model.generation())
+        {
+            return Err("a view moved without a refresh".to_string());
+        }
+        warned += same_answers(&model, &cache, &seen, &requests, &options)?;
     }
     Ok(warned)
 }
@@ -232,20 +245,74 @@ fn run(files: &[&str], steps: &[Step]) -> Result<usize, String> {
 #[test]
 fn the_stories_answer_alike_with_and_without_the_cache() {
     // Story 4 warns, a third node makes its rollout complete (no PP003),
-    // its removal brings the warning back: a cache kept across the
-    // generations would answer the first way throughout.
+    // its removal brings the warning back: a view kept across refreshes
+    // would answer the first way throughout; one refreshed without the
+    // changes would answer the second way before its refresh.
     let steps = [
-        Step::AddNode(0),
-        Step::Relabel(0),
-        Step::RemoveNode(0),
-        Step::AddWorkload(0),
-        Step::Taint(0),
-        Step::DeletePod(1),
+        (Step::AddNode(0), true),
+        (Step::Relabel(0), true),
+        (Step::RemoveNode(0), false),
+        (Step::AddWorkload(0), true),
+        (Step::Taint(0), false),
+        (Step::AddNode(1), false),
+        (Step::DeletePod(1), true),
     ];
     for files in [ROLLOUT, VAULT] {
         let warned = run(files, &steps).unwrap_or_else(|e| panic!("{files:?}: {e}"));
         assert!(warned > 0, "{files:?}: some reviews warn");
     }
+}
+
+/// Whether the reviews of the rollout story's Deployment warn PP003.
+fn warns_pp003(answer: &podplace_serve::admission::Answer) -> bool {
+    answer
+        .response
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("podplace PP003:"))
+}
+
+#[test]
+fn a_review_answers_from_the_newest_view_and_the_refresher_brings_the_change() {
+    // Story 4 deadlocks on two nodes; a third node lets the rollout
+    // through. Until a view of the third node is built, reviews answer
+    // from the view before it (PP003); the refresher builds it within its
+    // interval, off the request path, and reviews then answer without it.
+    let model = Arc::new(Model::new(
+        World::observed(inventory(ROLLOUT), &SchedulerSetup::default(), 0).unwrap(),
+    ));
+    model.set_ready();
+    let cache = Arc::new(ReviewCache::new());
+    let options = AdmissionOptions::denying(&["PP003"]).unwrap();
+    let web = reviews(ROLLOUT)
+        .into_iter()
+        .find(|r| r.operation == "UPDATE" && r.kind.kind == "Deployment")
+        .expect("the story's Deployment");
+    assert!(warns_pp003(&cache.review(&model, &web, &options)));
+    let first = cache.view().expect("the first review built a view");
+    let add = change(&model.read(), &Step::AddNode(0)).expect("a node to add");
+    model.write().apply(add).unwrap();
+    assert_eq!(first.generation() + 1, model.generation());
+    // The view is stale: the answer is the one before the node.
+    assert!(warns_pp003(&cache.review(&model, &web, &options)));
+    assert_eq!(cache.view().unwrap().generation(), first.generation());
+    assert!(!warns_pp003(&review(&model.read(), &web, &options)));
+    let refresher =
+        spawn_refresher(cache.clone(), model.clone(), Duration::from_millis(5)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while cache.view().unwrap().generation() != model.generation() {
+        assert!(Instant::now() < deadline, "the refresher never refreshed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!warns_pp003(&cache.review(&model, &web, &options)));
+    // Dropping the refresher stops it: later changes stay unseen.
+    drop(refresher);
+    std::thread::sleep(Duration::from_millis(50));
+    let remove = change(&model.read(), &Step::RemoveNode(0)).expect("the added node");
+    model.write().apply(remove).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_ne!(cache.view().unwrap().generation(), model.generation());
+    assert!(!warns_pp003(&cache.review(&model, &web, &options)));
 }
 
 proptest! {
@@ -254,7 +321,7 @@ proptest! {
     #[test]
     fn cached_reviews_equal_plain_ones_across_model_changes(
         vault in any::<bool>(),
-        steps in proptest::collection::vec(step(), 0..6),
+        steps in proptest::collection::vec((step(), any::<bool>()), 0..6),
     ) {
         let files = if vault { VAULT } else { ROLLOUT };
         if let Err(e) = run(files, &steps) {
