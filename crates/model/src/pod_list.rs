@@ -14,9 +14,11 @@
 //!
 //! A packed pod read through [`PodList::get`], indexing or
 //! [`PodList::iter`] is decoded once and kept beside its bytes until the
-//! owner calls [`PodList::trim_decoded`] (a watch-fed world does at each
-//! change), so a feature reading pods during one round pays each decoding
-//! once and the memory goes back after it. Commands that load files never
+//! pod changes or the owner calls [`PodList::trim_decoded`] (a watch-fed
+//! world does at a change once too many are held,
+//! [`PodList::trim_decoded_over`]), so a feature reading the same pods
+//! round after round pays each decoding once, and a walk over every pod
+//! gives its memory back. Commands that load files never
 //! pack: the objects they write back out are the ones they read.
 
 use std::borrow::Cow;
@@ -234,6 +236,33 @@ impl PodList {
         }
     }
 
+    /// Drops the decoded objects ([`PodList::trim_decoded`]) when more than
+    /// `most` packed pods are held decoded; else keeps them for the next
+    /// reader. A pod that changes loses its decoding with its old bytes,
+    /// so a kept one is always the pod's object now.
+    pub fn trim_decoded_over(&mut self, most: usize) {
+        if self.decoded_mut().len() > most {
+            self.trim_decoded();
+        }
+    }
+
+    /// How many packed pods are held decoded now.
+    pub fn decoded_len(&self) -> usize {
+        self.decoded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
+    /// Forgets that the `i`th slot is decoded (it is being replaced).
+    fn forget_decoded(&mut self, i: usize) {
+        if let Some(Slot::Packed { decoded, .. }) = self.slots.get(i) {
+            if decoded.get().is_some() {
+                self.decoded_mut().retain(|&k| k != i);
+            }
+        }
+    }
+
     /// Number of pods.
     pub fn len(&self) -> usize {
         self.slots.len()
@@ -268,6 +297,7 @@ impl PodList {
     /// The `i`th pod, to change (a packed pod is unpacked for good).
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Sourced<Pod>> {
         if matches!(self.slots.get(i)?, Slot::Packed { .. }) {
+            self.forget_decoded(i);
             let placeholder = Slot::Full(Box::new(Sourced {
                 object: Pod::default(),
                 origin: Origin::default(),
@@ -358,6 +388,7 @@ impl PodList {
     /// nothing changed) when `i` is past the list.
     pub fn replace(&mut self, i: usize, pod: Pod) -> Option<Pod> {
         let origin = self.origin(i)?.clone();
+        self.forget_decoded(i);
         let slot = self.slot(Sourced {
             object: pod,
             origin,
@@ -372,9 +403,16 @@ impl PodList {
     /// # Panics
     /// When `i` is past the list, as `Vec::swap_remove`.
     pub fn swap_remove(&mut self, i: usize) -> Sourced<Pod> {
-        // Indexes into the decoded list may now be wrong: forget them.
-        self.trim_decoded();
+        let last = self.slots.len().saturating_sub(1);
         let slot = self.slots.swap_remove(i);
+        // The last pod (and its decoding) moved to `i`.
+        let decoded = self.decoded_mut();
+        decoded.retain(|&k| k != i);
+        for k in decoded.iter_mut() {
+            if *k == last {
+                *k = i;
+            }
+        }
         self.release(&slot);
         slot.into_sourced()
     }
@@ -680,6 +718,37 @@ mod tests {
         list.set_packed(false);
         assert!((0..4).all(|i| rest(&list, i).is_none()));
         assert!(list.specs.is_empty());
+        same(&list, &want);
+    }
+
+    #[test]
+    fn decoded_pods_are_kept_until_they_change_or_too_many_are() {
+        let mut want: Vec<Sourced<Pod>> = (0..4).map(|i| pod(&format!("p{i}"))).collect();
+        let mut list: PodList = want.clone().into();
+        list.set_packed(true);
+        for i in [0, 1, 3] {
+            assert_eq!(list[i].object, want[i].object);
+        }
+        assert_eq!(list.decoded_len(), 3);
+        list.trim_decoded_over(3);
+        assert_eq!(list.decoded_len(), 3, "within the bound: kept");
+        // A changed pod loses its decoding; the others keep theirs.
+        let new = pod("q");
+        list.replace(1, new.object.clone());
+        want[1].object = new.object;
+        assert_eq!(list.decoded_len(), 2);
+        assert_eq!(list[1].object, want[1].object);
+        assert_eq!(list.decoded_len(), 3);
+        // The last pod moves into a removed one's place with its decoding.
+        list.swap_remove(1);
+        want.swap_remove(1);
+        assert_eq!(list.decoded_len(), 2);
+        assert_eq!(list[1].object, want[1].object);
+        assert_eq!(list.decoded_len(), 2, "the moved pod was decoded again");
+        same(&list, &want);
+        assert_eq!(list.decoded_len(), 3);
+        list.trim_decoded_over(2);
+        assert_eq!(list.decoded_len(), 0);
         same(&list, &want);
     }
 

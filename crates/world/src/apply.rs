@@ -122,6 +122,13 @@ pub enum ApplyError {
     },
 }
 
+/// The most packed pods a watch-fed world keeps decoded between changes
+/// (about 200 MB at 12 KB a decoded pod): enough for serve's explainer to
+/// read every Pending pod of a large cluster once, not again at each tick;
+/// a reader that walks every pod (160,000 at the benchmark's scale) has
+/// its decodings given back at the next change.
+pub const KEEP_DECODED: usize = 16_384;
+
 impl World {
     /// The cluster as it is, for a watch-fed model's initial sync: the
     /// objects compiled as [`World::build`] compiles them, but no waiting
@@ -171,9 +178,12 @@ impl World {
     /// when read; see [`podplace_model::pod_list`]) or as objects. A
     /// watch-fed world that lives as long as `podplace serve` packs them:
     /// about a quarter of the memory, the same objects to every reader
-    /// (packing is lossless); what readers decode is given back at the
-    /// next change. The indexes [`World::apply`] keeps are made first, so
-    /// they are not made from packed pods.
+    /// (packing is lossless). What readers decode is kept for the next
+    /// reader (serve's explainer reads every Pending pod at each tick), a
+    /// changed pod's decoding dropped with it, until more than
+    /// [`KEEP_DECODED`] pods are held decoded: then the next change gives
+    /// them all back. The indexes [`World::apply`] keeps are made first,
+    /// so they are not made from packed pods.
     pub fn set_packed_pods(&mut self, packed: bool) {
         if self.live.is_none() {
             self.live = Some(Box::new(Live::index(self)));
@@ -185,9 +195,9 @@ impl World {
     /// each kind touches). A world made by [`World::build`] indexes its
     /// objects at its first change.
     pub fn apply(&mut self, change: Change) -> Result<Applied, ApplyError> {
-        // What readers decoded of packed pods since the last change is
-        // given back (see `set_packed_pods`).
-        self.inventory.pods.trim_decoded();
+        // What readers decoded of packed pods is given back once it
+        // grows past the bound (see `set_packed_pods`).
+        self.inventory.pods.trim_decoded_over(KEEP_DECODED);
         let mut live = match self.live.take() {
             Some(live) => live,
             None => Box::new(Live::index(self)),
