@@ -3,6 +3,8 @@
 //! check); here every plugin, and every check within it, is asked on its
 //! own, always through the engine's own functions.
 
+use std::collections::hash_map::Entry;
+
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::explain_support::{port_conflicts, untolerated_taints};
 use podplace_engine::plugins::inter_pod_affinity::filter::{
@@ -30,7 +32,7 @@ use smallvec::smallvec;
 
 use crate::model::{
     AffinityMiss, Blocker, BlockerCount, Detail, DomainCount, LabelMiss, NodeVerdict, PortView,
-    Reason, RuleOwner, ShortageView, TaintView, TermKind, TermView,
+    Reason, RuleOwner, Shared, ShortageView, TaintView, TermKind, TermView,
 };
 use crate::yaml::to_yaml;
 use crate::MAX_BLOCKERS;
@@ -384,16 +386,35 @@ type HoldersByDomain = FxHashMap<(Sym, Sym), Vec<(PodId, TermId, usize)>>;
 /// Blockers of a node (or of one domain): the first few in full, all counted.
 #[derive(Debug, Clone, Default)]
 struct Blocked {
-    blockers: Vec<Blocker>,
-    counts: Vec<BlockerCount>,
+    blockers: Shared<Blocker>,
+    counts: Shared<BlockerCount>,
 }
 
 impl Blocked {
+    /// `other`'s blockers after these (up to [`MAX_BLOCKERS`]) and its
+    /// counts after these. A node blocked in one domain only (the usual
+    /// case) shares that domain's lists instead of copying them.
     fn extend(&mut self, other: &Blocked) {
+        if other.blockers.is_empty() && other.counts.is_empty() {
+            return;
+        }
+        if self.blockers.is_empty() && self.counts.is_empty() {
+            *self = other.clone();
+            return;
+        }
         let room = MAX_BLOCKERS.saturating_sub(self.blockers.len());
-        self.blockers
-            .extend(other.blockers.iter().take(room).cloned());
-        self.counts.extend(other.counts.iter().cloned());
+        self.blockers = self
+            .blockers
+            .iter()
+            .chain(other.blockers.iter().take(room))
+            .cloned()
+            .collect();
+        self.counts = self
+            .counts
+            .iter()
+            .chain(other.counts.iter())
+            .cloned()
+            .collect();
     }
 }
 
@@ -483,9 +504,9 @@ impl<'a> Analyzer<'a> {
                 .map(|r| r.to_string())
                 .unwrap_or_default(),
             detail,
-            blockers: Vec::new(),
+            blockers: Shared::default(),
             blockers_total: 0,
-            counts: Vec::new(),
+            counts: Shared::default(),
         }
     }
 
@@ -506,9 +527,9 @@ impl<'a> Analyzer<'a> {
                 code: code_str(Code::UnschedulableAndUnresolvable),
                 message: node_affinity::REASON_CONFLICT.to_string(),
                 detail: Detail::Conflict,
-                blockers: Vec::new(),
+                blockers: Shared::default(),
                 blockers_total: 0,
-                counts: Vec::new(),
+                counts: Shared::default(),
             });
             return out;
         }
@@ -552,9 +573,9 @@ impl<'a> Analyzer<'a> {
                         profile: enforced.profile.clone(),
                         terms: selector_misses(&enforced.required, node, names),
                     },
-                    blockers: Vec::new(),
+                    blockers: Shared::default(),
                     blockers_total: 0,
-                    counts: Vec::new(),
+                    counts: Shared::default(),
                 });
             }
         }
@@ -620,9 +641,9 @@ impl<'a> Analyzer<'a> {
                         short_by: sh.requested - free,
                         exceeds_node: sh.unresolvable,
                     }),
-                    blockers: Vec::new(),
+                    blockers: Shared::default(),
                     blockers_total: 0,
-                    counts: Vec::new(),
+                    counts: Shared::default(),
                 });
             }
         }
@@ -678,9 +699,9 @@ impl<'a> Analyzer<'a> {
                     code: code_str(Code::UnschedulableAndUnresolvable),
                     message: REASON_AFFINITY.to_string(),
                     detail: Detail::PodAffinity { misses },
-                    blockers: Vec::new(),
+                    blockers: Shared::default(),
                     blockers_total: 0,
-                    counts: Vec::new(),
+                    counts: Shared::default(),
                 });
             }
             if !satisfies_anti_affinity(state, cluster, node) {
@@ -691,9 +712,9 @@ impl<'a> Analyzer<'a> {
                         code: code_str(Code::Unschedulable),
                         message: REASON_ANTI_AFFINITY.to_string(),
                         detail: Detail::PodAntiAffinity,
-                        blockers: Vec::new(),
+                        blockers: Shared::default(),
                         blockers_total: 0,
-                        counts: Vec::new(),
+                        counts: Shared::default(),
                     },
                     blockers,
                 ));
@@ -706,9 +727,9 @@ impl<'a> Analyzer<'a> {
                         code: code_str(Code::Unschedulable),
                         message: REASON_EXISTING_ANTI_AFFINITY.to_string(),
                         detail: Detail::ExistingAntiAffinity,
-                        blockers: Vec::new(),
+                        blockers: Shared::default(),
                         blockers_total: 0,
-                        counts: Vec::new(),
+                        counts: Shared::default(),
                     },
                     blockers,
                 ));
@@ -798,7 +819,14 @@ impl<'a> Analyzer<'a> {
             for &t in &state.terms.required_anti_affinity {
                 let term = cluster.term(t);
                 let mut by_value: FxHashMap<Sym, Vec<PodId>> = FxHashMap::default();
-                for (other, n) in cluster.bound_pods() {
+                // Only the pods carrying the selector's required pairs can
+                // match (the label index), in id order as a walk would be.
+                let pairs = term
+                    .selector
+                    .requirements()
+                    .iter()
+                    .filter_map(Requirement::necessary_pair);
+                for (other, n) in cluster.bound_pods_carrying(pairs) {
                     let Some(v) = cluster.node(n).labels.get(term.topology_key) else {
                         continue;
                     };
@@ -912,7 +940,10 @@ impl<'a> Analyzer<'a> {
         owner: RuleOwner,
         incoming: Option<usize>,
     ) -> Blocked {
-        let mut out = Blocked::default();
+        let (mut blockers, mut counts): (Vec<Blocker>, Vec<BlockerCount>) = (Vec::new(), Vec::new());
+        // Where each (term, workload) is counted in `counts`, which keeps
+        // the order they first appear in.
+        let mut at: FxHashMap<(usize, String), usize> = FxHashMap::default();
         let own_term = incoming.and_then(|i| self.incoming_term(TermKind::RequiredAntiAffinity, i));
         for (p, held) in pods {
             let workload = self.workload_of(p);
@@ -937,25 +968,27 @@ impl<'a> Analyzer<'a> {
                 }
             };
             let Some(term) = term else { continue };
-            match out
-                .counts
-                .iter_mut()
-                .find(|c| c.term == term && c.workload == workload)
-            {
-                Some(c) => c.pods += 1,
-                None => out.counts.push(BlockerCount {
-                    workload: workload.clone(),
-                    term,
-                    rule_owner: owner,
-                    domain: self.cluster.interner().resolve(domain).to_string(),
-                    pods: 1,
-                }),
+            match at.entry((term, workload)) {
+                Entry::Occupied(e) => counts[*e.get()].pods += 1,
+                Entry::Vacant(e) => {
+                    counts.push(BlockerCount {
+                        workload: e.key().1.clone(),
+                        term,
+                        rule_owner: owner,
+                        domain: self.cluster.interner().resolve(domain).to_string(),
+                        pods: 1,
+                    });
+                    e.insert(counts.len() - 1);
+                }
             }
-            if out.blockers.len() < MAX_BLOCKERS {
-                out.blockers.push(self.blocker(p, term, domain, owner));
+            if blockers.len() < MAX_BLOCKERS {
+                blockers.push(self.blocker(p, term, domain, owner));
             }
         }
-        out
+        Blocked {
+            blockers: blockers.into(),
+            counts: counts.into(),
+        }
     }
 
     fn blocker(&mut self, pod: PodId, term: usize, domain: Sym, owner: RuleOwner) -> Blocker {

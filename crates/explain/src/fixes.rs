@@ -693,9 +693,14 @@ fn negate(term: &Value) -> Option<Vec<Value>> {
 fn blocking_terms(ctx: &Context<'_>, owner: RuleOwner) -> Vec<(WorkloadRef, String, usize)> {
     let cluster = ctx.state;
     let mut seen: Vec<(String, usize)> = Vec::new();
+    // A list shared by many nodes adds nothing the second time.
+    let mut lists = rustc_hash::FxHashSet::default();
     let mut out = Vec::new();
     for (_, v) in ctx.verdicts {
         for r in &v.reasons {
+            if !lists.insert(r.blockers.id()) {
+                continue;
+            }
             for b in &r.blockers {
                 if b.rule_owner != owner || seen.contains(&(b.workload.clone(), b.term)) {
                     continue;

@@ -218,17 +218,22 @@ pub fn short_message(message: &str) -> &str {
 /// Groups verdicts by their summaries: groups with the fewest reasons (the
 /// nodes closest to fitting) first, then the largest, then by node order.
 pub fn group(nodes: &[NodeVerdict], terms: &[TermView]) -> Vec<Group> {
-    let mut index: FxHashMap<Vec<String>, usize> = FxHashMap::default();
+    let mut summaries = Summaries::default();
+    let mut index: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
     let mut groups: Vec<Group> = Vec::new();
     for (i, verdict) in nodes.iter().enumerate() {
-        let key: Vec<String> = verdict.reasons.iter().map(|r| summary(r, terms)).collect();
+        let key: Vec<usize> = verdict
+            .reasons
+            .iter()
+            .map(|r| summaries.of(r, terms))
+            .collect();
         match index.get(&key) {
             Some(&g) => groups[g].members.push(i),
             None => {
                 index.insert(key.clone(), groups.len());
                 groups.push(Group {
                     members: vec![i],
-                    summaries: key,
+                    summaries: key.iter().map(|&s| summaries.text[s].clone()).collect(),
                 });
             }
         }
@@ -242,4 +247,51 @@ pub fn group(nodes: &[NodeVerdict], terms: &[TermView]) -> Vec<Group> {
             .then(a.members[0].cmp(&b.members[0]))
     });
     groups
+}
+
+/// Each distinct [`summary`] once, numbered: nodes are grouped by the
+/// numbers, which are equal exactly when the texts are. An inter-pod
+/// reason's summary depends only on its message and its counts, and the
+/// nodes of one domain share one counts list ([`crate::model::Shared`]),
+/// so it is worded once per list, not once per node (a zone's summary
+/// names hundreds of workloads).
+#[derive(Default)]
+struct Summaries {
+    /// The texts, by number.
+    text: Vec<String>,
+    /// The number of each text.
+    number: FxHashMap<String, usize>,
+    /// The number of an inter-pod reason's summary by (its kind, its
+    /// message, its counts list's [`crate::model::Shared::id`]).
+    by_list: FxHashMap<(bool, String, usize), usize>,
+}
+
+impl Summaries {
+    /// The number of `reason`'s summary.
+    fn of(&mut self, reason: &Reason, terms: &[TermView]) -> usize {
+        let shared = match reason.detail {
+            Detail::PodAntiAffinity => Some(true),
+            Detail::ExistingAntiAffinity => Some(false),
+            _ => None,
+        };
+        let Some(incoming) = shared else {
+            return self.number(summary(reason, terms));
+        };
+        let key = (incoming, reason.message.clone(), reason.counts.id());
+        if let Some(&n) = self.by_list.get(&key) {
+            return n;
+        }
+        let n = self.number(summary(reason, terms));
+        self.by_list.insert(key, n);
+        n
+    }
+
+    fn number(&mut self, text: String) -> usize {
+        if let Some(&n) = self.number.get(&text) {
+            return n;
+        }
+        self.text.push(text.clone());
+        self.number.insert(text, self.text.len() - 1);
+        self.text.len() - 1
+    }
 }

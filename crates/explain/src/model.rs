@@ -4,6 +4,69 @@
 //!
 //! Plain data, no printing: the CLI renders it as text or JSON.
 
+use std::sync::Arc;
+
+/// A list that nodes failing alike share instead of copying: every node of
+/// a topology domain is blocked by the same pods, so their reasons hold one
+/// list (5,000 nodes in three zones, each zone blocked by hundreds of
+/// workloads, would otherwise copy millions of counts). It reads as a
+/// slice; two lists are equal when their items are.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Shared<T>(Arc<[T]>);
+
+impl<T> Shared<T> {
+    /// Whether `self` and `other` are the same list, not just equal ones:
+    /// a reader may compute something once per list.
+    pub fn same(&self, other: &Shared<T>) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// An address that identifies the list while it lives (for a reader
+    /// that keys what it computed once per list, [`Shared::same`]).
+    pub fn id(&self) -> usize {
+        self.0.as_ptr() as *const u8 as usize
+    }
+}
+
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Shared(Arc::from(Vec::new()))
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> From<Vec<T>> for Shared<T> {
+    fn from(v: Vec<T>) -> Self {
+        Shared(Arc::from(v))
+    }
+}
+
+impl<T> FromIterator<T> for Shared<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Shared(iter.into_iter().collect())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Shared<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
+}
+
 /// Whose rule an inter-pod (anti-)affinity blocker enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuleOwner {
@@ -459,11 +522,13 @@ pub struct Reason {
     pub detail: Detail,
     /// The pods that block the node (inter-pod rules only), at most
     /// [`crate::MAX_BLOCKERS`] of them.
-    pub blockers: Vec<Blocker>,
+    /// Nodes of one domain share the list.
+    pub blockers: Shared<Blocker>,
     /// How many blockers there are in all.
     pub blockers_total: usize,
-    /// Every blocker counted, per workload, term and domain.
-    pub counts: Vec<BlockerCount>,
+    /// Every blocker counted, per workload, term and domain (shared as
+    /// [`Reason::blockers`] is).
+    pub counts: Shared<BlockerCount>,
 }
 
 /// Every reason one node rejects the pod, in the scheduler's plugin order

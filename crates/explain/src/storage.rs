@@ -24,7 +24,7 @@ use smallvec::smallvec;
 
 use crate::analyze::selector_misses;
 use crate::model::{
-    ClaimNodes, Detail, NodeVerdict, Note, NoteKind, Reason, UnboundClaim, VolumeLimitView,
+    ClaimNodes, Detail, NodeVerdict, Note, NoteKind, Reason, Shared, UnboundClaim, VolumeLimitView,
     VolumeReach, ZoneMiss,
 };
 
@@ -106,9 +106,9 @@ fn reason(plugin: Plugin, code: Code, message: &str, detail: Detail) -> Reason {
         code: code.as_str(),
         message: message.to_string(),
         detail,
-        blockers: Vec::new(),
+        blockers: Shared::default(),
         blockers_total: 0,
-        counts: Vec::new(),
+        counts: Shared::default(),
     }
 }
 

@@ -494,9 +494,9 @@ fn taint(key: &str) -> Reason {
                 effect: "NoSchedule".into(),
             }],
         },
-        blockers: Vec::new(),
+        blockers: Default::default(),
         blockers_total: 0,
-        counts: Vec::new(),
+        counts: Default::default(),
     }
 }
 
@@ -514,9 +514,9 @@ fn selector(value: Option<&str>) -> Reason {
             terms: Vec::new(),
             excluded_by_name: false,
         },
-        blockers: Vec::new(),
+        blockers: Default::default(),
         blockers_total: 0,
-        counts: Vec::new(),
+        counts: Default::default(),
     }
 }
 
@@ -533,7 +533,8 @@ fn anti(pod: &str, workload: &str, term: usize) -> Reason {
             term,
             domain: String::new(),
             rule_owner: RuleOwner::Incoming,
-        }],
+        }]
+        .into(),
         blockers_total: 1,
         counts: vec![BlockerCount {
             workload: workload.into(),
@@ -541,7 +542,8 @@ fn anti(pod: &str, workload: &str, term: usize) -> Reason {
             rule_owner: RuleOwner::Incoming,
             domain: String::new(),
             pods: 1,
-        }],
+        }]
+        .into(),
     }
 }
 

@@ -274,10 +274,14 @@ pub fn explain_one(world: &World, id: PodId) -> (Option<(String, String)>, Vec<S
     if e.phase != podplace_explain::Phase::Pending || e.would_land_on.is_some() {
         return (None, Vec::new());
     }
+    // The nodes of one domain share one counts list: each list is read
+    // once (a zone blocked by hundreds of workloads, 5,000 nodes).
+    let mut lists = std::collections::HashSet::new();
     let blockers: std::collections::BTreeSet<&str> = e
         .nodes
         .iter()
         .flat_map(|n| &n.reasons)
+        .filter(|r| lists.insert(r.counts.id()))
         .flat_map(|r| &r.counts)
         .map(|c| c.workload.as_str())
         .collect();
