@@ -263,6 +263,8 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     for o in objects {
         world.apply(Change::Upsert(o))?;
     }
+    // As podplace serve's model: pods packed (its sync builds it so).
+    world.set_packed_pods(true);
     let sync_secs = sync.elapsed().as_secs_f64();
     let (nodes, pods) = (
         world.state().nodes().len(),
