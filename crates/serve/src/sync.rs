@@ -180,11 +180,77 @@ fn label(key: &str, value: &str) -> KindLabel {
 /// The longest wait between two builds of the first lists.
 pub const MAX_BUILD_BACKOFF: Duration = Duration::from_secs(60);
 
+/// One kind's objects during the first sync: its list as it came, and the
+/// changes since folded in. The position of each object by key is made
+/// only when a change arrives, so a list is kept as the watch gave it,
+/// not copied into a map (at 150,000 pods, hundreds of MB moved).
+#[derive(Debug, Default)]
+struct KindObjects {
+    objects: Vec<Object>,
+    at: Option<HashMap<ObjectKey, usize>>,
+}
+
+impl KindObjects {
+    /// A kind's list, kept in place with its index; of two objects with
+    /// one key the later is kept, as in a map.
+    fn listed(objects: Vec<Object>) -> KindObjects {
+        let mut at = HashMap::with_capacity(objects.len());
+        let mut unique = true;
+        for (i, o) in objects.iter().enumerate() {
+            unique &= at.insert(o.key(), i).is_none();
+        }
+        if unique {
+            return KindObjects {
+                objects,
+                at: Some(at),
+            };
+        }
+        let mut k = KindObjects::default();
+        for o in objects {
+            k.upsert(o);
+        }
+        k
+    }
+
+    fn index(&mut self) -> &mut HashMap<ObjectKey, usize> {
+        let objects = &self.objects;
+        self.at.get_or_insert_with(|| {
+            objects
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (o.key(), i))
+                .collect()
+        })
+    }
+
+    fn upsert(&mut self, o: Object) {
+        let key = o.key();
+        match self.index().get(&key).copied() {
+            Some(i) => self.objects[i] = o,
+            None => {
+                let i = self.objects.len();
+                self.index().insert(key, i);
+                self.objects.push(o);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &ObjectKey) {
+        let Some(i) = self.index().remove(key) else {
+            return;
+        };
+        self.objects.swap_remove(i);
+        if let Some(moved) = self.objects.get(i).map(Object::key) {
+            self.index().insert(moved, i);
+        }
+    }
+}
+
 /// The first sync's events folded per kind (a kind is present once listed
 /// or refused).
 #[derive(Debug, Default)]
 struct Gathered {
-    kinds: BTreeMap<ObjectKind, BTreeMap<ObjectKey, Object>>,
+    kinds: BTreeMap<ObjectKind, KindObjects>,
     warnings: Vec<String>,
 }
 
@@ -200,7 +266,7 @@ impl Gathered {
                 line: 0,
                 column: 0,
             };
-            for o in std::mem::take(objects).into_values() {
+            for o in std::mem::take(objects).objects {
                 inventory.push(o, origin.clone());
             }
         }
@@ -212,7 +278,7 @@ impl Gathered {
     /// made (a failed build leaves them all with its caller).
     fn restore(&mut self, inventory: Inventory) {
         for o in inventory.into_objects() {
-            self.kinds.entry(o.kind()).or_default().insert(o.key(), o);
+            self.kinds.entry(o.kind()).or_default().objects.push(o);
         }
     }
 }
@@ -344,7 +410,7 @@ impl Sync {
             } => {
                 self.metrics.event("listed");
                 gathered.warnings.extend(w);
-                kinds.insert(kind, objects.into_iter().map(|o| (o.key(), o)).collect());
+                kinds.insert(kind, KindObjects::listed(objects));
             }
             WatchEvent::Unreadable { kind, unreadable } => {
                 eprintln!("warning: could not read {unreadable}");
@@ -353,7 +419,7 @@ impl Sync {
             WatchEvent::Applied(o) => {
                 // Only after its kind's list (the watch starts there).
                 if let Some(k) = kinds.get_mut(&o.kind()) {
-                    k.insert(o.key(), o);
+                    k.upsert(o);
                 }
             }
             WatchEvent::Deleted(o) => {

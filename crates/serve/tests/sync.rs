@@ -112,6 +112,7 @@ proptest! {
         initial in proptest::collection::vec(object(), 0..8),
         ops in proptest::collection::vec(op(), 0..40),
         batch in 1usize..8,
+        gathered in 0usize..40,
     ) {
         let mut truth: BTreeMap<ObjectKey, Object> = BTreeMap::new();
         for o in &initial {
@@ -147,6 +148,13 @@ proptest! {
                 }
             }
         }
+        // The last kind's list (neither nodes nor pods) arrives after the
+        // first `gathered` changes: those are folded into the first sync's
+        // gathered lists, the rest applied to the built model.
+        let claims = ObjectKind::ALL.iter().position(|k| *k == ObjectKind::ResourceClaim);
+        let held = events.remove(claims.expect("a kind of its own"));
+        let lists = ObjectKind::ALL.len() - 1;
+        events.insert((lists + gathered).min(events.len()), held);
         let (model, metrics) = model();
         let sync = Sync::new(
             model.clone(),
