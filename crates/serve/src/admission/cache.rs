@@ -182,9 +182,9 @@ impl Drop for Refresher {
     }
 }
 
-/// Starts a thread that, every `interval` (the first time one interval
-/// after the start), builds a new view of `model`
-/// into `cache` when the model is ready and its generation moved since
+/// Starts a thread that, every `interval` or as long as the last build
+/// took if longer (the first time one interval after the start), builds a
+/// new view of `model` into `cache` when the model is ready and its generation moved since
 /// the newest view (see the module doc): reviews then never pay for a
 /// build. One build at a time; the thread stops when the returned
 /// [`Refresher`] is dropped.
@@ -197,16 +197,22 @@ pub fn spawn_refresher(
     let stopped = stop.clone();
     let thread = std::thread::Builder::new()
         .name("podplace-review-index".to_string())
-        .spawn(move || loop {
-            std::thread::park_timeout(interval);
-            if stopped.load(Ordering::Acquire) {
-                return;
-            }
-            let stale = cache
-                .view()
-                .is_none_or(|v| v.generation != model.generation());
-            if model.ready() && stale {
-                cache.refresh(&model);
+        .spawn(move || {
+            let mut pause = interval;
+            loop {
+                std::thread::park_timeout(pause);
+                if stopped.load(Ordering::Acquire) {
+                    return;
+                }
+                let stale = cache
+                    .view()
+                    .is_none_or(|v| v.generation != model.generation());
+                if model.ready() && stale {
+                    // At most half the thread's time goes to builds, however
+                    // often the model moves: the watch and the reviews
+                    // share the cores.
+                    pause = interval.max(cache.refresh(&model).built_in);
+                }
             }
         })?;
     Ok(Refresher {
