@@ -382,6 +382,7 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     let mut full_secs = Vec::new();
     let mut tick_secs = Vec::new();
     let mut recomputed = Vec::new();
+    let mut tick_costs = Vec::new();
     let mut same = true;
     for k in 0..args.ticks {
         for j in 0..5 {
@@ -394,6 +395,7 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         let report = watch.update(&model);
         tick_secs.push(t.elapsed().as_secs_f64());
         recomputed.push(watch.last_recomputed());
+        tick_costs = report.costs.clone();
         let t = Instant::now();
         let full = podplace_serve::ha::findings(&model.read());
         full_secs.push(t.elapsed().as_secs_f64());
@@ -490,6 +492,14 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         ha_tick * 1e3,
         ha_tick_max * 1e3
     );
+    println!(
+        "| the last incremental tick by part | {} | |",
+        tick_costs
+            .iter()
+            .map(|(n, d)| format!("{n} {:.1} ms", d.as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let result = json!({
         "shape": {"nodes": args.shape.nodes, "pods": args.shape.pods,
                   "new_pods": args.shape.new_pods, "seed": args.shape.seed},
@@ -505,6 +515,7 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
                       "rss_kib": {"synced": rss_synced, "peak": rss_peak}},
         "ha": {"first_s": first_secs, "full_s": full_secs, "tick_s": tick_secs,
                "same_findings": same, "recomputed": recomputed,
+               "tick_costs": tick_costs.iter().map(|(n, d)| json!([n, d.as_secs_f64()])).collect::<Vec<_>>(),
                "first_costs": first.costs.iter().map(|(n, d)| json!([n, d.as_secs_f64()])).collect::<Vec<_>>()},
     });
     if let Some(out) = &args.out {

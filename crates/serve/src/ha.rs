@@ -254,6 +254,7 @@ fn compute(
     findings.extend(checked.required);
     findings.extend(rollouts.findings(world, &groups));
     lap("rollouts");
+    costs.push(("checks: diff of the pods", kept.last_diff));
     findings.sort_by(|a, b| (&a.workload, a.kind).cmp(&(&b.workload, b.kind)));
     let domains = checked.domains;
     HaReport {

@@ -141,6 +141,9 @@ pub(crate) struct Kept {
     /// Workloads recomputed at the last tick (`None`: all), for tests and
     /// logs.
     pub(crate) last_dirty: Option<usize>,
+    /// How long the last tick's diff of the pods took (part of its
+    /// checks' cost in the report).
+    pub(crate) last_diff: std::time::Duration,
 }
 
 /// What to recompute this tick.
@@ -267,7 +270,9 @@ impl Kept {
     /// The findings of `world` now, recomputing what changed since the
     /// last call (everything the first time).
     pub(crate) fn update(&mut self, world: &World, groups: &Groups<'_>) -> Checked {
+        let started = std::time::Instant::now();
         let dirty = self.diff(world, groups);
+        self.last_diff = started.elapsed();
         if matches!(dirty, Dirty::All) {
             self.last_dirty = None;
             self.room_sensitive.clear();
