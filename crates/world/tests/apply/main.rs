@@ -221,6 +221,48 @@ fn a_failed_packed_first_sync_gives_every_object_back() {
     assert_eq!(back, want);
 }
 
+/// What a reader decoded of a packed world's pods (serve's explainer reads
+/// every Pending pod at each tick) is kept across changes to other
+/// objects, and a changed pod's decoding goes with it: the next tick
+/// decodes only what changed.
+#[test]
+fn decoded_pods_are_kept_across_changes_to_other_objects() {
+    let ops: Vec<Op> = (0..universe::KINDS.len())
+        .flat_map(|kind| {
+            (0..4).map(move |index| Op {
+                kind,
+                index,
+                variant: 0,
+                delete: false,
+            })
+        })
+        .collect();
+    // `run` reads every pod after each event.
+    let (mut world, _) = run(&ops);
+    let pods = world.inventory().pods.len();
+    assert_eq!(pods, 4);
+    assert_eq!(world.inventory().pods.decoded_len(), pods);
+    world
+        .apply(Change::Upsert(universe::object(ObjectKind::Node, 0, 1)))
+        .unwrap();
+    assert_eq!(world.inventory().pods.decoded_len(), pods);
+    let changed = universe::object(ObjectKind::Pod, 1, 5);
+    world.apply(Change::Upsert(changed.clone())).unwrap();
+    assert_eq!(world.inventory().pods.decoded_len(), pods - 1);
+    let Object::Pod(want) = changed else {
+        unreachable!()
+    };
+    let key = want.metadata.clone();
+    let id = world
+        .pod_id(
+            key.namespace.as_deref().unwrap_or("default"),
+            key.name.as_deref().unwrap_or(""),
+        )
+        .unwrap();
+    assert_eq!(world.api_pod(id), Some(&want));
+    assert_eq!(world.inventory().pods.decoded_len(), pods);
+}
+
 /// Found by the property test: a pending pod whose rule changed released
 /// its old terms before the group they keyed, leaving a stale index entry;
 /// the group's reused slot then counted a pod twice when it was bound.
