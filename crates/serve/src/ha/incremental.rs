@@ -17,7 +17,10 @@
 //!   every spread constraint whose selector does (spread counts), and,
 //!   when it was or is bound, every workload whose collapsed-anti-affinity
 //!   answer looked for a node with room (a bind or removal anywhere
-//!   changes room).
+//!   changes room). A pod whose labels alone changed (same slot, uid,
+//!   node, requests, owner, lifecycle) counts where it counted: it marks
+//!   its workload, and only the terms and spread constraints whose
+//!   selector's answer its new labels changed (room is unchanged).
 //!
 //! Selectors are matched ignoring namespaces, a superset of what counts:
 //! more is recomputed, never less. The property test
@@ -43,6 +46,8 @@ use super::{Groups, HaFinding, WorkloadDomains};
 struct Print {
     /// Everything the checks read of it, hashed.
     hash: u64,
+    /// The same but its labels: equal for a pod only relabelled.
+    place: u64,
     /// Namespace and labels (what selectors match).
     labels: Labels,
     /// Its workload.
@@ -59,17 +64,26 @@ struct Changed {
     bound: bool,
 }
 
-fn pod_hash(state: &ClusterState, id: PodId) -> u64 {
+/// A pod version whose labels alone changed (same slot, uid, node,
+/// requests, owner, lifecycle): it counts where it counted, so only a
+/// selector whose answer its labels changed sees a difference.
+#[derive(Debug)]
+struct Relabelled {
+    before: Labels,
+    after: Labels,
+}
+
+/// (everything the checks read, the same but the labels), hashed.
+fn pod_hash(state: &ClusterState, id: PodId) -> (u64, u64) {
     let mut h = FxHasher::default();
     let Some(e) = state.pod_entry(id) else {
-        return 0;
+        return (0, 0);
     };
     let p = &e.pod;
     state.pod_handle(id).hash(&mut h);
     p.uid.hash(&mut h);
     p.name.hash(&mut h);
     p.namespace.hash(&mut h);
-    p.labels.hash(&mut h);
     e.node.hash(&mut h);
     p.finished.hash(&mut h);
     p.terminating.hash(&mut h);
@@ -77,7 +91,9 @@ fn pod_hash(state: &ClusterState, id: PodId) -> u64 {
     p.requests.milli_cpu.hash(&mut h);
     p.requests.memory.hash(&mut h);
     p.owner.as_ref().map(|o| (&o.kind, &o.name)).hash(&mut h);
-    h.finish()
+    let place = h.finish();
+    p.labels.hash(&mut h);
+    (h.finish(), place)
 }
 
 /// A fingerprint of the workload objects (what `desired` and workload
@@ -123,6 +139,24 @@ fn objects_hash(world: &World) -> u64 {
     h.finish()
 }
 
+/// Whether `selector` counts a pod differently now: it matches a pod that
+/// appeared, went or moved (before or after), or its answer for a
+/// relabelled pod changed (a pod it matches both before and after a
+/// relabel counts the same, where it did).
+fn touches(
+    selector: &podplace_model::selector::LabelSelector,
+    changed: &[Changed],
+    relabelled: &[Relabelled],
+    interner: &podplace_model::intern::Interner,
+) -> bool {
+    changed
+        .iter()
+        .any(|c| selector.matches(&c.labels, interner))
+        || relabelled
+            .iter()
+            .any(|r| selector.matches(&r.before, interner) != selector.matches(&r.after, interner))
+}
+
 /// Findings kept per workload (and per spread constraint) between ticks.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
@@ -152,6 +186,7 @@ enum Dirty {
     Some {
         workloads: FxHashSet<WorkloadRef>,
         changed: Vec<Changed>,
+        relabelled: Vec<Relabelled>,
     },
 }
 
@@ -186,21 +221,33 @@ impl Kept {
             self.prints.resize(slots, None);
         }
         let mut changed = Vec::new();
+        let mut relabelled = Vec::new();
         let mut seen = vec![false; self.prints.len()];
         for (id, entry) in state.live_pods() {
             let i = id.index();
             seen[i] = true;
-            let hash = pod_hash(state, id);
+            let (hash, place) = pod_hash(state, id);
             if self.prints[i].as_ref().is_some_and(|p| p.hash == hash) {
                 continue;
             }
             let print = Print {
                 hash,
+                place,
                 labels: entry.pod.labels.clone(),
                 workload: world.workload(id).into_owned(),
                 bound: entry.node.is_some(),
             };
             if let Some(old) = self.prints[i].replace(print.clone()) {
+                if old.place == print.place && old.workload == print.workload {
+                    relabelled.push((
+                        print.workload,
+                        Relabelled {
+                            before: old.labels,
+                            after: print.labels,
+                        },
+                    ));
+                    continue;
+                }
                 changed.push(Changed {
                     labels: old.labels,
                     workload: old.workload,
@@ -228,13 +275,18 @@ impl Kept {
             return Dirty::All;
         }
         let interner = state.interner();
-        let matches_any = |selector: &podplace_model::selector::LabelSelector| {
-            changed
-                .iter()
-                .any(|c| selector.matches(&c.labels, interner))
-        };
         let mut workloads: FxHashSet<WorkloadRef> =
             changed.iter().map(|c| c.workload.clone()).collect();
+        let relabelled: Vec<Relabelled> = relabelled
+            .into_iter()
+            .map(|(w, r)| {
+                workloads.insert(w);
+                r
+            })
+            .collect();
+        let matches_any = |selector: &podplace_model::selector::LabelSelector| {
+            touches(selector, &changed, &relabelled, interner)
+        };
         if changed.iter().any(|c| c.bound) {
             workloads.extend(self.room_sensitive.iter().cloned());
         }
@@ -264,7 +316,11 @@ impl Kept {
             }
         }
         self.last_dirty = Some(workloads.len());
-        Dirty::Some { workloads, changed }
+        Dirty::Some {
+            workloads,
+            changed,
+            relabelled,
+        }
     }
 
     /// The findings of `world` now, recomputing what changed since the
@@ -282,11 +338,13 @@ impl Kept {
         let spread_dirty = |ns: Sym, c: &SpreadConstraint, ws: &BTreeSet<&WorkloadRef>| match &dirty
         {
             Dirty::All => true,
-            Dirty::Some { workloads, changed } => {
+            Dirty::Some {
+                workloads,
+                changed,
+                relabelled,
+            } => {
                 ws.iter().any(|w| workloads.contains(*w))
-                    || changed
-                        .iter()
-                        .any(|ch| c.selector.matches(&ch.labels, interner))
+                    || touches(&c.selector, changed, relabelled, interner)
                     || !self.spread.contains_key(&(ns, c.clone()))
             }
         };

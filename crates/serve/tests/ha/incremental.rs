@@ -48,6 +48,9 @@ enum Step {
     Rezone(u16, u16),
     /// ReplicaSet `r` scaled to `k` replicas.
     Scale(u16, u8),
+    /// Pod `a` gains a label no selector reads (a relabel that moves no
+    /// selector's answer).
+    Tag(u16),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -58,6 +61,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<u16>().prop_map(Step::Taint),
         1 => (any::<u16>(), any::<u16>()).prop_map(|(a, b)| Step::Rezone(a, b)),
         1 => (any::<u16>(), 0u8..6).prop_map(|(r, k)| Step::Scale(r, k)),
+        2 => any::<u16>().prop_map(Step::Tag),
     ]
 }
 
@@ -76,6 +80,14 @@ fn change(world: &World, step: &Step) -> Option<Change> {
         Step::Relabel(a, b) => {
             let mut p = pod(*a)?;
             p.metadata.labels = pod(*b)?.metadata.labels;
+            Change::Upsert(Object::Pod(p))
+        }
+        Step::Tag(a) => {
+            let mut p = pod(*a)?;
+            p.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert("podplace.test/rev".to_string(), format!("r{a}"));
             Change::Upsert(Object::Pod(p))
         }
         Step::Bind(a, n) => {
@@ -124,9 +136,14 @@ fn change(world: &World, step: &Step) -> Option<Change> {
 /// Runs `steps`, comparing the kept report with a full one after each;
 /// how many ticks recomputed only part of the workloads.
 fn run(seed: u64, steps: &[Step]) -> Result<usize, String> {
+    run_counting(seed, steps).map(|r| r.iter().filter(|n| n.is_some()).count())
+}
+
+/// [`run`], with how many workloads each tick recomputed (`None`: all).
+fn run_counting(seed: u64, steps: &[Step]) -> Result<Vec<Option<usize>>, String> {
     let mut world = cluster(seed);
     let mut watch = HaWatch::new();
-    let mut partial = 0;
+    let mut recomputed = Vec::new();
     for (generation, s) in steps.iter().enumerate() {
         if let Some(c) = change(&world, s) {
             let _ = world.apply(c);
@@ -141,9 +158,29 @@ fn run(seed: u64, steps: &[Step]) -> Result<usize, String> {
                 full.findings
             ));
         }
-        partial += usize::from(watch.last_recomputed().is_some());
+        recomputed.push(watch.last_recomputed());
     }
-    Ok(partial)
+    Ok(recomputed)
+}
+
+#[test]
+fn a_pod_tagged_with_a_label_no_selector_reads_recomputes_its_workload_only() {
+    // The first tick computes everything; each tag of a running replica
+    // then recomputes its one workload (no term or spread selector's
+    // answer moved, nothing moved on a node), and answers as a full
+    // recompute.
+    let mut steps = vec![Step::Tag(0)];
+    steps.extend((1..12u16).map(|i| Step::Tag(i * 7)));
+    let recomputed = run_counting(7, &steps).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recomputed[0], None, "{recomputed:?}");
+    assert!(
+        recomputed[1..].iter().all(|n| matches!(n, Some(0 | 1))),
+        "{recomputed:?}"
+    );
+    assert!(
+        recomputed[1..].contains(&Some(1)),
+        "some tag lands on a replicated workload: {recomputed:?}"
+    );
 }
 
 #[test]
