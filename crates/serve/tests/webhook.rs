@@ -264,6 +264,9 @@ async fn reviews_past_the_bound_are_allowed_at_once_and_counted() {
         admission: AdmissionOptions::denying(&["PP003"]).unwrap(),
         max_concurrent_reviews: 1,
         review_timeout: Duration::from_secs(60),
+        // No view built in the background before the watch holds the
+        // model: the one review slot must wait for the first view.
+        index_refresh: Duration::from_secs(3600),
         ..Default::default()
     };
     let running = start(&dir, model.clone(), options).await;
