@@ -940,7 +940,8 @@ impl<'a> Analyzer<'a> {
         owner: RuleOwner,
         incoming: Option<usize>,
     ) -> Blocked {
-        let (mut blockers, mut counts): (Vec<Blocker>, Vec<BlockerCount>) = (Vec::new(), Vec::new());
+        let (mut blockers, mut counts): (Vec<Blocker>, Vec<BlockerCount>) =
+            (Vec::new(), Vec::new());
         // Where each (term, workload) is counted in `counts`, which keeps
         // the order they first appear in.
         let mut at: FxHashMap<(usize, String), usize> = FxHashMap::default();
