@@ -454,14 +454,7 @@ impl ClusterState {
         &self,
         pairs: impl Iterator<Item = (Sym, Sym)>,
     ) -> Vec<(PodId, NodeId)> {
-        let rarest = pairs
-            .map(|pair| {
-                self.pods_by_label
-                    .get(&pair)
-                    .map_or(&[][..], |ids| ids.as_slice())
-            })
-            .min_by_key(|ids| ids.len());
-        let Some(ids) = rarest else {
+        let Some(ids) = self.rarest_carriers(pairs) else {
             return self.bound_pods().collect();
         };
         let mut ids = ids.to_vec();
@@ -529,14 +522,7 @@ impl ClusterState {
         &self,
         pairs: impl Iterator<Item = (Sym, Sym)>,
     ) -> impl Iterator<Item = (&PodEntry, NodeId)> + '_ {
-        let rarest = pairs
-            .map(|pair| {
-                self.pods_by_label
-                    .get(&pair)
-                    .map_or(&[][..], |ids| ids.as_slice())
-            })
-            .min_by_key(|ids| ids.len());
-        let (listed, all) = match rarest {
+        let (listed, all) = match self.rarest_carriers(pairs) {
             Some(ids) => (Some(ids.iter().map(|id| &self.pods[id.index()])), None),
             None => (None, Some(self.pods.iter())),
         };
@@ -546,6 +532,19 @@ impl ClusterState {
             .chain(all.into_iter().flatten())
             .filter(|e| e.alive && !e.pod.finished)
             .filter_map(|e| e.node.map(|n| (e, n)))
+    }
+
+    /// The pods (in the label index's order) carrying the rarest of these
+    /// label pairs, or `None` when there is no pair: a selector requiring
+    /// every pair can match no pod outside that list.
+    fn rarest_carriers(&self, pairs: impl Iterator<Item = (Sym, Sym)>) -> Option<&[PodId]> {
+        pairs
+            .map(|pair| {
+                self.pods_by_label
+                    .get(&pair)
+                    .map_or(&[][..], |ids| ids.as_slice())
+            })
+            .min_by_key(|ids| ids.len())
     }
 
     /// Counts a matching or spread group from the bound pods.

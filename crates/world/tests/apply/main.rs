@@ -75,20 +75,7 @@ fn run(ops: &[Op]) -> (World, BTreeMap<ObjectKey, Object>) {
         .expect("an empty world");
     world.set_packed_pods(true);
     let mut objects = BTreeMap::new();
-    for op in ops {
-        let kind = universe::KINDS[op.kind];
-        let change = if op.delete {
-            let key = universe::key(kind, op.index);
-            objects.remove(&key);
-            Change::Delete(key)
-        } else {
-            let o = universe::object(kind, op.index, op.variant);
-            objects.insert(o.key(), o.clone());
-            Change::Upsert(o)
-        };
-        world.apply(change).expect("every universe object applies");
-        read_every_pod(&world);
-    }
+    apply_events(&mut world, &mut objects, ops);
     (world, objects)
 }
 
@@ -116,23 +103,30 @@ proptest! {
         let mut world = fresh(&start);
         world.set_packed_pods(true);
         let mut objects = start;
-        for op in &then {
-            let kind = universe::KINDS[op.kind];
-            let change = if op.delete {
-                let key = universe::key(kind, op.index);
-                objects.remove(&key);
-                Change::Delete(key)
-            } else {
-                let o = universe::object(kind, op.index, op.variant);
-                objects.insert(o.key(), o.clone());
-                Change::Upsert(o)
-            };
-            world.apply(change).expect("applies");
-            read_every_pod(&world);
-        }
+        apply_events(&mut world, &mut objects, &then);
         if let Some(diff) = compare::differences(&world, &fresh(&objects)) {
             prop_assert!(false, "{}", diff);
         }
+    }
+}
+
+/// Applies `ops` to `world` as watch events, keeping `objects` (what a
+/// fresh list would give) in step, and reads every pod after each one (a
+/// packed world decodes on read).
+fn apply_events(world: &mut World, objects: &mut BTreeMap<ObjectKey, Object>, ops: &[Op]) {
+    for op in ops {
+        let kind = universe::KINDS[op.kind];
+        let change = if op.delete {
+            let key = universe::key(kind, op.index);
+            objects.remove(&key);
+            Change::Delete(key)
+        } else {
+            let o = universe::object(kind, op.index, op.variant);
+            objects.insert(o.key(), o.clone());
+            Change::Upsert(o)
+        };
+        world.apply(change).expect("applies");
+        read_every_pod(world);
     }
 }
 
@@ -167,20 +161,7 @@ proptest! {
             prop_assert!(false, "after the first sync: {}", diff);
         }
         let mut objects = start;
-        for op in &then {
-            let kind = universe::KINDS[op.kind];
-            let change = if op.delete {
-                let key = universe::key(kind, op.index);
-                objects.remove(&key);
-                Change::Delete(key)
-            } else {
-                let o = universe::object(kind, op.index, op.variant);
-                objects.insert(o.key(), o.clone());
-                Change::Upsert(o)
-            };
-            world.apply(change).expect("applies");
-            read_every_pod(&world);
-        }
+        apply_events(&mut world, &mut objects, &then);
         if let Some(diff) = compare::differences(&world, &fresh(&objects)) {
             prop_assert!(false, "after the events: {}", diff);
         }
