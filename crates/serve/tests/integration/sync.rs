@@ -210,11 +210,7 @@ fn not_ready_until_every_kind_was_listed() {
         tx.unbounded_send(last).unwrap();
         tx.unbounded_send(WatchEvent::Deleted(node(0, 0))).unwrap();
         drop(tx);
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(matches!(ended, Err(SyncError::Ended)), "{ended:?}");
+        ends_with_its_stream(task).await;
     });
     assert!(model.ready());
     let world = model.read();
@@ -223,6 +219,16 @@ fn not_ready_until_every_kind_was_listed() {
     assert_eq!(metrics.objects(ObjectKind::Node), 1);
     assert_eq!(metrics.objects(ObjectKind::Pod), 1);
     assert!(world.pod_id("default", "p0").is_some());
+}
+
+/// Waits (10 s at most) for a spawned sync whose event stream was closed,
+/// and checks it ended because the stream did.
+async fn ends_with_its_stream(task: tokio::task::JoinHandle<Result<(), SyncError>>) {
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), task)
+        .await
+        .expect("the sync ends within 10 s of its stream")
+        .expect("the sync task does not panic");
+    assert!(matches!(ended, Err(SyncError::Ended)), "{ended:?}");
 }
 
 fn refused(kind: ObjectKind, code: u16) -> WatchEvent {
@@ -326,11 +332,7 @@ fn a_failed_first_build_is_retried_not_fatal() {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         drop(tx);
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), task)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(matches!(ended, Err(SyncError::Ended)), "{ended:?}");
+        ends_with_its_stream(task).await;
     });
     let world = model.read();
     assert!(world.pod_id("default", "p0").is_some());

@@ -168,11 +168,9 @@ proptest! {
     }
 }
 
-/// A pod that does not compile fails the packed first sync naming it, and
-/// leaves every object with the caller, so the build can be retried.
-#[test]
-fn a_failed_packed_first_sync_gives_every_object_back() {
-    let ops: Vec<Op> = (0..universe::KINDS.len())
+/// Creates the first four objects of every kind of the universe.
+fn four_of_every_kind() -> Vec<Op> {
+    (0..universe::KINDS.len())
         .flat_map(|kind| {
             (0..4).map(move |index| Op {
                 kind,
@@ -181,7 +179,14 @@ fn a_failed_packed_first_sync_gives_every_object_back() {
                 delete: false,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// A pod that does not compile fails the packed first sync naming it, and
+/// leaves every object with the caller, so the build can be retried.
+#[test]
+fn a_failed_packed_first_sync_gives_every_object_back() {
+    let ops = four_of_every_kind();
     let (_, mut objects) = run(&ops);
     let bad: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "zz-bad", "namespace": "ns-a"},
@@ -208,16 +213,7 @@ fn a_failed_packed_first_sync_gives_every_object_back() {
 /// decodes only what changed.
 #[test]
 fn decoded_pods_are_kept_across_changes_to_other_objects() {
-    let ops: Vec<Op> = (0..universe::KINDS.len())
-        .flat_map(|kind| {
-            (0..4).map(move |index| Op {
-                kind,
-                index,
-                variant: 0,
-                delete: false,
-            })
-        })
-        .collect();
+    let ops = four_of_every_kind();
     // `run` reads every pod after each event.
     let (mut world, _) = run(&ops);
     let pods = world.inventory().pods.len();
