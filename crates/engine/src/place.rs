@@ -31,7 +31,9 @@ pub enum BuildError {
 /// The scheduler name podplace plays.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
-fn object_name(
+/// `Kind/namespace/name` (or `Kind/name`), as build errors name objects:
+/// a caller building part of a state itself names its objects alike.
+pub fn object_name(
     kind: &str,
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> String {

@@ -7,7 +7,7 @@
 
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::{ClusterState, PodId};
-use podplace_model::inventory::{ObjectKey, ObjectKind};
+use podplace_model::inventory::{Inventory, ObjectKey, ObjectKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::World;
@@ -79,15 +79,8 @@ impl Live {
     /// The indexes of a world, built once (an observed world at its
     /// initial sync, or a built world at its first change).
     pub(crate) fn index(world: &World) -> Live {
-        let mut live = Live::default();
         let inventory = world.inventory();
-        for &kind in ObjectKind::ALL {
-            for i in 0..inventory.count(kind) {
-                if let Some(meta) = inventory.metadata_at(kind, i) {
-                    live.at.insert(ObjectKey::of(kind, &meta), i);
-                }
-            }
-        }
+        let mut live = Live::keyed(inventory);
         let state = world.state();
         for (id, row) in world.pods().iter() {
             // A packed pod is decoded for this and not kept.
@@ -98,6 +91,20 @@ impl Live {
                 continue;
             };
             live.note_pod(state, id, &api);
+        }
+        live
+    }
+
+    /// Only the keyed index of `inventory`'s objects (each object's
+    /// position in its kind's list), the part every build starts from.
+    pub(crate) fn keyed(inventory: &Inventory) -> Live {
+        let mut live = Live::default();
+        for &kind in ObjectKind::ALL {
+            for i in 0..inventory.count(kind) {
+                if let Some(meta) = inventory.metadata_at(kind, i) {
+                    live.at.insert(ObjectKey::of(kind, &meta), i);
+                }
+            }
         }
         live
     }

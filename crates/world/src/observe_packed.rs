@@ -11,6 +11,7 @@
 //! drops the object, so the unpacked pods only ever shrink while the
 //! packed ones grow, and no pod is decoded.
 
+use podplace_engine::place::object_name;
 use podplace_engine::{build_state, BuildError, SchedulerCache, SchedulerSetup};
 use podplace_model::inventory::{Inventory, ObjectKey, ObjectKind};
 use podplace_model::pod_list::PodList;
@@ -20,15 +21,6 @@ use crate::column::PodColumn;
 use crate::live::Live;
 use crate::pods::{self, PodRow, PodTable};
 use crate::World;
-
-/// `Kind/namespace/name` of a pod, as the engine's build names it.
-fn pod_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    let name = meta.name.as_deref().unwrap_or("");
-    match &meta.namespace {
-        Some(ns) => format!("Pod/{ns}/{name}"),
-        None => format!("Pod/{name}"),
-    }
-}
 
 impl World {
     /// [`World::observed`] with its pods packed, as
@@ -56,14 +48,7 @@ impl World {
             }
         };
         let workloads = Workloads::new(inventory);
-        let mut live = Live::default();
-        for &kind in ObjectKind::ALL {
-            for i in 0..inventory.count(kind) {
-                if let Some(meta) = inventory.metadata_at(kind, i) {
-                    live.at.insert(ObjectKey::of(kind, &meta), i);
-                }
-            }
-        }
+        let mut live = Live::keyed(inventory);
         let mut table = PodTable::default();
         let mut packed = PodList::new();
         packed.set_packed(true);
@@ -73,7 +58,7 @@ impl World {
             let id = match state.add_api_pod(&pod.object) {
                 Ok(id) => id,
                 Err(source) => {
-                    let object = pod_name(&pod.object.metadata);
+                    let object = object_name("Pod", &pod.object.metadata);
                     packed.push(pod);
                     packed.extend(rest);
                     inventory.pods = packed;
