@@ -20,7 +20,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::ListParams;
 use kube::{Api, Client};
-use podplace_model::inventory::{Inventory, Origin, Sourced};
+use podplace_model::inventory::{Inventory, List, Origin, Sourced};
 use podplace_model::load::limits;
 use podplace_model::validate::{self, FieldError};
 use serde::de::DeserializeOwned;
@@ -333,7 +333,7 @@ impl Fetcher<'_> {
         resource: &'static str,
         scopes: Vec<(Option<String>, Api<K>)>,
         check: fn(&K) -> Vec<FieldError>,
-    ) -> Result<Vec<Sourced<K>>, Error>
+    ) -> Result<List<K>, Error>
     where
         K: kube::Resource<DynamicType = ()>
             + k8s_openapi::Metadata<Ty = ObjectMeta>
@@ -343,7 +343,7 @@ impl Fetcher<'_> {
             + validate::ApiRules,
     {
         let file = format!("api:{resource}");
-        let mut out = Vec::new();
+        let mut out = List::default();
         for (namespace, api) in scopes {
             let items = match self
                 .list(resource, namespace.as_deref(), &api, None)
@@ -365,7 +365,6 @@ impl Fetcher<'_> {
                     continue;
                 }
             };
-            out.reserve(items.len());
             for object in items {
                 let errs = check(&object);
                 if let Some(first) = errs.first() {

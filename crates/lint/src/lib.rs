@@ -166,13 +166,13 @@ pub fn running_workloads(cluster: &Inventory) -> (Inventory, Inventory) {
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.replica_sets)
         .into_iter()
         .partition(|r| !controlled_by(&r.object.metadata, WorkloadKind::Deployment));
-    manifests.replica_sets = own;
-    rest.replica_sets = made;
+    manifests.replica_sets = own.into();
+    rest.replica_sets = made.into();
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.jobs)
         .into_iter()
         .partition(|j| !controlled_by(&j.object.metadata, WorkloadKind::CronJob));
-    manifests.jobs = own;
-    rest.jobs = made;
+    manifests.jobs = own.into();
+    rest.jobs = made.into();
     let (own, made): (Vec<_>, Vec<_>) = std::mem::take(&mut rest.pods)
         .into_iter()
         .partition(|p| !controlled(&p.object.metadata));

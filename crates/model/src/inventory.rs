@@ -4,6 +4,7 @@
 //! Everything here is a plain `k8s-openapi` type so that loaders, the live
 //! client and tests all speak the Kubernetes API's own vocabulary.
 
+use crate::cow::Chunked;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -20,22 +21,32 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 pub use crate::pod_list::PodList;
 
+/// The objects of one kind, in load order: shared copy-on-write by chunks
+/// ([`Chunked`]), so a copy of an inventory (serve's admission view of its
+/// model) copies no object, and a change after it copies one chunk.
+pub type List<T> = Chunked<Sourced<T>>;
+
 /// The list of one kind's objects, as [`Inventory`]'s per-kind methods
-/// use it: a `Vec` for every kind, a [`PodList`] for pods.
+/// use it: a [`List`] for every kind, a [`PodList`] for pods.
 trait KindList<T> {
     /// The metadata of the `i`th object.
     fn meta_at(&self, i: usize) -> Option<Cow<'_, ObjectMeta>>;
     /// Puts `object` in place of the `i`th; the old one.
     fn put(&mut self, i: usize, object: T) -> Option<T>;
+    /// Removes the `i`th object (the last takes its place), if any.
+    fn take(&mut self, i: usize) -> Option<T>;
 }
 
-impl<T: k8s_openapi::Metadata<Ty = ObjectMeta>> KindList<T> for Vec<Sourced<T>> {
+impl<T: k8s_openapi::Metadata<Ty = ObjectMeta> + Clone> KindList<T> for List<T> {
     fn meta_at(&self, i: usize) -> Option<Cow<'_, ObjectMeta>> {
         self.get(i).map(|o| Cow::Borrowed(o.object.metadata()))
     }
     fn put(&mut self, i: usize, object: T) -> Option<T> {
         self.get_mut(i)
             .map(|slot| std::mem::replace(&mut slot.object, object))
+    }
+    fn take(&mut self, i: usize) -> Option<T> {
+        self.swap_remove(i).map(|s| s.object)
     }
 }
 
@@ -45,6 +56,9 @@ impl KindList<Pod> for PodList {
     }
     fn put(&mut self, i: usize, object: Pod) -> Option<Pod> {
         self.replace(i, object)
+    }
+    fn take(&mut self, i: usize) -> Option<Pod> {
+        (i < self.len()).then(|| self.swap_remove(i).object)
     }
 }
 
@@ -75,52 +89,52 @@ pub struct Sourced<T> {
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     /// Nodes, in load order.
-    pub nodes: Vec<Sourced<Node>>,
+    pub nodes: List<Node>,
     /// Pods, running and pending, in load order (packed in a watch-fed
     /// world: see [`PodList`]).
     pub pods: PodList,
     /// Namespaces (their labels feed namespaceSelector).
-    pub namespaces: Vec<Sourced<Namespace>>,
+    pub namespaces: List<Namespace>,
     /// Services (their selectors feed default topology spread).
-    pub services: Vec<Sourced<Service>>,
+    pub services: List<Service>,
     /// ReplicaSets.
-    pub replica_sets: Vec<Sourced<ReplicaSet>>,
+    pub replica_sets: List<ReplicaSet>,
     /// StatefulSets.
-    pub stateful_sets: Vec<Sourced<StatefulSet>>,
+    pub stateful_sets: List<StatefulSet>,
     /// ReplicationControllers.
-    pub replication_controllers: Vec<Sourced<ReplicationController>>,
+    pub replication_controllers: List<ReplicationController>,
     /// Deployments.
-    pub deployments: Vec<Sourced<Deployment>>,
+    pub deployments: List<Deployment>,
     /// DaemonSets.
-    pub daemon_sets: Vec<Sourced<DaemonSet>>,
+    pub daemon_sets: List<DaemonSet>,
     /// Jobs.
-    pub jobs: Vec<Sourced<Job>>,
+    pub jobs: List<Job>,
     /// CronJobs.
-    pub cron_jobs: Vec<Sourced<CronJob>>,
+    pub cron_jobs: List<CronJob>,
     /// PodDisruptionBudgets (preemption and eviction respect them).
-    pub pod_disruption_budgets: Vec<Sourced<PodDisruptionBudget>>,
+    pub pod_disruption_budgets: List<PodDisruptionBudget>,
     /// PriorityClasses (admission resolves `priorityClassName` through them).
-    pub priority_classes: Vec<Sourced<PriorityClass>>,
+    pub priority_classes: List<PriorityClass>,
     /// RuntimeClasses (admission adds their pod overhead).
-    pub runtime_classes: Vec<Sourced<RuntimeClass>>,
+    pub runtime_classes: List<RuntimeClass>,
     /// PersistentVolumes (VolumeBinding, VolumeZone, NodeVolumeLimits).
-    pub persistent_volumes: Vec<Sourced<PersistentVolume>>,
+    pub persistent_volumes: List<PersistentVolume>,
     /// PersistentVolumeClaims.
-    pub persistent_volume_claims: Vec<Sourced<PersistentVolumeClaim>>,
+    pub persistent_volume_claims: List<PersistentVolumeClaim>,
     /// StorageClasses (binding mode, provisioner, allowed topologies).
-    pub storage_classes: Vec<Sourced<StorageClass>>,
+    pub storage_classes: List<StorageClass>,
     /// CSINodes (per-driver attach limits, topology keys, migrated plugins).
-    pub csi_nodes: Vec<Sourced<CSINode>>,
+    pub csi_nodes: List<CSINode>,
     /// CSIDrivers (which ask for storage capacity checks).
-    pub csi_drivers: Vec<Sourced<CSIDriver>>,
+    pub csi_drivers: List<CSIDriver>,
     /// CSIStorageCapacities.
-    pub csi_storage_capacities: Vec<Sourced<CSIStorageCapacity>>,
+    pub csi_storage_capacities: List<CSIStorageCapacity>,
     /// ResourceClaims (DynamicResources).
-    pub resource_claims: Vec<Sourced<ResourceClaim>>,
+    pub resource_claims: List<ResourceClaim>,
     /// DeviceClasses (read; device allocation is not modelled).
-    pub device_classes: Vec<Sourced<DeviceClass>>,
+    pub device_classes: List<DeviceClass>,
     /// ResourceSlices (read; device allocation is not modelled).
-    pub resource_slices: Vec<Sourced<ResourceSlice>>,
+    pub resource_slices: List<ResourceSlice>,
     /// Objects of kinds podplace does not use, counted per `apiVersion/kind`.
     pub skipped_kinds: BTreeMap<String, usize>,
     /// Things the loader did on the user's behalf (`-v` prints them).
@@ -249,8 +263,7 @@ macro_rules! object_kinds {
             /// `index` is past the list.
             pub fn swap_remove(&mut self, kind: ObjectKind, index: usize) -> Option<Object> {
                 match kind {
-                    $(ObjectKind::$variant => (index < self.$field.len())
-                        .then(|| Object::$variant(self.$field.swap_remove(index).object)),)*
+                    $(ObjectKind::$variant => KindList::take(&mut self.$field, index).map(Object::$variant),)*
                 }
             }
 

@@ -2,6 +2,7 @@
 //! and the compact, interned form the engine schedules against
 //! ([`objects`], [`selector`], [`labels`], [`intern`], [`quantity`]).
 
+pub mod cow;
 pub mod expand;
 pub mod intern;
 pub mod intstr;

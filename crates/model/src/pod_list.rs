@@ -29,6 +29,7 @@ use rustc_hash::FxHashSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::cow::Chunked;
 use crate::inventory::{Origin, Sourced};
 
 /// A pod packed: its JSON in two parts, so that replicas of one template
@@ -124,7 +125,10 @@ impl Slot {
 /// list is packed or not.
 #[derive(Debug, Default)]
 pub struct PodList {
-    slots: Vec<Slot>,
+    /// Shared copy-on-write by chunks: a copy of the list (serve's
+    /// admission view of the model) copies no slot, and the next change
+    /// to the model copies one chunk of them.
+    slots: Chunked<Slot>,
     /// New pods are packed.
     packed: bool,
     /// Packed slots decoded since the last [`PodList::trim_decoded`].
@@ -160,7 +164,7 @@ impl PodList {
             self.specs.clear();
         }
         let slots = std::mem::take(&mut self.slots);
-        let mut out = Vec::with_capacity(slots.len());
+        let mut out = Chunked::default();
         for s in slots {
             let as_asked = matches!(s, Slot::Packed { .. }) == packed;
             out.push(if as_asked {
@@ -404,7 +408,9 @@ impl PodList {
     /// When `i` is past the list, as `Vec::swap_remove`.
     pub fn swap_remove(&mut self, i: usize) -> Sourced<Pod> {
         let last = self.slots.len().saturating_sub(1);
-        let slot = self.slots.swap_remove(i);
+        let Some(slot) = self.slots.swap_remove(i) else {
+            panic!("swap_remove index {i} out of {} pods", self.slots.len());
+        };
         // The last pod (and its decoding) moved to `i`.
         let decoded = self.decoded_mut();
         decoded.retain(|&k| k != i);
@@ -438,7 +444,10 @@ impl PodList {
         self.trim_decoded();
         // Specs the drained pods alone held stay in the set until the
         // list is packed again (or cleared).
-        self.slots.drain(range).map(Slot::into_sourced)
+        let mut all: Vec<Slot> = std::mem::take(&mut self.slots).into_iter().collect();
+        let drained: Vec<Slot> = all.drain(range).collect();
+        self.slots = all.into_iter().collect();
+        drained.into_iter().map(Slot::into_sourced)
     }
 
     /// Removes every pod.
@@ -501,7 +510,7 @@ impl<'a> IntoIterator for &'a PodList {
 
 /// [`PodList`]'s pods by value (packed ones decoded).
 #[derive(Debug)]
-pub struct IntoIter(std::vec::IntoIter<Slot>);
+pub struct IntoIter(<Chunked<Slot> as IntoIterator>::IntoIter);
 
 impl Iterator for IntoIter {
     type Item = Sourced<Pod>;
@@ -568,6 +577,12 @@ impl FromIterator<Sourced<Pod>> for PodList {
 
 impl From<Vec<Sourced<Pod>>> for PodList {
     fn from(pods: Vec<Sourced<Pod>>) -> Self {
+        pods.into_iter().collect()
+    }
+}
+
+impl From<Chunked<Sourced<Pod>>> for PodList {
+    fn from(pods: Chunked<Sourced<Pod>>) -> Self {
         pods.into_iter().collect()
     }
 }

@@ -438,7 +438,9 @@ impl World {
             ObjectKind::Node => {
                 if let Some(id) = self.state.node_id(name) {
                     for p in self.state.remove_node(id) {
-                        live.waiting.entry(name.to_string()).or_default().insert(p);
+                        live.waiting
+                            .get_or_insert_with(name.to_string(), Default::default)
+                            .insert(p);
                         live.track(&self.state, p);
                         events.push((p, PodEvent::Pending));
                     }

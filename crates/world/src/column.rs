@@ -7,24 +7,31 @@
 //! indexed by the same [`PodId`] the [`crate::World`]'s pod table and the
 //! engine use, so a lookup is an index and no two tables can disagree on
 //! which pod is which.
+//!
+//! The values are kept in chunks shared copy-on-write ([`Chunked`]): a copy
+//! of a world (the admission webhook's view of serve's model) shares them,
+//! and a change to the model afterwards copies one chunk, not the column.
 
 use std::ops::{Index, IndexMut};
 
 use podplace_engine::PodId;
+use podplace_model::cow::Chunked;
 
 /// A value for every pod slot of a world (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodColumn<T> {
-    values: Vec<T>,
+pub struct PodColumn<T: Clone> {
+    values: Chunked<T>,
 }
 
-impl<T> Default for PodColumn<T> {
+impl<T: Clone> Default for PodColumn<T> {
     fn default() -> Self {
-        PodColumn { values: Vec::new() }
+        PodColumn {
+            values: Chunked::default(),
+        }
     }
 }
 
-impl<T> PodColumn<T> {
+impl<T: Clone> PodColumn<T> {
     /// A column of `slots` values made by `f` from each pod id (`slots` is
     /// [`crate::World::pod_slots`]).
     pub fn from_fn(slots: usize, mut f: impl FnMut(PodId) -> T) -> Self {
@@ -50,8 +57,8 @@ impl<T> PodColumn<T> {
     where
         T: Default,
     {
-        if id.index() >= self.values.len() {
-            self.values.resize_with(id.index() + 1, T::default);
+        while id.index() >= self.values.len() {
+            self.values.push(T::default());
         }
         self.values[id.index()] = value;
     }
@@ -77,14 +84,14 @@ impl<T> PodColumn<T> {
 
 /// Indexing by a pod id the column was made for; an id beyond it panics,
 /// like a slice (use [`PodColumn::get`] for ids a what-if may have added).
-impl<T> Index<PodId> for PodColumn<T> {
+impl<T: Clone> Index<PodId> for PodColumn<T> {
     type Output = T;
     fn index(&self, id: PodId) -> &T {
         &self.values[id.index()]
     }
 }
 
-impl<T> IndexMut<PodId> for PodColumn<T> {
+impl<T: Clone> IndexMut<PodId> for PodColumn<T> {
     fn index_mut(&mut self, id: PodId) -> &mut T {
         &mut self.values[id.index()]
     }

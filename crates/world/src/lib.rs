@@ -325,7 +325,7 @@ impl World {
     }
 
     /// A column with a value for every pod slot, made by `f`.
-    pub fn column<T>(&self, f: impl FnMut(PodId) -> T) -> PodColumn<T> {
+    pub fn column<T: Clone>(&self, f: impl FnMut(PodId) -> T) -> PodColumn<T> {
         PodColumn::from_fn(self.pod_slots(), f)
     }
 

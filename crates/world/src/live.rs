@@ -7,8 +7,9 @@
 
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::{ClusterState, PodId};
+use podplace_model::cow::Sharded;
 use podplace_model::inventory::{Inventory, ObjectKey, ObjectKind};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use crate::World;
 
@@ -16,18 +17,20 @@ use crate::World;
 /// Deployment) or a Job (its CronJob), by kind, namespace and name.
 pub(crate) type ControllerKey = (ObjectKind, String, String);
 
-/// The indexes (see the module doc).
+/// The indexes (see the module doc). Each is sharded copy-on-write: a
+/// copy of the world (serve's admission view) shares them, and the next
+/// change copies one shard.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Live {
     /// Position of each object in its kind's inventory list.
-    pub(crate) at: FxHashMap<ObjectKey, usize>,
+    pub(crate) at: Sharded<ObjectKey, usize>,
     /// Pods by the ReplicaSet or Job that controls them.
-    pub(crate) owned: FxHashMap<ControllerKey, FxHashSet<PodId>>,
+    pub(crate) owned: Sharded<ControllerKey, FxHashSet<PodId>>,
     /// Pods whose `spec.nodeName` names a node the world does not have, by
     /// that name: bound when the node arrives.
-    pub(crate) waiting: FxHashMap<String, FxHashSet<PodId>>,
+    pub(crate) waiting: Sharded<String, FxHashSet<PodId>>,
     /// Pending pods (alive, unbound, not finished) by namespace.
-    pub(crate) pending: FxHashMap<String, FxHashSet<PodId>>,
+    pub(crate) pending: Sharded<String, FxHashSet<PodId>>,
 }
 
 /// The namespace of an API object as keys spell it (`default` when unset).
@@ -112,11 +115,15 @@ impl Live {
     /// Indexes one pod that was added or updated (`api` its object now).
     pub(crate) fn note_pod(&mut self, state: &ClusterState, id: PodId, api: &core::Pod) {
         if let Some(c) = controller_of(api) {
-            self.owned.entry(c).or_default().insert(id);
+            self.owned
+                .get_or_insert_with(c, Default::default)
+                .insert(id);
         }
         if let Some(n) = named_node(api) {
             if state.pod_node(id).is_none() && state.node_id(n).is_none() {
-                self.waiting.entry(n.to_string()).or_default().insert(id);
+                self.waiting
+                    .get_or_insert_with(n.to_string(), Default::default)
+                    .insert(id);
             }
         }
         self.track(state, id);
@@ -141,10 +148,12 @@ impl Live {
         };
         let ns = state.interner().resolve(entry.pod.namespace);
         if is_pending(state, id) {
-            if let Some(set) = self.pending.get_mut(ns) {
-                set.insert(id);
-            } else {
-                self.pending.entry(ns.to_string()).or_default().insert(id);
+            // Looked at first: a shard shared with a copy is copied only
+            // to change.
+            if !self.pending.get(ns).is_some_and(|set| set.contains(&id)) {
+                self.pending
+                    .get_or_insert_with(ns.to_string(), Default::default)
+                    .insert(id);
             }
         } else {
             remove_from(&mut self.pending, ns, id);
@@ -153,11 +162,15 @@ impl Live {
 }
 
 /// Removes `id` from the set under `key`, and the set once empty.
-pub(crate) fn remove_from<K, Q>(map: &mut FxHashMap<K, FxHashSet<PodId>>, key: &Q, id: PodId)
+pub(crate) fn remove_from<K, Q>(map: &mut Sharded<K, FxHashSet<PodId>>, key: &Q, id: PodId)
 where
-    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
+    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq + Clone,
     Q: std::hash::Hash + Eq + ?Sized,
 {
+    // Looked at first: a shard shared with a copy is copied only to change.
+    if !map.get(key).is_some_and(|set| set.contains(&id)) {
+        return;
+    }
     if let Some(set) = map.get_mut(key) {
         set.remove(&id);
         if set.is_empty() {

@@ -8,6 +8,7 @@
 //! rebuilt those lookups its own way.
 
 use podplace_engine::{ClusterState, PodId};
+use podplace_model::cow::Sharded;
 use podplace_model::inventory::Inventory;
 use podplace_model::workloads::{WorkloadKind, WorkloadRef, Workloads};
 use rustc_hash::FxHashMap;
@@ -42,7 +43,8 @@ pub struct PodRow {
 pub struct PodTable {
     rows: PodColumn<Option<PodRow>>,
     /// Live pods by bare name, in id order, for `name` without a namespace.
-    by_name: FxHashMap<Box<str>, Vec<PodId>>,
+    /// (Sharded: a copy of the world shares it, see [`PodColumn`].)
+    by_name: Sharded<Box<str>, Vec<PodId>>,
 }
 
 /// The workload and owner of a pod known only in compiled form: its
@@ -88,7 +90,7 @@ impl PodTable {
             })
             .collect();
         let mut rows = PodColumn::from_fn(state.pod_slots(), |_| None);
-        let mut by_name: FxHashMap<Box<str>, Vec<PodId>> = FxHashMap::default();
+        let mut by_name: Sharded<Box<str>, Vec<PodId>> = Sharded::default();
         for (id, entry) in state.live_pods() {
             let ns = state.interner().resolve(entry.pod.namespace);
             let index = api.get(&(ns, &*entry.pod.name)).copied();
@@ -102,7 +104,9 @@ impl PodTable {
                 workload,
                 owner,
             });
-            by_name.entry(entry.pod.name.clone()).or_default().push(id);
+            by_name
+                .get_or_insert_with(entry.pod.name.clone(), Vec::new)
+                .push(id);
         }
         PodTable { rows, by_name }
     }
@@ -110,7 +114,7 @@ impl PodTable {
     /// Gives `id` (a pod named `name` just added to the state) its row.
     pub fn insert(&mut self, id: PodId, name: &str, row: PodRow) {
         self.rows.set(id, Some(row));
-        let ids = self.by_name.entry(name.into()).or_default();
+        let ids = self.by_name.get_or_insert_with(name.into(), Vec::new);
         if let Err(at) = ids.binary_search(&id) {
             ids.insert(at, id);
         }

@@ -14,7 +14,6 @@
 //! are shared with it copy-on-write ([`chunked`]), so it costs the nodes
 //! and the number of chunks, not the pods.
 
-mod chunked;
 mod compact;
 mod dump;
 mod dump_storage;
@@ -42,8 +41,8 @@ use crate::groups::{
     TopologyGroup,
 };
 use crate::ids::{GroupId, NodeId, PodHandle, PodId, TermId};
-use chunked::{Chunked, Sharded};
 pub use compact::{CompactError, SymRemap};
+use podplace_model::cow::{Chunked, Sharded};
 pub use selectors::OwnerSelectors;
 pub use storage::{StorageChange, StorageKind, StorageObject};
 use terms::{PodTerms, TermRegistry};
@@ -153,8 +152,10 @@ pub struct StateStats {
     pub interned: usize,
 }
 
-/// Alive pods by label pair, each list shared apart.
-type LabelIndex = FxHashMap<(Sym, Sym), Arc<Vec<PodId>>>;
+/// Alive pods by label pair, each list shared apart, the pairs sharded: a
+/// copy of the state shares both, and a change copies one shard of the
+/// pairs and the lists it changes.
+type LabelIndex = Sharded<(Sym, Sym), Arc<Vec<PodId>>>;
 
 /// A world ready to schedule into (see the module doc).
 #[derive(Debug, Clone)]
@@ -195,7 +196,7 @@ pub struct ClusterState {
     /// visits only the pods its selector could match.
     /// Each list is shared apart, so a what-if that adds or removes a pod
     /// copies the map of lists and the lists of its labels only.
-    pods_by_label: Arc<LabelIndex>,
+    pods_by_label: LabelIndex,
     terms: Arc<TermRegistry>,
     groups: Groups,
     /// Per node: a fresh [`next_version`] whenever its accounting changes.
@@ -242,7 +243,7 @@ impl ClusterState {
             free_pods: VecDeque::new(),
             reuse_slots: true,
             live_pods: 0,
-            pods_by_label: Arc::default(),
+            pods_by_label: LabelIndex::default(),
             terms: Arc::default(),
             groups: Groups::default(),
             node_versions: Vec::new(),

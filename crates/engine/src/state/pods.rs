@@ -227,9 +227,7 @@ impl ClusterState {
         self.pod_by_name
             .insert((entry.pod.namespace, entry.pod.name.clone()), id);
         for pair in entry.pod.labels.iter() {
-            let list = Arc::make_mut(&mut self.pods_by_label)
-                .entry(pair)
-                .or_default();
+            let list = self.pods_by_label.get_or_insert_with(pair, Arc::default);
             Arc::make_mut(list).push(id);
         }
     }
@@ -241,12 +239,12 @@ impl ClusterState {
             self.pod_by_name.remove(&key);
         }
         for pair in entry.pod.labels.iter() {
-            if let Some(list) = Arc::make_mut(&mut self.pods_by_label).get_mut(&pair) {
+            if let Some(list) = self.pods_by_label.get_mut(&pair) {
                 if let Some(i) = list.iter().position(|&p| p == id) {
                     Arc::make_mut(list).swap_remove(i);
                 }
                 if list.is_empty() {
-                    Arc::make_mut(&mut self.pods_by_label).remove(&pair);
+                    self.pods_by_label.remove(&pair);
                 }
             }
         }

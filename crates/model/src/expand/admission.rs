@@ -36,9 +36,9 @@ impl Admission {
 
     /// Admission with these PriorityClasses and RuntimeClasses (and the two
     /// built-in classes every cluster has).
-    pub fn new(
-        priority_classes: &[Sourced<PriorityClass>],
-        runtime_classes: &[Sourced<RuntimeClass>],
+    pub fn new<'a>(
+        priority_classes: impl IntoIterator<Item = &'a Sourced<PriorityClass>>,
+        runtime_classes: impl IntoIterator<Item = &'a Sourced<RuntimeClass>>,
     ) -> Self {
         let mut classes = HashMap::new();
         classes.insert(
@@ -77,7 +77,7 @@ impl Admission {
             classes.insert(name, info);
         }
         let runtime = runtime_classes
-            .iter()
+            .into_iter()
             .map(|rc| {
                 (
                     rc.object.metadata.name.clone().unwrap_or_default(),

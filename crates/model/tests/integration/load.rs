@@ -129,8 +129,9 @@ fn loads_the_json_snapshot() {
     assert!(inv.nodes[0].origin.line > 1);
     assert!(inv
         .nodes
-        .windows(2)
-        .all(|w| w[0].origin.line < w[1].origin.line));
+        .iter()
+        .zip(inv.nodes.iter().skip(1))
+        .all(|(a, b)| a.origin.line < b.origin.line));
 }
 
 #[test]

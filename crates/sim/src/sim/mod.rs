@@ -27,7 +27,7 @@ use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use podplace_engine::ids::{NodeId, PodId};
 use podplace_engine::state::ClusterState;
-use podplace_model::inventory::{Inventory, Sourced};
+use podplace_model::inventory::{Inventory, List};
 use podplace_model::naming::UsedNames;
 use podplace_model::objects::{Pod, Toleration};
 use podplace_model::selector::LabelSelector;
@@ -312,8 +312,8 @@ pub struct Simulation {
     pending: Vec<PodId>,
     sched_dirty: bool,
     used_names: UsedNames,
-    priority_classes: Vec<Sourced<PriorityClass>>,
-    runtime_classes: Vec<Sourced<RuntimeClass>>,
+    priority_classes: List<PriorityClass>,
+    runtime_classes: List<RuntimeClass>,
     options: Options,
     changes: Vec<Change>,
     findings: Vec<Finding>,
