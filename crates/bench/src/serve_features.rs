@@ -42,6 +42,9 @@ pub struct FeaturesArgs {
     pub update_every: usize,
     /// HA ticks to time, each after a few updates.
     pub ticks: usize,
+    /// Copies of the model to time, each followed by one change to the
+    /// model while the copy is kept (what a view costs the watch).
+    pub copies: usize,
     /// Where to write the results as JSON.
     pub out: Option<PathBuf>,
 }
@@ -374,6 +377,32 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
     let index_secs = t.elapsed().as_secs_f64();
     drop((index, copy));
 
+    // What a view costs the watch, without the lock: the copy taken under
+    // the model's read guard, then the first change to the model while
+    // the copy is kept (it copies whatever the copy shares and the change
+    // writes), node and pod changes alternately.
+    let mut copy_times = Vec::new();
+    let mut first_write = [Vec::new(), Vec::new()];
+    for k in 0..args.copies {
+        let t = Instant::now();
+        let copy = model.read().clone();
+        copy_times.push(t.elapsed().as_secs_f64());
+        let change = if k % 2 == 0 {
+            an_update(&model.read(), 20_000 + k)
+        } else {
+            a_pod_update(&model.read(), 20_000 + k)
+        };
+        if let Some(change) = change {
+            let t = Instant::now();
+            model.write().apply(change)?;
+            first_write[k % 2].push(t.elapsed().as_secs_f64());
+        }
+        drop(copy);
+    }
+    let (copy50, _, copy_max) = percentiles(copy_times);
+    let (node50, node99, node_max) = percentiles(first_write[0].clone());
+    let (pod50, pod99, pod_max) = percentiles(first_write[1].clone());
+
     // The HA watch: a full report, then ticks after a few updates each.
     let mut watch = podplace_serve::ha::HaWatch::new();
     let t = Instant::now();
@@ -430,6 +459,26 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         v50 * 1e3,
         vmax * 1e3,
         first_view_secs * 1e3
+    );
+    println!(
+        "| the model copied under its read guard (a view's copy), {} copies: median / max | {:.3} / {:.3} ms | |",
+        args.copies,
+        copy50 * 1e3,
+        copy_max * 1e3
+    );
+    println!(
+        "| first change after a copy, the copy kept: node relabel ({}) median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
+        first_write[0].len(),
+        node50 * 1e3,
+        node99 * 1e3,
+        node_max * 1e3
+    );
+    println!(
+        "| first change after a copy, the copy kept: pod relabel or bind ({}) median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
+        first_write[1].len(),
+        pod50 * 1e3,
+        pod99 * 1e3,
+        pod_max * 1e3
     );
     println!(
         "| one update applied while views are kept (copy-on-write): median / p99 / max | {:.3} / {:.3} / {:.3} ms | ≤ 1 ms |",
@@ -512,6 +561,10 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
                       "stale_reviews": stale, "views_built": view_secs.len(),
                       "view_s": view_secs, "first_view_s": first_view_secs,
                       "update_s": {"median": up50, "p99": up99, "max": upmax},
+                      "copy_kept_s": {"copies": args.copies, "copy_median": copy50,
+                                      "copy_max": copy_max,
+                                      "node_first_write": [node50, node99, node_max],
+                                      "pod_first_write": [pod50, pod99, pod_max]},
                       "rss_kib": {"synced": rss_synced, "peak": rss_peak}},
         "ha": {"first_s": first_secs, "full_s": full_secs, "tick_s": tick_secs,
                "same_findings": same, "recomputed": recomputed,
@@ -529,7 +582,7 @@ pub const USAGE: &str = "\
 usage: podplace-bench serve-features [--nodes N] [--pods N] [--workloads N]
                                      [--new-pods N] [--seed N] [--reviews N]
                                      [--update-every N] [--ticks N]
-                                     [--out RESULTS.json]
+                                     [--copies N] [--out RESULTS.json]
 
 Syncs the generated cluster (default 5,000 nodes, 150,000 running and
 10,000 pending pods) plus a three-node story-4 pool, answers --reviews
@@ -539,7 +592,9 @@ webhook answers them (from views of the model a refresher thread builds
 off the request path, as the webhook's), with a watch update (a node or a
 pod, alternately) every --update-every reviews (default 20; 0: none), so
 reviews meet models newer than their view, then times --ticks HA watch ticks (default 5) after 5
-updates each against a full recompute; prints median / p99 / max.";
+updates each against a full recompute, and --copies copies of the model
+(default 100) each followed by one change while the copy is kept (what a
+view costs the watch); prints median / p99 / max.";
 
 /// `podplace-bench serve-features ARGS`: parses `args`, runs
 /// [`features`]; the exit code.
@@ -549,6 +604,7 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
         reviews: 200,
         update_every: 20,
         ticks: 5,
+        copies: 100,
         out: None,
     };
     let own = |flag: &str, n: usize| {
@@ -556,6 +612,7 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
             "--reviews" if n > 0 => a.reviews = n,
             "--update-every" => a.update_every = n,
             "--ticks" => a.ticks = n,
+            "--copies" => a.copies = n,
             _ => return false,
         }
         true
@@ -587,6 +644,7 @@ mod tests {
             reviews: 10,
             update_every: 3,
             ticks: 1,
+            copies: 4,
             out: None,
         })
         .expect("runs");

@@ -108,6 +108,28 @@ proptest! {
             prop_assert!(false, "{}", diff);
         }
     }
+
+    /// A copy of a watch-fed world (serve's admission view: its pieces
+    /// shared copy-on-write) stays the world of the moment it was taken
+    /// while the original takes more events, and the original goes on as
+    /// if no copy were kept.
+    #[test]
+    fn a_copy_is_the_world_of_its_moment(
+        first in prop::collection::vec(op(), 1..30),
+        then in prop::collection::vec(op(), 1..30),
+    ) {
+        let (mut world, mut objects) = run(&first);
+        let copy = world.clone();
+        let at_copy = objects.clone();
+        apply_events(&mut world, &mut objects, &then);
+        read_every_pod(&copy);
+        if let Some(diff) = compare::differences(&copy, &fresh(&at_copy)) {
+            prop_assert!(false, "the copy moved: {}", diff);
+        }
+        if let Some(diff) = compare::differences(&world, &fresh(&objects)) {
+            prop_assert!(false, "the original: {}", diff);
+        }
+    }
 }
 
 /// Applies `ops` to `world` as watch events, keeping `objects` (what a
