@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use podplace_model::inventory::{Inventory, Object};
+use podplace_model::inventory::{Inventory, Object, Origin};
 use podplace_serve::admission::check::AdmissionOptions;
 use podplace_serve::admission::review::{AdmissionRequest, GroupVersionKind};
 use podplace_serve::admission::ReviewCache;
@@ -261,13 +261,15 @@ pub fn features(args: &FeaturesArgs) -> anyhow::Result<Value> {
         objects.push(to_object(o));
     }
     objects.extend(pool_nodes());
+    // As podplace serve's first sync builds its model: every listed
+    // object at once, the pods packed as they move in.
     let sync = Instant::now();
-    let mut world = World::observed(Inventory::default(), &SchedulerSetup::default(), 0)?;
+    let mut listed = Inventory::default();
     for o in objects {
-        world.apply(Change::Upsert(o))?;
+        listed.push(o, Origin::default());
     }
-    // As podplace serve's model: pods packed (its sync builds it so).
-    world.set_packed_pods(true);
+    let world = World::observed_packed(&mut listed, &SchedulerSetup::default(), 0)?;
+    drop(listed);
     let sync_secs = sync.elapsed().as_secs_f64();
     let (nodes, pods) = (
         world.state().nodes().len(),
