@@ -31,7 +31,7 @@ pub struct KeyTable {
 }
 
 impl KeyTable {
-    fn new(key: Sym, nodes: &[Node]) -> Self {
+    fn new(key: Sym, nodes: &[Arc<Node>]) -> Self {
         let mut table = KeyTable {
             key,
             domain_of: Vec::with_capacity(nodes.len()),
@@ -110,7 +110,7 @@ pub type TableId = Arc<KeyTable>;
 
 impl Topology {
     /// The table of `key`, built on first use from the nodes.
-    pub fn ensure(&mut self, key: Sym, nodes: &[Node]) -> Arc<KeyTable> {
+    pub fn ensure(&mut self, key: Sym, nodes: &[Arc<Node>]) -> Arc<KeyTable> {
         if let Some(&id) = self.by_key.get(&key) {
             return self.tables[id].clone();
         }

@@ -24,12 +24,13 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHasher};
 
 /// log2 of [`CHUNK`].
-const SHIFT: usize = 8;
+const SHIFT: usize = 6;
 
 /// Elements per chunk: small enough that the first write to a shared
-/// chunk (a clone of its elements) stays far below a millisecond, large
-/// enough that a clone of the whole vector is a few hundred reference
-/// counts at 150,000 elements.
+/// chunk (a clone of its elements: 64 compiled pods cost about 0.1 ms,
+/// 256 cost 0.5) keeps a watch update far below a millisecond, large
+/// enough that a clone of the whole vector is a few thousand reference
+/// counts at 150,000 elements (tens of microseconds).
 pub const CHUNK: usize = 1 << SHIFT;
 
 const MASK: usize = CHUNK - 1;
@@ -332,8 +333,10 @@ impl<T: Clone> FromIterator<T> for Chunked<T> {
     }
 }
 
-/// log2 of the number of shards of a [`Sharded`] map.
-const SHARD_BITS: u32 = 6;
+/// log2 of the number of shards of a [`Sharded`] map: 256 shards, so the
+/// first write to a shared shard of the pods' 160,000 label pairs copies
+/// about 600 entries, and a clone is 256 reference counts.
+const SHARD_BITS: u32 = 8;
 
 /// A hash map split into `2^SHARD_BITS` maps shared copy-on-write (see the
 /// module doc): a clone copies one `Arc` per shard, a write copies the

@@ -147,7 +147,7 @@ impl ClusterState {
         } = self;
         let reuse_slots = *reuse_slots;
         let mut sources = Sources {
-            nodes: nodes.to_vec(),
+            nodes: nodes.iter().map(|n| (**n).clone()).collect(),
             pods: pods.iter().cloned().collect(),
             namespaces: namespaces.iter().map(|(k, v)| (*k, v.clone())).collect(),
             services: service_selectors.clone(),

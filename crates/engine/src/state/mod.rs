@@ -183,7 +183,7 @@ pub struct ClusterState {
     /// the "nodes having pods with affinity" lists).
     pods_with_affinity: Vec<u32>,
     // The parts below are shared with overlays until written (`Arc::make_mut`).
-    nodes: Arc<Vec<Node>>,
+    nodes: Arc<Vec<Arc<Node>>>,
     node_by_name: Arc<FxHashMap<Sym, NodeId>>,
     pod_by_name: Sharded<(Sym, Box<str>), PodId>,
     /// Free pod slots, oldest first (a stale id is reused as late as possible).
@@ -197,7 +197,7 @@ pub struct ClusterState {
     /// Each list is shared apart, so a what-if that adds or removes a pod
     /// copies the map of lists and the lists of its labels only.
     pods_by_label: LabelIndex,
-    terms: Arc<TermRegistry>,
+    terms: TermRegistry,
     groups: Groups,
     /// Per node: a fresh [`next_version`] whenever its accounting changes.
     node_versions: Vec<u64>,
@@ -244,7 +244,7 @@ impl ClusterState {
             reuse_slots: true,
             live_pods: 0,
             pods_by_label: LabelIndex::default(),
-            terms: Arc::default(),
+            terms: TermRegistry::default(),
             groups: Groups::default(),
             node_versions: Vec::new(),
             node_epoch: next_version(),
@@ -281,7 +281,7 @@ impl ClusterState {
         state.namespaces = self.namespaces.clone();
         state.storage = self.storage.clone();
         for node in self.nodes.iter() {
-            state.insert_node(node.clone());
+            state.insert_node((**node).clone());
         }
         state
     }
@@ -325,11 +325,11 @@ impl ClusterState {
 
     /// The node with this id, if there is one.
     pub fn get_node(&self, id: NodeId) -> Option<&Node> {
-        self.nodes.get(id.index())
+        self.nodes.get(id.index()).map(|n| &**n)
     }
 
     /// Every node, in order (indexed by [`NodeId::index`]).
-    pub fn nodes(&self) -> &[Node] {
+    pub fn nodes(&self) -> &[Arc<Node>] {
         &self.nodes
     }
 
@@ -684,7 +684,7 @@ impl ClusterState {
     /// prepared while they are pending without this.
     pub fn prepare(&mut self, pod: &Pod) {
         self.settle();
-        let terms = Arc::make_mut(&mut self.terms).acquire_pod(pod);
+        let terms = self.terms.acquire_pod(pod);
         for key in self.needed_keys(pod, &terms) {
             let id = self.ensure_group(key.clone());
             self.groups.need(id);
@@ -709,7 +709,7 @@ impl ClusterState {
                 self.groups.unneed(id, &self.terms);
             }
         }
-        Arc::make_mut(&mut self.terms).release_pod(&terms);
+        self.terms.release_pod(&terms);
     }
 
     /// Keeps a group counted for the life of this state (never released):
@@ -724,7 +724,7 @@ impl ClusterState {
             if let GroupKey::Matching(set) = &key {
                 for &t in set {
                     let term = self.terms.get(t).clone();
-                    Arc::make_mut(&mut self.terms).acquire(&term);
+                    self.terms.acquire(&term);
                 }
             }
             self.groups.need(id);

@@ -22,7 +22,7 @@ impl ClusterState {
         self.settle();
         let id = NodeId(self.nodes.len() as u32);
         Arc::make_mut(&mut self.node_by_name).insert(node.name_sym, id);
-        Arc::make_mut(&mut self.nodes).push(node);
+        Arc::make_mut(&mut self.nodes).push(Arc::new(node));
         self.node_infos.push(NodeInfo::default());
         self.node_versions.push(next_version());
         self.pods_with_affinity.push(0);
@@ -62,7 +62,7 @@ impl ClusterState {
                 }
             }
         }
-        Arc::make_mut(&mut self.nodes)[id.index()] = node;
+        Arc::make_mut(&mut self.nodes)[id.index()] = Arc::new(node);
         for &p in &pods {
             self.account(p, id, 1);
         }
@@ -132,7 +132,7 @@ impl ClusterState {
         }
         self.node_epoch = next_version();
         self.node_versions[id.index()] = next_version();
-        &mut Arc::make_mut(&mut self.nodes)[id.index()]
+        Arc::make_mut(&mut Arc::make_mut(&mut self.nodes)[id.index()])
     }
 
     /// Re-accounts the pods of nodes whose labels changed through
@@ -146,14 +146,14 @@ impl ClusterState {
                 continue;
             }
             let after: Labels = std::mem::replace(
-                &mut Arc::make_mut(&mut self.nodes)[id.index()].labels,
+                &mut Arc::make_mut(&mut Arc::make_mut(&mut self.nodes)[id.index()]).labels,
                 before,
             );
             let pods: Vec<PodId> = self.node_infos[id.index()].pods.clone();
             for &p in &pods {
                 self.account(p, id, -1);
             }
-            Arc::make_mut(&mut self.nodes)[id.index()].labels = after;
+            Arc::make_mut(&mut Arc::make_mut(&mut self.nodes)[id.index()]).labels = after;
             for &p in &pods {
                 self.account(p, id, 1);
             }

@@ -29,7 +29,7 @@ impl ClusterState {
     /// Reuses the oldest free slot.
     pub fn add_pod(&mut self, pod: Pod) -> PodId {
         self.settle();
-        let terms = Arc::make_mut(&mut self.terms).acquire_pod(&pod);
+        let terms = self.terms.acquire_pod(&pod);
         let node = pod.node_name.as_deref().and_then(|n| self.node_id(n));
         let mut entry = PodEntry {
             pod,
@@ -78,7 +78,7 @@ impl ClusterState {
             self.account(id, n, -1);
         }
         self.unindex_pod(id);
-        let terms = Arc::make_mut(&mut self.terms).acquire_pod(&pod);
+        let terms = self.terms.acquire_pod(&pod);
         let entry = &mut self.pods[id.index()];
         let old_terms = std::mem::replace(&mut entry.terms, terms);
         let named = pod.node_name.clone();
@@ -98,7 +98,7 @@ impl ClusterState {
         }
         // Released last: a group the old terms needed is dropped by
         // `refresh_needs` above, and finds its index entry by its terms.
-        Arc::make_mut(&mut self.terms).release_pod(&old_terms);
+        self.terms.release_pod(&old_terms);
     }
 
     /// Compiles an updated API pod and applies it with [`ClusterState::update_pod`].
@@ -171,7 +171,7 @@ impl ClusterState {
         self.refresh_needs(id);
         self.unindex_pod(id);
         let terms = std::mem::take(&mut self.pods[id.index()].terms);
-        Arc::make_mut(&mut self.terms).release_pod(&terms);
+        self.terms.release_pod(&terms);
         self.live_pods -= 1;
         if self.reuse_slots {
             self.free_pods.push_back(id.0);

@@ -5,8 +5,10 @@
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
 use podplace_model::objects::{AffinityTerm, Pod};
+use podplace_model::cow::{Chunked, Sharded};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::sync::Arc;
 
 use crate::ids::TermId;
 
@@ -67,11 +69,15 @@ impl PodTerms {
     }
 }
 
-/// Distinct terms, refcounted.
+/// Distinct terms, refcounted. Shared copy-on-write in chunks and shards,
+/// each term once behind an `Arc`: a copy of the state (an overlay, serve's
+/// admission view) shares them, and a pod added or changed afterwards
+/// copies the chunk of slots and the shard of ids it touches, not every
+/// term.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TermRegistry {
-    slots: Vec<Option<(AffinityTerm, u32)>>,
-    ids: FxHashMap<AffinityTerm, TermId>,
+    slots: Chunked<Option<(Arc<AffinityTerm>, u32)>>,
+    ids: Sharded<Arc<AffinityTerm>, TermId>,
     free: Vec<u32>,
 }
 
@@ -84,6 +90,7 @@ impl TermRegistry {
             }
             return id;
         }
+        let term = Arc::new(term.clone());
         let entry = Some((term.clone(), 1));
         let id = match self.free.pop() {
             Some(i) => {
@@ -95,7 +102,7 @@ impl TermRegistry {
                 TermId((self.slots.len() - 1) as u32)
             }
         };
-        self.ids.insert(term.clone(), id);
+        self.ids.insert(term, id);
         id
     }
 
@@ -113,7 +120,7 @@ impl TermRegistry {
         };
         if gone {
             if let Some((term, _)) = slot.take() {
-                self.ids.remove(&term);
+                self.ids.remove(&*term);
             }
             self.free.push(id.0);
         }
