@@ -1,7 +1,7 @@
 //! String interning: label keys, label values, namespaces and names become
 //! small integers so that matching a selector compares `u32`s, not strings.
 
-use rustc_hash::FxHashMap;
+use crate::cow::{Chunked, Sharded};
 
 /// An interned string. Cheap to copy, compare and hash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,11 +14,14 @@ impl Sym {
     }
 }
 
-/// Owns every interned string of one world.
+/// Owns every interned string of one world. Shared copy-on-write in
+/// chunks and shards ([`crate::cow`]): a copy of a state (an overlay,
+/// serve's admission view) shares every string, and a string interned
+/// afterwards copies one chunk of texts and one shard of the index.
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
-    by_text: FxHashMap<Box<str>, Sym>,
-    texts: Vec<Box<str>>,
+    by_text: Sharded<Box<str>, Sym>,
+    texts: Chunked<Box<str>>,
 }
 
 impl Interner {
@@ -49,6 +52,6 @@ impl Interner {
 
     /// The text behind a symbol.
     pub fn resolve(&self, sym: Sym) -> &str {
-        self.texts.get(sym.index()).map(|t| &**t).unwrap_or("")
+        self.texts.get(sym.index()).map_or("", |t| &**t)
     }
 }

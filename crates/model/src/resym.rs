@@ -47,6 +47,13 @@ impl<T: Resym + ?Sized> Resym for Box<T> {
     }
 }
 
+impl<T: Resym + Clone> Resym for std::sync::Arc<T> {
+    /// Changes its own copy when the value is shared.
+    fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
+        std::sync::Arc::make_mut(self).resym(f);
+    }
+}
+
 impl<T: Resym> Resym for Option<T> {
     fn resym(&mut self, f: &mut dyn FnMut(Sym) -> Sym) {
         if let Some(t) = self {

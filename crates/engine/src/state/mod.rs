@@ -164,10 +164,11 @@ pub struct ClusterState {
     /// added to through [`ClusterState::intern`] and the compile methods).
     interner: Interner,
     /// Pod slots by [`PodId`] (read through [`ClusterState::pod_entry`] and
-    /// friends), in chunks shared with overlays until written ([`chunked`]).
+    /// friends), in chunks shared with overlays until written ([`Chunked`]).
     pods: Chunked<PodEntry>,
-    /// Per-node accounting, parallel to the nodes ([`ClusterState::node_info`]).
-    node_infos: Vec<NodeInfo>,
+    /// Per-node accounting, parallel to the nodes ([`ClusterState::node_info`]),
+    /// in chunks shared with copies until written.
+    node_infos: Chunked<NodeInfo>,
     /// Namespaces and their labels ([`ClusterState::namespace_labels`]).
     namespaces: FxHashMap<Sym, Labels>,
     /// Selectors of Services by namespace (nil selectors are left out), for
@@ -231,7 +232,7 @@ impl ClusterState {
         ClusterState {
             interner,
             pods: Chunked::default(),
-            node_infos: Vec::new(),
+            node_infos: Chunked::default(),
             namespaces: FxHashMap::default(),
             service_selectors: Vec::new(),
             owner_selectors: OwnerSelectors::default(),

@@ -10,22 +10,28 @@ use podplace_model::objects::{CompileError, Pod};
 use podplace_model::selector::{LabelSelector, Requirement, SelectorError};
 use podplace_model::spread_selectors;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 use super::ClusterState;
 
-/// Selectors of pod-owning controllers, as (namespace, name, selector).
+/// The selectors of one kind of controller, as (namespace, name, selector).
+pub type OwnerList = Vec<(Sym, Sym, Arc<LabelSelector>)>;
+
+/// Selectors of pod-owning controllers, as (namespace, name, selector),
+/// each selector behind an `Arc` so that a copy of the state copies
+/// references, not selectors.
 #[derive(Debug, Clone, Default)]
 pub struct OwnerSelectors {
     /// ReplicationControllers.
-    pub replication_controllers: Vec<(Sym, Sym, LabelSelector)>,
+    pub replication_controllers: OwnerList,
     /// ReplicaSets.
-    pub replica_sets: Vec<(Sym, Sym, LabelSelector)>,
+    pub replica_sets: OwnerList,
     /// StatefulSets.
-    pub stateful_sets: Vec<(Sym, Sym, LabelSelector)>,
+    pub stateful_sets: OwnerList,
 }
 
-fn owner_tuple(s: spread_selectors::OwnerSelector) -> (Sym, Sym, LabelSelector) {
-    (s.namespace, s.name, s.selector)
+fn owner_tuple(s: spread_selectors::OwnerSelector) -> (Sym, Sym, Arc<LabelSelector>) {
+    (s.namespace, s.name, Arc::new(s.selector))
 }
 
 impl ClusterState {
@@ -119,7 +125,7 @@ impl ClusterState {
     /// kept default selectors read these lists).
     fn forget_owner(
         &mut self,
-        list: fn(&mut OwnerSelectors) -> &mut Vec<(Sym, Sym, LabelSelector)>,
+        list: fn(&mut OwnerSelectors) -> &mut OwnerList,
         namespace: &str,
         name: &str,
     ) -> bool {
@@ -184,7 +190,7 @@ impl ClusterState {
         }
         if let Some(owner) = &pod.owner {
             let name = self.interner.lookup(&owner.name);
-            let find = |list: &[(Sym, Sym, LabelSelector)]| {
+            let find = |list: &[(Sym, Sym, Arc<LabelSelector>)]| {
                 list.iter()
                     .find(|(ns, n, _)| *ns == pod.namespace && Some(*n) == name)
                     .map(|(_, _, s)| s.clone())

@@ -2,10 +2,10 @@
 //! [`TermId`], refcounted by the pods (and prepared pods) that carry them
 //! and released when none does, and how a term matches a pod.
 
+use podplace_model::cow::{Chunked, Sharded};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
 use podplace_model::objects::{AffinityTerm, Pod};
-use podplace_model::cow::{Chunked, Sharded};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::Arc;
