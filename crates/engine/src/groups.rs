@@ -24,6 +24,7 @@
 
 use std::sync::Arc;
 
+use podplace_model::cow::{Chunked, Sharded};
 use podplace_model::intern::{Interner, Sym};
 use podplace_model::labels::Labels;
 use podplace_model::objects::Pod;
@@ -307,15 +308,17 @@ pub(crate) struct Scope {
 }
 
 /// Every topology group, with one candidate index and one accounting path.
+/// A copy (an overlay, serve's admission view) shares the slots in chunks
+/// and the indexes in shards, copied when written.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Groups {
     /// Shared with overlays until written ([`Arc::make_mut`] per group).
-    slots: Vec<Option<Arc<TopologyGroup>>>,
+    slots: Chunked<Option<Arc<TopologyGroup>>>,
     free: Vec<u32>,
-    ids: FxHashMap<GroupKey, GroupId>,
+    ids: Sharded<GroupKey, GroupId>,
     /// Groups by a label pair every pod they could count (or, for held
     /// groups, every incoming pod their term could match) carries.
-    by_pair: FxHashMap<(Sym, Sym), SmallVec<[GroupId; 2]>>,
+    by_pair: Sharded<(Sym, Sym), SmallVec<[GroupId; 2]>>,
     unindexed: Vec<GroupId>,
     /// Number of nodes, for new per-node counts.
     nodes: usize,
@@ -413,7 +416,7 @@ impl Groups {
             }
         };
         match pair {
-            Some(p) => self.by_pair.entry(p).or_default().push(id),
+            Some(p) => self.by_pair.get_or_insert_with(p, SmallVec::new).push(id),
             None => self.unindexed.push(id),
         }
         self.ids.insert(key, id);
