@@ -386,6 +386,25 @@ impl Groups {
         self.slots.iter().flatten().map(|g| &**g)
     }
 
+    /// Whether a node whose labels change from `old` to `new` moves its
+    /// pods between the domains some group counts: only the values of the
+    /// per-domain groups' topology keys are read when a pod is counted
+    /// (per-node counts read no label), so a change to any other label
+    /// leaves every count as it is.
+    pub(crate) fn domains_move(&self, old: &Labels, new: &Labels) -> bool {
+        let changed: SmallVec<[Sym; 4]> = old
+            .iter()
+            .filter(|&(k, v)| new.get(k) != Some(v))
+            .chain(new.iter().filter(|&(k, v)| old.get(k) != Some(v)))
+            .map(|(k, _)| k)
+            .collect();
+        !changed.is_empty()
+            && self.iter().any(|g| match &g.counts {
+                Counts::PerDomain(d) => d.by_key.iter().any(|(k, _)| changed.contains(k)),
+                Counts::PerNode(_) => false,
+            })
+    }
+
     /// Label pairs indexed.
     pub(crate) fn index_len(&self) -> usize {
         self.by_pair.len() + self.unindexed.len()

@@ -40,13 +40,23 @@ impl ClusterState {
     }
 
     /// Puts `node` in place of node `id`: the pods bound to it are counted
-    /// again under its new labels in every group.
+    /// again under its new labels in every group whose domains moved.
     pub fn replace_node(&mut self, id: NodeId, node: Node) {
         self.settle();
         if id.index() >= self.nodes.len() {
             return;
         }
-        let pods: Vec<PodId> = self.node_infos[id.index()].pods.clone();
+        // Counted again only when the change moves the node's pods between
+        // domains a group counts: a label no group's topology key reads,
+        // a taint, the allocatable or a cordon change no count.
+        let pods: Vec<PodId> = if self
+            .groups
+            .domains_move(&self.nodes[id.index()].labels, &node.labels)
+        {
+            self.node_infos[id.index()].pods.clone()
+        } else {
+            Vec::new()
+        };
         for &p in &pods {
             self.account(p, id, -1);
         }
