@@ -385,11 +385,18 @@ impl<K: Hash + Eq + Clone, V: Clone> Sharded<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.shard_holding(key)?.remove(key)
+    }
+
+    /// The shard holding `key`, to change (copied first when shared);
+    /// `None`, and nothing copied, when no shard holds it.
+    fn shard_holding<Q>(&mut self, key: &Q) -> Option<&mut FxHashMap<K, V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let shard = &mut self.shards[Self::shard(key)];
-        if !shard.contains_key(key) {
-            return None;
-        }
-        Arc::make_mut(shard).remove(key)
+        shard.contains_key(key).then(|| Arc::make_mut(shard))
     }
 
     /// Number of keys.
@@ -418,11 +425,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Sharded<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let shard = &mut self.shards[Self::shard(key)];
-        if !shard.contains_key(key) {
-            return None;
-        }
-        Arc::make_mut(shard).get_mut(key)
+        self.shard_holding(key)?.get_mut(key)
     }
 
     /// The value of a key to change, made with `make` when absent (its

@@ -195,8 +195,9 @@ pub struct ClusterState {
     live_pods: usize,
     /// Alive pods by each of their label pairs, so a count built on demand
     /// visits only the pods its selector could match.
-    /// Each list is shared apart, so a what-if that adds or removes a pod
-    /// copies the map of lists and the lists of its labels only.
+    /// Each list is shared apart and the pairs are sharded, so a what-if
+    /// that adds or removes a pod copies the shards of its pairs and the
+    /// lists of its labels only.
     pods_by_label: LabelIndex,
     terms: TermRegistry,
     groups: Groups,
