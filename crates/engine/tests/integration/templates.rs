@@ -292,7 +292,9 @@ proptest! {
         keep_outcomes in any::<bool>(),
     ) {
         let fresh = place(&case, false, 1, keep_outcomes);
-        prop_assert!(fresh.iter().any(|p| p.contains("Some(NodeId")), "something placed");
+        // A case that places nothing (say, only required affinity to pods
+        // no workload makes) compares nothing kept: draw another.
+        prop_assume!(fresh.iter().any(|p| p.contains("Some(NodeId")));
         for threads in [1, 2] {
             let kept = place(&case, true, threads, keep_outcomes);
             prop_assert_eq!(&fresh, &kept, "{} threads", threads);
