@@ -134,6 +134,8 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
             out.write_all(podplace_report::place_html(&report).as_bytes())?;
         }
     }
+    out.flush()?;
+    crate::world::keep_until_exit(world);
     // Pods left Pending fail the run (exit 1, as `why` does), so CI can
     // gate on a placement.
     Ok(if pending > 0 {

@@ -237,6 +237,14 @@ pub fn explain_in(
             started.elapsed().as_secs_f64()
         );
     }
+    let exit = answer_in(&world, args, unreadable, source);
+    crate::world::keep_until_exit(world);
+    exit
+}
+
+/// Answers `why` in a built world: the pods a selector or object names,
+/// the Pending pods of a namespace, or one pod.
+fn answer_in(world: &World, args: &WhyArgs, unreadable: &[String], source: Source) -> Result<Exit> {
     let target = match (&args.selector, &args.pod) {
         (Some(text), _) => Some(crate::select::labels(text)),
         (None, Some(pod)) => crate::select::object(pod),
@@ -245,7 +253,7 @@ pub fn explain_in(
     match target {
         Some(Ok(target)) => {
             return crate::select::run(
-                &world,
+                world,
                 &target,
                 args.namespace.as_deref(),
                 args.all_namespaces,
@@ -262,7 +270,7 @@ pub fn explain_in(
     }
     let Some(pod) = &args.pod else {
         let namespace = args.namespace.as_deref().filter(|_| !args.all_namespaces);
-        return crate::pending::run(&world, namespace, args.output.output);
+        return crate::pending::run(world, namespace, args.output.output);
     };
     let id = match world.find_pod(pod, args.namespace.as_deref()) {
         Ok(id) => id,
@@ -272,7 +280,7 @@ pub fn explain_in(
         }
     };
     let started = Instant::now();
-    let explanation = explain(&world, id);
+    let explanation = explain(world, id);
     let explained = started.elapsed();
     let answer = WhyAnswer {
         explanation: &explanation,

@@ -33,3 +33,13 @@ pub fn load_world(
     }
     Ok(inventory)
 }
+
+/// Keeps a command's loaded world until the process exits instead of
+/// dropping it: a 5,000-node snapshot's world holds 160,000 decoded pods,
+/// and freeing them object by object costs about a second of CPU after the
+/// answer is written (`perf` of `why`, docs/performance.md), while the
+/// kernel takes every page back at exit anyway. Only for what a command
+/// holds to its end; its output must be flushed first.
+pub fn keep_until_exit<T>(world: T) {
+    std::mem::forget(world);
+}

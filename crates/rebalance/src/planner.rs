@@ -337,12 +337,6 @@ pub fn plan_world_spending(
 
     let setup = evictor_setup(policy, &priority_classes, &mut cluster, &facts, opts)?;
     let entries = strategies_of(policy, &mut cluster, &facts, opts.now);
-    // Keep counted what the strategies read on every move.
-    for e in &entries {
-        for key in e.strategy.groups(&cluster) {
-            cluster.pin_group(key);
-        }
-    }
     timings.strategies_seconds = phase.elapsed().as_secs_f64();
 
     // The wave in progress goes on in this plan's first wave.
@@ -534,6 +528,14 @@ fn strategies_of(
                     running: 0,
                 });
             }
+        }
+    }
+    // Keep counted what the strategies read on every move, before their
+    // first objective: counted on the fly instead, the first totals walk
+    // the matching pods once per pod and term.
+    for e in &entries {
+        for key in e.strategy.groups(cluster) {
+            cluster.pin_group(key);
         }
     }
     for e in &mut entries {

@@ -29,10 +29,9 @@ use crate::policy::{SoftRulesArgs, SOFT_RULES};
 /// preferred-term weights (which go up to 100).
 pub const UNIT_WEIGHT: i64 = 100;
 
-/// The fewest pods any domain of `key` holds, from the non-empty domains'
-/// counts: 0 when some domain has none.
-fn emptiest(cluster: &ClusterState, key: Sym, counts: &[i64]) -> i64 {
-    let domains = domain_count(cluster, key);
+/// The fewest pods any of `domains` domains holds, from the non-empty
+/// domains' counts: 0 when some domain has none.
+fn emptiest(domains: usize, counts: &[i64]) -> i64 {
     let occupied = counts.iter().copied().filter(|&c| c > 0);
     if occupied.clone().count() < domains {
         0
@@ -41,14 +40,27 @@ fn emptiest(cluster: &ClusterState, key: Sym, counts: &[i64]) -> i64 {
     }
 }
 
-/// How many distinct values the nodes carry for `key`: its domains.
-fn domain_count(cluster: &ClusterState, key: Sym) -> usize {
-    let values: rustc_hash::FxHashSet<Sym> = cluster
-        .nodes()
-        .iter()
-        .filter_map(|n| n.labels.get(key))
-        .collect();
-    values.len()
+/// How many distinct values the nodes carry for each topology key asked
+/// about (its domains), each counted once per pass over the pods: a count
+/// is a walk over every node, and a pass asks it for every pod with a
+/// preferred anti-affinity term (at 5,000 nodes and tens of thousands of
+/// such pods that walk was most of a rebalance plan's time).
+#[derive(Debug, Default)]
+struct KeyDomains(FxHashMap<Sym, usize>);
+
+impl KeyDomains {
+    /// The number of domains of `key` in `cluster`, whose nodes must be
+    /// those of the first call.
+    fn of(&mut self, cluster: &ClusterState, key: Sym) -> usize {
+        *self.0.entry(key).or_insert_with(|| {
+            let values: rustc_hash::FxHashSet<Sym> = cluster
+                .nodes()
+                .iter()
+                .filter_map(|n| n.labels.get(key))
+                .collect();
+            values.len()
+        })
+    }
 }
 
 /// The SoftRules strategy.
@@ -164,7 +176,7 @@ impl SoftRules {
     /// pod's own. Where every domain holds as many — 300 replicas avoiding
     /// each other over 3 zones — no move lowers the cost, and nominating the
     /// pods would only cost proofs that fail.
-    fn anti_rule(&self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
+    fn anti_rule(&self, cx: &Cx<'_>, pod: PodId, domains: &mut KeyDomains) -> Option<String> {
         if !self.anti_affinity {
             return None;
         }
@@ -191,7 +203,7 @@ impl SoftRules {
                     domains.values().copied().collect::<Vec<_>>(),
                 )
             };
-            if here > emptiest(cx.state, key, &counts) {
+            if here > emptiest(domains.of(cx.state, key), &counts) {
                 return Some(format!(
                     "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
                     term_text(&w.term, cx.state),
@@ -231,7 +243,7 @@ impl SoftRules {
             movable.push((term.topology_key, here, counts));
         }
         for (key, here, counts) in movable {
-            if here > emptiest(cx.state, key, &counts) {
+            if here > emptiest(domains.of(cx.state, key), &counts) {
                 return Some(format!(
                     "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
                     cx.state.interner().resolve(key)
@@ -302,12 +314,13 @@ impl Strategy for SoftRules {
     }
 
     fn explain(&mut self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
-        self.anti_rule(cx, pod)
+        self.anti_rule(cx, pod, &mut KeyDomains::default())
             .or_else(|| self.affinity_rule(cx, pod))
     }
 
     fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
+        let mut domains = KeyDomains::default();
         for (p, n) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
@@ -322,7 +335,7 @@ impl Strategy for SoftRules {
                 )
             });
             if has_own || held {
-                if let Some(rule) = self.anti_rule(cx, p) {
+                if let Some(rule) = self.anti_rule(cx, p, &mut domains) {
                     out.push(Nomination { pod: p, rule });
                     continue;
                 }
