@@ -68,6 +68,8 @@ pub struct LoadsArgs {
     pub runs: usize,
     /// The `podplace` binary and the pod (`namespace/name`) for the `why` row.
     pub why: Option<(PathBuf, String, PathBuf)>,
+    /// The `podplace` binary and the snapshot for the rebalance row.
+    pub rebalance: Option<(PathBuf, PathBuf)>,
     /// Where to write the results as JSON.
     pub out: Option<PathBuf>,
 }
@@ -253,41 +255,56 @@ fn load_row(
     })
 }
 
-/// Measures `podplace why -f FILE POD` end to end, `runs` times.
-fn why_row(podplace: &Path, pod: &str, file: &Path, runs: usize) -> Option<Row> {
+/// Measures `podplace ARGS` end to end (a command of the CLI on a
+/// snapshot), `runs` times: CPU and wall time, and the child's peak
+/// memory sampled from `/proc`.
+fn cli_row(
+    podplace: &Path,
+    cli_args: &[&std::ffi::OsStr],
+    step: String,
+    target: &'static str,
+    file: &Path,
+    runs: usize,
+) -> Option<Row> {
     let mut cpu = Vec::new();
     let mut wall = Vec::new();
     let mut loads = Vec::new();
+    let (mut anon, mut filep) = (Vec::new(), Vec::new());
     for i in 0..runs {
-        eprintln!("  why {pod}: run {}/{runs}", i + 1);
+        eprintln!("  {step}: run {}/{runs}", i + 1);
         loads.push(load_average());
         let before = children_cpu_seconds();
         let t = Instant::now();
-        let out = Command::new(podplace)
-            .arg("why")
-            .arg(pod)
-            .arg("-f")
-            .arg(file)
-            .output()
+        let child = Command::new(podplace)
+            .args(cli_args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .ok()?;
+        let sampler = crate::memory::Sampler::start_for(child.id());
+        let out = child.wait_with_output().ok()?;
         wall.push(t.elapsed().as_secs_f64());
         cpu.push(children_cpu_seconds() - before);
-        // `why` exits 1 for a pod that does not fit: still an answer.
+        let peaks = sampler.peaks();
+        anon.push(peaks.anon_kib as f64 / 1024.0);
+        filep.push(peaks.file_kib as f64 / 1024.0);
+        // `why` exits 1 for a pod that does not fit, `rebalance` for a plan
+        // with evictions: both are answers.
         if !matches!(out.status.code(), Some(0 | 1)) {
-            eprintln!("why failed: {}", String::from_utf8_lossy(&out.stderr));
+            eprintln!("{step} failed: {}", String::from_utf8_lossy(&out.stderr));
             return None;
         }
     }
-    let zero = Spread::of(&[]);
+    let total: Vec<f64> = anon.iter().zip(&filep).map(|(a, f)| a + f).collect();
     Some(Row {
-        step: format!("`podplace why {pod}` end to end"),
-        target: "≤ 2 s wall (aim ≤ 1 s)",
+        step,
+        target,
         cpu: Spread::of(&cpu),
         wall: Spread::of(&wall),
         bytes: std::fs::metadata(file).map_or(0, |m| m.len()),
-        peak_rss_mib: zero,
-        peak_anon_mib: zero,
-        peak_file_mib: zero,
+        peak_rss_mib: Spread::of(&total),
+        peak_anon_mib: Spread::of(&anon),
+        peak_file_mib: Spread::of(&filep),
         load_avg: Spread::of(&loads),
     })
 }
@@ -344,7 +361,32 @@ pub fn loads(args: &LoadsArgs) -> anyhow::Result<Value> {
         ));
     }
     if let Some((podplace, pod, file)) = &args.why {
-        rows.extend(why_row(podplace, pod, file, args.runs));
+        rows.extend(cli_row(
+            podplace,
+            &[
+                "why".as_ref(),
+                pod.as_ref(),
+                "-f".as_ref(),
+                file.as_os_str(),
+            ],
+            format!("`podplace why {pod}` end to end"),
+            "≤ 2 s wall (aim ≤ 1 s)",
+            file,
+            args.runs,
+        ));
+    }
+    if let Some((podplace, file)) = &args.rebalance {
+        rows.extend(cli_row(
+            podplace,
+            &["rebalance".as_ref(), "-f".as_ref(), file.as_os_str()],
+            format!(
+                "`podplace rebalance -f` ({:.0} MB), default profile, end to end",
+                mb(file)
+            ),
+            "≤ 4 s wall (aim ≤ 2 s)",
+            file,
+            args.runs,
+        ));
     }
     println!("| step | CPU time, median (min–max) | wall time | rate CPU / wall | peak RSS | load avg | target |");
     println!("|---|---:|---:|---:|---:|---:|---|");
@@ -366,6 +408,7 @@ pub fn loads(args: &LoadsArgs) -> anyhow::Result<Value> {
 pub const USAGE: &str = "\
 usage: podplace-bench loads [--json FILE] [--yaml FILE] [--runs N]
                             [--why NAMESPACE/POD --podplace BIN --why-file FILE]
+                            [--rebalance-file FILE (with --podplace BIN)]
                             [--out RESULTS.json]
 
 Measures issue 17's loading rows on snapshots written by podplace-bench
@@ -380,9 +423,10 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
         yaml: None,
         runs: 3,
         why: None,
+        rebalance: None,
         out: None,
     };
-    let (mut pod, mut bin, mut why_file) = (None, None, None);
+    let (mut pod, mut bin, mut why_file, mut rebalance_file) = (None, None, None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().cloned();
@@ -403,12 +447,21 @@ pub fn command(args: &[String]) -> std::process::ExitCode {
             "--why" => pod = Some(value),
             "--podplace" => bin = Some(PathBuf::from(value)),
             "--why-file" => why_file = Some(PathBuf::from(value)),
+            "--rebalance-file" => rebalance_file = Some(PathBuf::from(value)),
             "--out" => a.out = Some(PathBuf::from(value)),
             other => {
                 eprintln!("podplace-bench loads: unknown argument {other:?}\n\n{USAGE}");
                 return std::process::ExitCode::from(2);
             }
         }
+    }
+    match (rebalance_file, &bin) {
+        (Some(file), Some(bin)) => a.rebalance = Some((bin.clone(), file)),
+        (Some(_), None) => {
+            eprintln!("podplace-bench loads: --rebalance-file needs --podplace");
+            return std::process::ExitCode::from(2);
+        }
+        _ => {}
     }
     if let (Some(pod), Some(bin)) = (pod, bin) {
         match why_file.or_else(|| a.json.clone()) {

@@ -26,6 +26,8 @@ pub struct Sampler {
     peaks: Arc<Peaks>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// `self` or the sampled child's pid.
+    pid: String,
 }
 
 /// Peak anonymous and file-backed resident memory, in KiB.
@@ -39,7 +41,13 @@ pub struct PeakMemory {
 
 /// `(RssAnon, RssFile)` of this process now, in KiB (0 when unknown).
 pub fn rss_split_kib() -> (u64, u64) {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+    rss_split_kib_of("self")
+}
+
+/// `(RssAnon, RssFile)` of the process `/proc/{pid}` names (`self` or a
+/// pid) now, in KiB (0 when unknown or gone).
+fn rss_split_kib_of(pid: &str) -> (u64, u64) {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return (0, 0);
     };
     let field = |name: &str| {
@@ -53,31 +61,42 @@ pub fn rss_split_kib() -> (u64, u64) {
 }
 
 impl Sampler {
-    /// Starts sampling in a thread of its own.
+    /// Starts sampling this process in a thread of its own.
     pub fn start() -> Sampler {
+        Sampler::start_of("self".to_string())
+    }
+
+    /// Starts sampling the child process `pid` (a command measured end to
+    /// end) in a thread of its own.
+    pub fn start_for(pid: u32) -> Sampler {
+        Sampler::start_of(pid.to_string())
+    }
+
+    fn start_of(pid: String) -> Sampler {
         let peaks = Arc::new(Peaks::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (Arc::clone(&peaks), Arc::clone(&stop));
+        let (p, s, id) = (Arc::clone(&peaks), Arc::clone(&stop), pid.clone());
         let thread = std::thread::Builder::new()
             .name("rss-sampler".to_string())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
-                    record(&p);
+                    record(&p, &id);
                     std::thread::sleep(EVERY);
                 }
             })
             .ok();
-        record(&peaks);
+        record(&peaks, &pid);
         Sampler {
             peaks,
             stop,
             thread,
+            pid,
         }
     }
 
     /// The peaks so far (sampled once more now).
     pub fn peaks(&self) -> PeakMemory {
-        record(&self.peaks);
+        record(&self.peaks, &self.pid);
         PeakMemory {
             anon_kib: self.peaks.anon.load(Ordering::Relaxed),
             file_kib: self.peaks.file.load(Ordering::Relaxed),
@@ -94,8 +113,8 @@ impl Drop for Sampler {
     }
 }
 
-fn record(peaks: &Peaks) {
-    let (anon, file) = rss_split_kib();
+fn record(peaks: &Peaks, pid: &str) {
+    let (anon, file) = rss_split_kib_of(pid);
     peaks.anon.fetch_max(anon, Ordering::Relaxed);
     peaks.file.fetch_max(file, Ordering::Relaxed);
 }
