@@ -133,26 +133,49 @@ impl RemoveDuplicates {
     }
 
     fn counts(&self, cx: &Cx<'_>, g: usize) -> (FxHashMap<NodeId, i64>, i64) {
-        let mut per_node: FxHashMap<NodeId, i64> = FxHashMap::default();
+        let members = &self.groups[g].members;
+        let mut per_node: FxHashMap<NodeId, i64> =
+            FxHashMap::with_capacity_and_hasher(members.len(), Default::default());
         let mut total = 0;
-        for &m in &self.groups[g].members {
+        for &m in members {
             if let Some(n) = cx.node_of(m) {
                 *per_node.entry(n).or_insert(0) += 1;
                 total += 1;
             }
         }
+        (per_node, self.even_share(g, total))
+    }
+
+    /// The most pods of group `g` a node may hold when `total` run: an
+    /// even share over its target nodes, rounded up (no bound with fewer
+    /// than two targets).
+    fn even_share(&self, g: usize, total: i64) -> i64 {
         let targets = self.groups[g].targets as i64;
-        let upper = if targets < 2 {
+        if targets < 2 {
             i64::MAX
         } else {
             (total + targets - 1) / targets
-        };
-        (per_node, upper)
+        }
     }
 
+    /// The pods of group `g` above the even share, summed over its nodes.
+    /// Asked for every candidate the planner ranks, so it counts runs of
+    /// a sorted list of nodes instead of building a map per call.
     fn group_cost(&self, cx: &Cx<'_>, g: usize) -> i64 {
-        let (per_node, upper) = self.counts(cx, g);
-        per_node.values().map(|&c| (c - upper).max(0)).sum()
+        let mut nodes: Vec<NodeId> = self.groups[g]
+            .members
+            .iter()
+            .filter_map(|&m| cx.node_of(m))
+            .collect();
+        let upper = self.even_share(g, nodes.len() as i64);
+        if upper == i64::MAX {
+            return 0;
+        }
+        nodes.sort_unstable();
+        nodes
+            .chunk_by(|a, b| a == b)
+            .map(|run| (run.len() as i64 - upper).max(0))
+            .sum()
     }
 }
 
