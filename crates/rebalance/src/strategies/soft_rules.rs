@@ -13,8 +13,8 @@
 //! this drops and no other strategy's objective rises.
 
 use podplace_engine::plugins::node_affinity;
+use podplace_engine::topology::Topology;
 use podplace_engine::{ClusterState, GroupKey, HeldKind, NodeId, PodId};
-use podplace_model::intern::Sym;
 use podplace_model::objects::{TaintEffect, WhenUnsatisfiable};
 use podplace_model::selector::NodeSelectorTerm;
 use rustc_hash::FxHashMap;
@@ -37,29 +37,6 @@ fn emptiest(domains: usize, counts: &[i64]) -> i64 {
         0
     } else {
         occupied.min().unwrap_or(0)
-    }
-}
-
-/// How many distinct values the nodes carry for each topology key asked
-/// about (its domains), each counted once per pass over the pods: a count
-/// is a walk over every node, and a pass asks it for every pod with a
-/// preferred anti-affinity term (at 5,000 nodes and tens of thousands of
-/// such pods that walk was most of a rebalance plan's time).
-#[derive(Debug, Default)]
-struct KeyDomains(FxHashMap<Sym, usize>);
-
-impl KeyDomains {
-    /// The number of domains of `key` in `cluster`, whose nodes must be
-    /// those of the first call.
-    fn of(&mut self, cluster: &ClusterState, key: Sym) -> usize {
-        *self.0.entry(key).or_insert_with(|| {
-            let values: rustc_hash::FxHashSet<Sym> = cluster
-                .nodes()
-                .iter()
-                .filter_map(|n| n.labels.get(key))
-                .collect();
-            values.len()
-        })
     }
 }
 
@@ -175,8 +152,9 @@ impl SoftRules {
     /// matching pods (or fewer pods holding a term that matches it) than the
     /// pod's own. Where every domain holds as many — 300 replicas avoiding
     /// each other over 3 zones — no move lowers the cost, and nominating the
-    /// pods would only cost proofs that fail.
-    fn anti_rule(&self, cx: &Cx<'_>, pod: PodId, domains: &mut KeyDomains) -> Option<String> {
+    /// pods would only cost proofs that fail. `topology` keeps each key's
+    /// domains once counted, for as long as the nodes stay as they are.
+    fn anti_rule(&self, cx: &Cx<'_>, pod: PodId, topology: &mut Topology) -> Option<String> {
         if !self.anti_affinity {
             return None;
         }
@@ -203,7 +181,12 @@ impl SoftRules {
                     domains.values().copied().collect::<Vec<_>>(),
                 )
             };
-            if here > emptiest(domains.of(cx.state, key), &counts) {
+            if here
+                > emptiest(
+                    topology.ensure(key, cx.state.nodes()).domain_count(),
+                    &counts,
+                )
+            {
                 return Some(format!(
                     "preferred pod anti-affinity {} (weight {}): {here} matching pod(s) share its {}",
                     term_text(&w.term, cx.state),
@@ -243,7 +226,12 @@ impl SoftRules {
             movable.push((term.topology_key, here, counts));
         }
         for (key, here, counts) in movable {
-            if here > emptiest(domains.of(cx.state, key), &counts) {
+            if here
+                > emptiest(
+                    topology.ensure(key, cx.state.nodes()).domain_count(),
+                    &counts,
+                )
+            {
                 return Some(format!(
                     "{here} pod(s) sharing its {} prefer not to run beside it (preferred pod anti-affinity)",
                     cx.state.interner().resolve(key)
@@ -314,13 +302,16 @@ impl Strategy for SoftRules {
     }
 
     fn explain(&mut self, cx: &Cx<'_>, pod: PodId) -> Option<String> {
-        self.anti_rule(cx, pod, &mut KeyDomains::default())
+        self.anti_rule(cx, pod, &mut Topology::default())
             .or_else(|| self.affinity_rule(cx, pod))
     }
 
     fn nominate(&mut self, cx: &Cx<'_>) -> Vec<Nomination> {
         let mut out = Vec::new();
-        let mut domains = KeyDomains::default();
+        // Each topology key's domains, counted once for the whole pass (a
+        // walk over every node, asked for every pod with a preferred
+        // anti-affinity term).
+        let mut topology = Topology::default();
         for (p, n) in super::bound(cx.state) {
             if !self.scope.admits(cx, p) {
                 continue;
@@ -335,7 +326,7 @@ impl Strategy for SoftRules {
                 )
             });
             if has_own || held {
-                if let Some(rule) = self.anti_rule(cx, p, &mut domains) {
+                if let Some(rule) = self.anti_rule(cx, p, &mut topology) {
                     out.push(Nomination { pod: p, rule });
                     continue;
                 }
