@@ -132,18 +132,22 @@ impl RemoveDuplicates {
         self.seen = upto;
     }
 
-    fn counts(&self, cx: &Cx<'_>, g: usize) -> (FxHashMap<NodeId, i64>, i64) {
-        let members = &self.groups[g].members;
-        let mut per_node: FxHashMap<NodeId, i64> =
-            FxHashMap::with_capacity_and_hasher(members.len(), Default::default());
-        let mut total = 0;
-        for &m in members {
-            if let Some(n) = cx.node_of(m) {
-                *per_node.entry(n).or_insert(0) += 1;
-                total += 1;
-            }
-        }
-        (per_node, self.even_share(g, total))
+    /// Group `g`'s running pods per node, sorted by node, and the even
+    /// share. Asked for every candidate the planner ranks, so it counts
+    /// runs of the members' sorted nodes instead of filling a map per call.
+    fn counts(&self, cx: &Cx<'_>, g: usize) -> (PerNode, i64) {
+        let mut nodes: Vec<NodeId> = self.groups[g]
+            .members
+            .iter()
+            .filter_map(|&m| cx.node_of(m))
+            .collect();
+        let upper = self.even_share(g, nodes.len() as i64);
+        nodes.sort_unstable();
+        let per_node = nodes
+            .chunk_by(|a, b| a == b)
+            .map(|run| (run[0], run.len() as i64))
+            .collect();
+        (PerNode(per_node), upper)
     }
 
     /// The most pods of group `g` a node may hold when `total` run: an
@@ -159,23 +163,21 @@ impl RemoveDuplicates {
     }
 
     /// The pods of group `g` above the even share, summed over its nodes.
-    /// Asked for every candidate the planner ranks, so it counts runs of
-    /// a sorted list of nodes instead of building a map per call.
     fn group_cost(&self, cx: &Cx<'_>, g: usize) -> i64 {
-        let mut nodes: Vec<NodeId> = self.groups[g]
-            .members
-            .iter()
-            .filter_map(|&m| cx.node_of(m))
-            .collect();
-        let upper = self.even_share(g, nodes.len() as i64);
-        if upper == i64::MAX {
-            return 0;
-        }
-        nodes.sort_unstable();
-        nodes
-            .chunk_by(|a, b| a == b)
-            .map(|run| (run.len() as i64 - upper).max(0))
-            .sum()
+        let (per_node, upper) = self.counts(cx, g);
+        per_node.0.iter().map(|&(_, c)| (c - upper).max(0)).sum()
+    }
+}
+
+/// Pods of one group per node, sorted by node.
+struct PerNode(Vec<(NodeId, i64)>);
+
+impl PerNode {
+    /// The group's pods on node `n`.
+    fn on(&self, n: NodeId) -> i64 {
+        self.0
+            .binary_search_by_key(&n, |&(node, _)| node)
+            .map_or(0, |i| self.0[i].1)
     }
 }
 
@@ -193,7 +195,7 @@ impl Strategy for RemoveDuplicates {
         let &g = self.group_of.get(&pod)?;
         let n = cx.node_of(pod)?;
         let (per_node, upper) = self.counts(cx, g);
-        let c = per_node.get(&n).copied().unwrap_or(0);
+        let c = per_node.on(n);
         (c > upper).then(|| {
             format!(
                 "{c} pods of {} on {}; an even share over {} nodes is {upper}",
@@ -214,7 +216,7 @@ impl Strategy for RemoveDuplicates {
             }
             for &m in &self.groups[g].members {
                 let Some(n) = cx.node_of(m) else { continue };
-                let c = per_node.get(&n).copied().unwrap_or(0);
+                let c = per_node.on(n);
                 if c > upper {
                     out.push(Nomination {
                         pod: m,
