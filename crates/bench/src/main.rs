@@ -160,7 +160,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `podplace-bench measure [--place|--reference] FILE`: one measurement,
+/// `podplace-bench measure [--place|--reference|--yaml-ceiling] FILE`: one measurement,
 /// printed as JSON.
 fn measure_command(args: &[String]) -> ExitCode {
     if let Some(i) = args.iter().position(|a| a == "--replicas") {
@@ -171,11 +171,14 @@ fn measure_command(args: &[String]) -> ExitCode {
     }
     let place = args.iter().any(|a| a == "--place");
     let reference = args.iter().any(|a| a == "--reference");
+    let yaml_ceiling = args.iter().any(|a| a == "--yaml-ceiling");
     let Some(file) = args.iter().find(|a| !a.starts_with("--")) else {
-        eprintln!("usage: podplace-bench measure [--place|--reference] FILE");
+        eprintln!("usage: podplace-bench measure [--place|--reference|--yaml-ceiling] FILE");
         return ExitCode::from(2);
     };
-    let result = if reference {
+    let result = if yaml_ceiling {
+        measure::yaml_ceiling(Path::new(file))
+    } else if reference {
         measure::json_value_reference(Path::new(file))
     } else {
         measure::run(Path::new(file), place)

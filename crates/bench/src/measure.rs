@@ -14,7 +14,7 @@ use podplace_engine::sampling::Sampling;
 use podplace_engine::{
     build_state, place_all, BuildError, PlaceOptions, SchedulerCache, SchedulerSetup,
 };
-use podplace_model::load::{load, LoadError, Source};
+use podplace_model::load::{load_with_options, LoadError, LoadOptions, PodRuntimeStatus, Source};
 use serde_json::{json, Value};
 
 use crate::generate::ZONE;
@@ -125,9 +125,11 @@ struct WorkloadCheck {
     zones: BTreeMap<String, usize>,
 }
 
-/// Loads `file` and, when `place` is set, expands workloads, builds the
-/// cluster and places every pending pod. Returns the timings, counts and
-/// peak memory as a JSON object (the child process prints it).
+/// Loads `file` as `podplace place` and `podplace why` do (pods without
+/// their runtime status, [`PodRuntimeStatus::Drop`]) and, when `place` is
+/// set, expands workloads, builds the cluster and places every pending
+/// pod. Returns the timings, counts and peak memory as a JSON object (the
+/// child process prints it).
 pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     let bytes = std::fs::metadata(file)
         .map_err(MeasureError::read(file))?
@@ -135,7 +137,11 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
     let sampler = crate::memory::Sampler::start();
     let t = Timer::start();
-    let mut inv = load(&[Source::Path(file.to_path_buf())])?;
+    let options = LoadOptions {
+        pod_runtime_status: PodRuntimeStatus::Drop,
+        ..LoadOptions::default()
+    };
+    let mut inv = load_with_options(&[Source::Path(file.to_path_buf())], &options)?;
     t.stop(&mut out, "load");
     let m = sampler.peaks();
     out["load_peak_anon_kib"] = json!(m.anon_kib);
@@ -246,6 +252,39 @@ pub fn json_value_reference(file: &Path) -> Result<Value, MeasureError> {
     let v: Value = serde_json::from_slice(&data)?;
     t.stop(&mut out, "parse");
     out["items"] = json!(v["items"].as_array().map_or(0, Vec::len));
+    out["peak_kib"] = json!(peak_rss_kib());
+    Ok(out)
+}
+
+/// What YAML parsing costs at its floor, for the loader's YAML row:
+/// serde-saphyr reading the file and dropping every value
+/// (`IgnoredAny`), then reading it into a plain `serde_json::Value` tree
+/// (no positions), with the loader's budgets. `podplace-bench measure
+/// FILE` on the same file gives the loader's own time beside these.
+pub fn yaml_ceiling(file: &Path) -> Result<Value, MeasureError> {
+    let text = std::fs::read_to_string(file).map_err(MeasureError::read(file))?;
+    let mut opts = serde_saphyr::options! { with_snippet: false };
+    opts.legacy_octal_numbers = true;
+    if let Some(b) = opts.budget.as_mut() {
+        let scale = text.len().saturating_mul(2);
+        b.max_events = b.max_events.max(scale);
+        b.max_nodes = b.max_nodes.max(scale);
+        b.max_total_scalar_bytes = b.max_total_scalar_bytes.max(scale);
+        b.max_documents = b.max_documents.max(text.len() / 3 + 1);
+    }
+    let mut out = json!({"bytes": text.len()});
+    let t = Timer::start();
+    let ignored =
+        serde_saphyr::from_multiple_with_options::<serde::de::IgnoredAny>(&text, opts.clone());
+    t.stop(&mut out, "ignored");
+    out["documents"] = json!(ignored.map_or(0, |d| d.len()));
+    let t = Timer::start();
+    let values = serde_saphyr::from_multiple_with_options::<Value>(&text, opts);
+    t.stop(&mut out, "value");
+    out["items"] = json!(values.map_or(0, |d| d
+        .iter()
+        .map(|v| v["items"].as_array().map_or(1, Vec::len))
+        .sum::<usize>()));
     out["peak_kib"] = json!(peak_rss_kib());
     Ok(out)
 }

@@ -54,7 +54,11 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     let setup = &args.scheduler;
     let output = args.output.output;
     let (seed, verbose) = (args.seed.seed(), args.verbose.verbose);
-    let inventory = match load_world(&args.files, verbose) {
+    let inventory = match load_world(
+        &args.files,
+        podplace_model::load::PodRuntimeStatus::Drop,
+        verbose,
+    ) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");

@@ -214,7 +214,11 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
             eprintln!("error: --execute and --interval act on a live cluster; they cannot be used with -f");
             return Ok(Exit::BadInput);
         }
-        let inv = match crate::world::load_world(&args.files, args.verbose.verbose) {
+        let inv = match crate::world::load_world(
+            &args.files,
+            podplace_model::load::PodRuntimeStatus::Keep,
+            args.verbose.verbose,
+        ) {
             Ok(inv) => inv,
             Err(e) => {
                 eprintln!("error: {e}");

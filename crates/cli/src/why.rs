@@ -87,7 +87,11 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
         return live(args);
     }
     let started = Instant::now();
-    let inventory = match load_world(&args.files, args.verbose.verbose) {
+    let inventory = match load_world(
+        &args.files,
+        podplace_model::load::PodRuntimeStatus::Drop,
+        args.verbose.verbose,
+    ) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");

@@ -3,14 +3,16 @@
 
 use anyhow::Result;
 use podplace_model::inventory::Inventory;
-use podplace_model::load::{load_with_options, Source};
+use podplace_model::load::{load_with_options, LoadOptions, PodRuntimeStatus, Source};
 
 use crate::args::FileArgs;
 
 /// Loads `-f` arguments into one world (each file within
-/// `--max-input-size`) and expands its workloads.
+/// `--max-input-size`) and expands its workloads; pods keep their runtime
+/// status only when the command reads it (see [`PodRuntimeStatus`]).
 pub fn load_world(
     files: &FileArgs,
+    runtime_status: PodRuntimeStatus,
     verbose: bool,
 ) -> Result<Inventory, podplace_model::load::LoadError> {
     let sources: Vec<Source> = files
@@ -18,7 +20,11 @@ pub fn load_world(
         .iter()
         .map(|f| Source::from_arg(f))
         .collect();
-    let mut inventory = load_with_options(&sources, &files.load_options())?;
+    let options = LoadOptions {
+        pod_runtime_status: runtime_status,
+        ..files.load_options()
+    };
+    let mut inventory = load_with_options(&sources, &options)?;
     podplace_model::expand::expand_workloads(&mut inventory);
     for warning in &inventory.warnings {
         eprintln!("warning: {warning}");

@@ -11,6 +11,9 @@
 //!
 //! Fitting changes no value (only capacity), so every reader sees the
 //! same object; the differential tests compare the loaded inventories.
+//! The one change of value made here is asked for:
+//! [`Fit::drop_runtime_status`], when a command's load drops what no
+//! placement reads ([`super::PodRuntimeStatus`]).
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
@@ -30,6 +33,10 @@ pub(super) trait Fit {
     /// Shrinks every list the object holds (deeply, where it matters) to
     /// its length.
     fn fit(&mut self) {}
+
+    /// Drops what the kubelet reports of the object's running containers
+    /// and addresses (pods only; see [`super::PodRuntimeStatus`]).
+    fn drop_runtime_status(&mut self) {}
 }
 
 // Kinds a snapshot holds few of: kept as decoded.
@@ -122,6 +129,18 @@ impl Fit for Pod {
             fit_opt(&mut s.pod_ips);
             fit_opt(&mut s.resource_claim_statuses);
             fit_opt(&mut s.node_allocatable_resource_claim_statuses);
+        }
+    }
+
+    fn drop_runtime_status(&mut self) {
+        if let Some(s) = &mut self.status {
+            s.container_statuses = None;
+            s.init_container_statuses = None;
+            s.ephemeral_container_statuses = None;
+            s.host_ip = None;
+            s.host_ips = None;
+            s.pod_ip = None;
+            s.pod_ips = None;
         }
     }
 }

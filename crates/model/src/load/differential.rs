@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::parallel::MIN_PARALLEL_OVERRIDE;
-use super::{load_with_options, LoadOptions, Source};
+use super::{load_with_options, LoadOptions, PodRuntimeStatus, Source};
 
 /// The outcome of a load, as text to compare.
 fn outcome(sources: &[Source], ahead: bool) -> String {
@@ -141,6 +141,73 @@ fn fixtures_examples_and_fuzz_seeds_load_the_same_decoded_ahead_or_one_by_one() 
             }],
         );
     }
+}
+
+/// The inventory `sources` load to with `status`, as text to compare; with
+/// [`PodRuntimeStatus::Keep`] the fields `Drop` drops are cleared after the
+/// load, so both should read the same.
+fn with_runtime_status(sources: &[Source], status: PodRuntimeStatus) -> String {
+    let opts = LoadOptions {
+        pod_runtime_status: status,
+        ..LoadOptions::default()
+    };
+    match load_with_options(sources, &opts) {
+        Ok(mut inv) => {
+            if status == PodRuntimeStatus::Keep {
+                for pod in inv.pods.iter_mut() {
+                    if let Some(s) = &mut pod.object.status {
+                        s.container_statuses = None;
+                        s.init_container_statuses = None;
+                        s.ephemeral_container_statuses = None;
+                        s.host_ip = None;
+                        s.host_ips = None;
+                        s.pod_ip = None;
+                        s.pod_ips = None;
+                    }
+                }
+            }
+            format!("{inv:?}")
+        }
+        Err(e) => format!("error: {e} | {:?}", *e),
+    }
+}
+
+/// Dropping the pods' runtime status drops those seven fields and changes
+/// nothing else (objects, origins, notices, warnings, errors) on every
+/// fixture, example and fuzz seed, the recorded API responses among them,
+/// whose running pods carry container statuses and addresses.
+#[test]
+fn dropping_the_runtime_status_changes_nothing_else() {
+    let mut files = Vec::new();
+    for dir in ["tests/data/fixtures", "fuzz/seeds", "examples"] {
+        files_under(&repo().join(dir), &mut files);
+    }
+    let mut with_statuses = 0;
+    for f in files {
+        let Ok(data) = std::fs::read(&f) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&data).contains("containerStatuses") {
+            with_statuses += 1;
+        }
+        let name = f.display().to_string();
+        let sources = [Source::Bytes {
+            name: name.clone(),
+            data,
+        }];
+        let kept = with_runtime_status(&sources, PodRuntimeStatus::Keep);
+        let dropped = with_runtime_status(&sources, PodRuntimeStatus::Drop);
+        assert!(
+            kept == dropped,
+            "{name}: dropping the runtime status changed more than it drops\nkept:    {}\ndropped: {}",
+            &kept[..kept.len().min(2000)],
+            &dropped[..dropped.len().min(2000)]
+        );
+    }
+    assert!(
+        with_statuses >= 3,
+        "only {with_statuses} inputs with container statuses"
+    );
 }
 
 /// A large list with a broken item deep inside: the same error either way,
