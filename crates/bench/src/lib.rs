@@ -9,6 +9,7 @@
 //! the process's peak memory. [`storage`] adds StatefulSet-like claims and
 //! their PersistentVolumes (`--volumes N`).
 
+pub mod ci;
 pub mod generate;
 pub mod loads;
 pub mod measure;

@@ -131,14 +131,14 @@ fn mib(kib: f64) -> f64 {
 }
 
 /// One measured row.
-struct Row {
+pub(crate) struct Row {
     step: String,
     target: &'static str,
-    cpu: Spread,
-    wall: Spread,
+    pub(crate) cpu: Spread,
+    pub(crate) wall: Spread,
     bytes: u64,
     peak_rss_mib: Spread,
-    peak_anon_mib: Spread,
+    pub(crate) peak_anon_mib: Spread,
     peak_file_mib: Spread,
     load_avg: Spread,
 }
@@ -258,7 +258,7 @@ fn load_row(
 /// Measures `podplace ARGS` end to end (a command of the CLI on a
 /// snapshot), `runs` times: CPU and wall time, and the child's peak
 /// memory sampled from `/proc`.
-fn cli_row(
+pub(crate) fn cli_row(
     podplace: &Path,
     cli_args: &[&std::ffi::OsStr],
     step: String,

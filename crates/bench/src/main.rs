@@ -128,6 +128,9 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("measure") {
         return measure_command(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("ci") {
+        return podplace_bench::ci::command(&args[1..]);
+    }
     if args.first().map(String::as_str) == Some("loads") {
         return podplace_bench::loads::command(&args[1..]);
     }
