@@ -392,6 +392,14 @@ impl SchedulerCache {
     }
 
     /// The cycle's buffers, lent out for one cycle.
+    /// Runs a cycle's steps (a block of Filter, a column of Score) on
+    /// several workers from `nodes` nodes on, instead of the default
+    /// (1,024, where handing work out starts to pay): tests of the
+    /// parallel steps use small clusters. Answers never depend on it.
+    pub fn set_min_parallel_nodes(&mut self, nodes: usize) {
+        self.scratch.set_min_parallel_nodes(nodes);
+    }
+
     pub(crate) fn take_scratch(&mut self) -> Box<Scratch> {
         std::mem::take(&mut self.scratch)
     }

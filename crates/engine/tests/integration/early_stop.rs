@@ -65,6 +65,8 @@ fn world(
         ..SchedulerSetup::default()
     });
     cache.set_start_index(start);
+    // Every step of every cycle on the pool's workers, however few nodes.
+    cache.set_min_parallel_nodes(1);
     (c, pending, cache)
 }
 

@@ -156,6 +156,8 @@ fn place(case: &Case, reuse: bool, threads: usize, keep_outcomes: bool) -> Vec<S
         },
         ..SchedulerSetup::default()
     });
+    // Every step of every cycle on the pool's workers, however few nodes.
+    cache.set_min_parallel_nodes(1);
     if let Some((_, start)) = case.sampling {
         cache.set_start_index(start);
     }

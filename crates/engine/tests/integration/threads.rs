@@ -78,6 +78,9 @@ fn place(
         },
         ..SchedulerSetup::default()
     });
+    // Every step of every cycle on the pool's workers, however few nodes
+    // (by default only steps of 1,024 nodes and more are).
+    cache.set_min_parallel_nodes(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
