@@ -831,14 +831,12 @@ fn search_feasible(
         'blocks: while k < n {
             let wanted = search.to_find + 1 - scratch.feasible.len();
             // The first block is what the search reads when every node
-            // passes, the common case, which it ends; later blocks (few
-            // nodes pass) are at least a parallel step's worth.
-            let block = if k == 0 {
-                wanted
-            } else {
-                wanted.max(MIN_PARALLEL_NODES)
-            }
-            .min(n - k);
+            // passes, the common case, which it ends on one worker; each
+            // later one (few nodes pass) is at least as long as the list
+            // read so far, so a search that must read far reaches blocks
+            // worth handing out, and one that ends soon filters few nodes
+            // past its stop.
+            let block = wanted.max(k).min(n - k);
             if scratch.parallel(block) {
                 (k..k + block)
                     .into_par_iter()
