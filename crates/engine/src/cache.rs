@@ -391,7 +391,6 @@ impl SchedulerCache {
         self.resource_scores = scores;
     }
 
-    /// The cycle's buffers, lent out for one cycle.
     /// Runs a cycle's steps (a block of Filter, a column of Score) on
     /// several workers from `nodes` nodes on, instead of the default
     /// (1,024, where handing work out starts to pay): tests of the
@@ -400,6 +399,7 @@ impl SchedulerCache {
         self.scratch.set_min_parallel_nodes(nodes);
     }
 
+    /// The cycle's buffers, lent out for one cycle.
     pub(crate) fn take_scratch(&mut self) -> Box<Scratch> {
         std::mem::take(&mut self.scratch)
     }
