@@ -37,11 +37,10 @@ pub struct RemoveDuplicates {
     /// selector, required node affinity): thousands of owners share a few
     /// such shapes, and counting costs a pass over every node.
     targets_by_shape: Vec<(Shape, usize)>,
-    /// One count per node, all zero between calls: [`Self::group_cost`]
-    /// counts a group's pods per node here (the planner asks for a group's
-    /// cost twice per candidate it ranks, tens of thousands of times).
+    /// One count per node, all zero between calls:
+    /// [`Self::count_members`] counts a group's pods per node here.
     per_node_scratch: Vec<u32>,
-    /// The nodes [`Self::group_cost`] counted on, to zero them again.
+    /// The nodes [`Self::count_members`] counted on, to zero them again.
     touched_scratch: Vec<NodeId>,
 }
 
@@ -140,40 +139,13 @@ impl RemoveDuplicates {
         self.seen = upto;
     }
 
-    /// Group `g`'s running pods per node, sorted by node, and the even
-    /// share. Asked for every candidate the planner ranks, so it counts
-    /// runs of the members' sorted nodes instead of filling a map per call.
-    fn counts(&self, cx: &Cx<'_>, g: usize) -> (PerNode, i64) {
-        let mut nodes: Vec<NodeId> = self.groups[g]
-            .members
-            .iter()
-            .filter_map(|&m| cx.node_of(m))
-            .collect();
-        let upper = self.even_share(g, nodes.len() as i64);
-        nodes.sort_unstable();
-        let per_node = nodes
-            .chunk_by(|a, b| a == b)
-            .map(|run| (run[0], run.len() as i64))
-            .collect();
-        (PerNode(per_node), upper)
-    }
-
-    /// The most pods of group `g` a node may hold when `total` run: an
-    /// even share over its target nodes, rounded up (no bound with fewer
-    /// than two targets).
-    fn even_share(&self, g: usize, total: i64) -> i64 {
-        let targets = self.groups[g].targets as i64;
-        if targets < 2 {
-            i64::MAX
-        } else {
-            (total + targets - 1) / targets
-        }
-    }
-
-    /// The pods of group `g` above the even share, summed over its nodes:
-    /// what [`Self::counts`] gives, counted in one pass over the members
-    /// into the per-node scratch instead of sorting their nodes.
-    fn group_cost(&mut self, cx: &Cx<'_>, g: usize) -> i64 {
+    /// Counts group `g`'s running pods per node into the per-node scratch
+    /// (the nodes counted on listed in `touched_scratch`) and returns their
+    /// total. The caller drains `touched_scratch`, taking each count it
+    /// reads, so the scratch is all zero again. One pass over the members,
+    /// no sort and no map: the planner asks for a group's counts twice per
+    /// candidate it ranks.
+    fn count_members(&mut self, cx: &Cx<'_>, g: usize) -> i64 {
         let nodes = cx.state.nodes().len();
         if self.per_node_scratch.len() < nodes {
             self.per_node_scratch.resize(nodes, 0);
@@ -188,13 +160,45 @@ impl RemoveDuplicates {
             *count += 1;
             total += 1;
         }
-        let upper = self.even_share(g, total);
-        let mut cost = 0;
-        for n in self.touched_scratch.drain(..) {
-            let count = std::mem::take(&mut self.per_node_scratch[n.index()]);
-            cost += (i64::from(count) - upper).max(0);
+        total
+    }
+
+    /// Group `g`'s running pods per node, sorted by node, and the even
+    /// share.
+    fn counts(&mut self, cx: &Cx<'_>, g: usize) -> (PerNode, i64) {
+        let total = self.count_members(cx, g);
+        let scratch = &mut self.per_node_scratch;
+        let mut per_node: Vec<(NodeId, i64)> = self
+            .touched_scratch
+            .drain(..)
+            .map(|n| (n, i64::from(std::mem::take(&mut scratch[n.index()]))))
+            .collect();
+        per_node.sort_unstable_by_key(|&(n, _)| n);
+        (PerNode(per_node), self.even_share(g, total))
+    }
+
+    /// The most pods of group `g` a node may hold when `total` run: an
+    /// even share over its target nodes, rounded up (no bound with fewer
+    /// than two targets).
+    fn even_share(&self, g: usize, total: i64) -> i64 {
+        let targets = self.groups[g].targets as i64;
+        if targets < 2 {
+            i64::MAX
+        } else {
+            (total + targets - 1) / targets
         }
-        cost
+    }
+
+    /// The pods of group `g` above the even share, summed over its nodes
+    /// (what [`Self::counts`] gives, without collecting it).
+    fn group_cost(&mut self, cx: &Cx<'_>, g: usize) -> i64 {
+        let total = self.count_members(cx, g);
+        let upper = self.even_share(g, total);
+        let scratch = &mut self.per_node_scratch;
+        self.touched_scratch
+            .drain(..)
+            .map(|n| (i64::from(std::mem::take(&mut scratch[n.index()])) - upper).max(0))
+            .sum()
     }
 }
 
