@@ -263,15 +263,7 @@ pub fn json_value_reference(file: &Path) -> Result<Value, MeasureError> {
 /// FILE` on the same file gives the loader's own time beside these.
 pub fn yaml_ceiling(file: &Path) -> Result<Value, MeasureError> {
     let text = std::fs::read_to_string(file).map_err(MeasureError::read(file))?;
-    let mut opts = serde_saphyr::options! { with_snippet: false };
-    opts.legacy_octal_numbers = true;
-    if let Some(b) = opts.budget.as_mut() {
-        let scale = text.len().saturating_mul(2);
-        b.max_events = b.max_events.max(scale);
-        b.max_nodes = b.max_nodes.max(scale);
-        b.max_total_scalar_bytes = b.max_total_scalar_bytes.max(scale);
-        b.max_documents = b.max_documents.max(text.len() / 3 + 1);
-    }
+    let opts = podplace_model::load::yaml_parser_options(text.len());
     let mut out = json!({"bytes": text.len()});
     let t = Timer::start();
     let ignored =

@@ -41,7 +41,7 @@ pub use error::{Cause, LoadError, LoadErrorDetail, LoadErrorKind};
 pub use input::{read_bounded, InvalidUtf8};
 pub use kinds::snapshot_kinds;
 use kinds::{read_from_cluster, Kind, KNOWN};
-pub use yaml::yaml_message;
+pub use yaml::{parser_options as yaml_parser_options, yaml_message};
 
 use crate::inventory::{Inventory, Origin, Sourced};
 use crate::validate::{FieldError, FieldPath, PathSegment};

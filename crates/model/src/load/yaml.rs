@@ -321,9 +321,10 @@ impl<'de> Deserialize<'de> for SNode {
     }
 }
 
-/// Parser options: budgets scaled to the input so that large snapshots load
-/// while alias bombs and deep nesting are refused.
-fn options(input_len: usize) -> serde_saphyr::Options {
+/// The parser options the loader reads YAML with: budgets scaled to the
+/// input so that large snapshots load while alias bombs and deep nesting
+/// are refused (public for benchmarks of the parser alone).
+pub fn parser_options(input_len: usize) -> serde_saphyr::Options {
     let mut opts = serde_saphyr::options! { with_snippet: false };
     // Read as kubectl reads (sigs.k8s.io/yaml, YAML 1.1 scalars): `0644` is
     // octal 420, and `yes`/`no`/`on`/`off` are booleans (the default).
@@ -347,7 +348,7 @@ fn options(input_len: usize) -> serde_saphyr::Options {
 /// Parses a YAML stream into its non-empty documents (empty and comment-only
 /// documents are skipped by the parser).
 pub(crate) fn parse_stream(file: &str, text: &str) -> Result<Vec<SNode>, LoadError> {
-    serde_saphyr::from_multiple_with_options::<SNode>(text, options(text.len()))
+    serde_saphyr::from_multiple_with_options::<SNode>(text, parser_options(text.len()))
         .map_err(|e| yaml_error(file, &e))
 }
 
