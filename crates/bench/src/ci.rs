@@ -121,16 +121,18 @@ pub fn measure_and_report(
     write: Option<&Path>,
     runs: usize,
 ) -> anyhow::Result<String> {
+    // Read first: a reference that cannot be read fails before minutes
+    // of measuring.
+    let reference = match against {
+        Some(path) => Some(read_results(path)?),
+        None => None,
+    };
     let dir = std::env::temp_dir().join(format!("podplace-bench-ci-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
     let result = measure(podplace, runs, &dir);
     // The snapshot is only for this run.
     let _ = std::fs::remove_dir_all(&dir);
     let measured = result?;
-    let reference = match against {
-        Some(path) => Some(read_results(path)?),
-        None => None,
-    };
     if let Some(path) = write {
         let text = serde_json::to_string_pretty(&measured)?;
         std::fs::write(path, format!("{text}\n")).with_context(|| path.display().to_string())?;
