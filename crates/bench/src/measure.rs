@@ -14,6 +14,7 @@ use podplace_engine::sampling::Sampling;
 use podplace_engine::{
     build_state, place_all, BuildError, PlaceOptions, SchedulerCache, SchedulerSetup,
 };
+use podplace_model::inventory::Inventory;
 use podplace_model::load::{load_with_options, LoadError, LoadOptions, PodRuntimeStatus, Source};
 use serde_json::{json, Value};
 
@@ -125,6 +126,16 @@ struct WorkloadCheck {
     zones: BTreeMap<String, usize>,
 }
 
+/// Loads `file` as `podplace place` and `podplace why` do: pods without
+/// their runtime status ([`PodRuntimeStatus::Drop`]).
+pub(crate) fn load_as_place(file: &Path) -> Result<Inventory, LoadError> {
+    let options = LoadOptions {
+        pod_runtime_status: PodRuntimeStatus::Drop,
+        ..LoadOptions::default()
+    };
+    load_with_options(&[Source::Path(file.to_path_buf())], &options)
+}
+
 /// Loads `file` as `podplace place` and `podplace why` do (pods without
 /// their runtime status, [`PodRuntimeStatus::Drop`]) and, when `place` is
 /// set, expands workloads, builds the cluster and places every pending
@@ -137,11 +148,7 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
     let sampler = crate::memory::Sampler::start();
     let t = Timer::start();
-    let options = LoadOptions {
-        pod_runtime_status: PodRuntimeStatus::Drop,
-        ..LoadOptions::default()
-    };
-    let mut inv = load_with_options(&[Source::Path(file.to_path_buf())], &options)?;
+    let mut inv = load_as_place(file)?;
     t.stop(&mut out, "load");
     let m = sampler.peaks();
     out["load_peak_anon_kib"] = json!(m.anon_kib);

@@ -12,7 +12,6 @@ use std::path::Path;
 
 use podplace_engine::sampling::Sampling;
 use podplace_engine::{build_state, place_all, PlaceOptions, SchedulerCache, SchedulerSetup};
-use podplace_model::load::{load_with_options, LoadOptions, PodRuntimeStatus, Source};
 use serde_json::{json, Value};
 
 use crate::measure::{peak_rss_kib, MeasureError, Timer};
@@ -41,12 +40,7 @@ fn stats(mut xs: Vec<f64>) -> Value {
 /// module doc). Returns one JSON object per variant.
 pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, MeasureError> {
     let inv = {
-        // As `podplace place` loads (see [`crate::measure::run`]).
-        let options = LoadOptions {
-            pod_runtime_status: PodRuntimeStatus::Drop,
-            ..LoadOptions::default()
-        };
-        let mut inv = load_with_options(&[Source::Path(file.to_path_buf())], &options)?;
+        let mut inv = crate::measure::load_as_place(file)?;
         podplace_model::expand::expand_workloads(&mut inv);
         inv
     };
