@@ -825,54 +825,49 @@ fn search_feasible(
     let at = |k: usize| list[(search.start + k) % n];
     let mut result = (n, 0);
     let mut k = 0;
-    if scratch.parallel(n) {
-        use rayon::prelude::*;
-        let mut passes = std::mem::take(&mut scratch.passes);
-        'blocks: while k < n {
-            let wanted = search.to_find + 1 - scratch.feasible.len();
-            // The first block is what the search reads when every node
-            // passes, the common case, which it ends on one worker; each
-            // later one (few nodes pass) is at least as long as the list
-            // read so far, so a search that must read far reaches blocks
-            // worth handing out, and one that ends soon filters few nodes
-            // past its stop.
-            let block = wanted.max(k).min(n - k);
-            if scratch.parallel(block) {
-                (k..k + block)
-                    .into_par_iter()
-                    .with_min_len(PARALLEL_CHUNK)
-                    .map(|j| verdict(at(j)).0)
-                    .collect_into_vec(&mut passes);
-            } else {
-                passes.clear();
-                passes.extend((k..k + block).map(|j| verdict(at(j)).0));
-            }
-            for (j, &ok) in passes.iter().enumerate() {
-                if !ok {
-                    continue;
+    let mut passes = std::mem::take(&mut scratch.passes);
+    'blocks: while k < n {
+        let wanted = search.to_find + 1 - scratch.feasible.len();
+        // The first block is what the search reads when every node passes,
+        // the common case; each later one (few nodes pass) is at least as
+        // long as the list read so far, so a search that must read far
+        // reaches blocks worth handing out to every worker. A block too
+        // short for that is read on this worker, stopping at the stop
+        // node, so no node past it is filtered.
+        let block = wanted.max(k).min(n - k);
+        if !scratch.parallel(block) {
+            for j in k..k + block {
+                let node = at(j);
+                if verdict(node).0 {
+                    if scratch.feasible.len() == search.to_find {
+                        result = (j, search.to_find + 1);
+                        break 'blocks;
+                    }
+                    scratch.feasible.push(node);
                 }
-                if scratch.feasible.len() == search.to_find {
-                    result = (k + j, search.to_find + 1);
-                    break 'blocks;
-                }
-                scratch.feasible.push(at(k + j));
             }
             k += block;
+            continue;
         }
-        scratch.passes = passes;
-    } else {
-        while k < n {
-            let node = at(k);
-            if verdict(node).0 {
-                if scratch.feasible.len() == search.to_find {
-                    result = (k, search.to_find + 1);
-                    break;
-                }
-                scratch.feasible.push(node);
+        use rayon::prelude::*;
+        (k..k + block)
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
+            .map(|j| verdict(at(j)).0)
+            .collect_into_vec(&mut passes);
+        for (j, &ok) in passes.iter().enumerate() {
+            if !ok {
+                continue;
             }
-            k += 1;
+            if scratch.feasible.len() == search.to_find {
+                result = (k + j, search.to_find + 1);
+                break 'blocks;
+            }
+            scratch.feasible.push(at(k + j));
         }
+        k += block;
     }
+    scratch.passes = passes;
     if result.1 == 0 {
         result.1 = scratch.feasible.len();
     }
