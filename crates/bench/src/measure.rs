@@ -12,10 +12,12 @@ use std::time::Instant;
 
 use podplace_engine::sampling::Sampling;
 use podplace_engine::{
-    build_state, place_all, BuildError, PlaceOptions, SchedulerCache, SchedulerSetup,
+    build_state_taking, place_all, BuildError, PlaceOptions, SchedulerCache, SchedulerSetup,
 };
 use podplace_model::inventory::Inventory;
-use podplace_model::load::{load_with_options, LoadError, LoadOptions, PodRuntimeStatus, Source};
+use podplace_model::load::{
+    load_with_options, LoadError, LoadOptions, PodForm, PodRuntimeStatus, Source,
+};
 use serde_json::{json, Value};
 
 use crate::generate::ZONE;
@@ -127,17 +129,20 @@ struct WorkloadCheck {
 }
 
 /// Loads `file` as `podplace place` and `podplace why` do: pods without
-/// their runtime status ([`PodRuntimeStatus::Drop`]).
-pub(crate) fn load_as_place(file: &Path) -> Result<Inventory, LoadError> {
+/// their runtime status ([`PodRuntimeStatus::Drop`]), held as `form` says
+/// (the commands pack and compile them, [`PodForm::PackedCompiled`]; a
+/// benchmark that builds many states from one load keeps the objects).
+pub(crate) fn load_as_place(file: &Path, form: PodForm) -> Result<Inventory, LoadError> {
     let options = LoadOptions {
         pod_runtime_status: PodRuntimeStatus::Drop,
+        pod_form: form,
         ..LoadOptions::default()
     };
     load_with_options(&[Source::Path(file.to_path_buf())], &options)
 }
 
 /// Loads `file` as `podplace place` and `podplace why` do (pods without
-/// their runtime status, [`PodRuntimeStatus::Drop`]) and, when `place` is
+/// their runtime status, packed and compiled) and, when `place` is
 /// set, expands workloads, builds the cluster and places every pending
 /// pod. Returns the timings, counts and peak memory as a JSON object (the
 /// child process prints it).
@@ -148,7 +153,7 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     let mut out = json!({"file": file.display().to_string(), "bytes": bytes});
     let sampler = crate::memory::Sampler::start();
     let t = Timer::start();
-    let mut inv = load_as_place(file)?;
+    let mut inv = load_as_place(file, PodForm::PackedCompiled)?;
     t.stop(&mut out, "load");
     let m = sampler.peaks();
     out["load_peak_anon_kib"] = json!(m.anon_kib);
@@ -183,7 +188,7 @@ pub fn run(file: &Path, place: bool) -> Result<Value, MeasureError> {
     out["expanded_pods"] = json!(inv.pods.len() - pods_before);
 
     let t = Timer::start();
-    let (mut state, pending) = build_state(&inv)?;
+    let (mut state, pending) = build_state_taking(&mut inv)?;
     t.stop(&mut out, "build");
     out["pending"] = json!(pending.len());
     out["build_peak_kib"] = json!(peak_rss_kib());

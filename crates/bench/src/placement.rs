@@ -40,7 +40,7 @@ fn stats(mut xs: Vec<f64>) -> Value {
 /// module doc). Returns one JSON object per variant.
 pub fn run(file: &Path, variants: &[Variant], repeat: usize) -> Result<Value, MeasureError> {
     let inv = {
-        let mut inv = crate::measure::load_as_place(file)?;
+        let mut inv = crate::measure::load_as_place(file, podplace_model::load::PodForm::Objects)?;
         podplace_model::expand::expand_workloads(&mut inv);
         inv
     };

@@ -57,6 +57,7 @@ pub fn run(args: &PlaceArgs) -> Result<Exit> {
     let inventory = match load_world(
         &args.files,
         podplace_model::load::PodRuntimeStatus::Drop,
+        podplace_model::load::PodForm::PackedCompiled,
         verbose,
     ) {
         Ok(i) => i,

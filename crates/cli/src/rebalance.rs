@@ -217,6 +217,7 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
         let inv = match crate::world::load_world(
             &args.files,
             podplace_model::load::PodRuntimeStatus::Keep,
+            podplace_model::load::PodForm::Objects,
             args.verbose.verbose,
         ) {
             Ok(inv) => inv,

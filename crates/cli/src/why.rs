@@ -90,6 +90,7 @@ pub fn run(args: &WhyArgs) -> Result<Exit> {
     let inventory = match load_world(
         &args.files,
         podplace_model::load::PodRuntimeStatus::Drop,
+        podplace_model::load::PodForm::PackedCompiled,
         args.verbose.verbose,
     ) {
         Ok(i) => i,

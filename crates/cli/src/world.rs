@@ -3,16 +3,18 @@
 
 use anyhow::Result;
 use podplace_model::inventory::Inventory;
-use podplace_model::load::{load_with_options, LoadOptions, PodRuntimeStatus, Source};
+use podplace_model::load::{load_with_options, LoadOptions, PodForm, PodRuntimeStatus, Source};
 
 use crate::args::FileArgs;
 
 /// Loads `-f` arguments into one world (each file within
 /// `--max-input-size`) and expands its workloads; pods keep their runtime
-/// status only when the command reads it (see [`PodRuntimeStatus`]).
+/// status only when the command reads it (see [`PodRuntimeStatus`]), and
+/// are held as `pod_form` says (see [`PodForm`]).
 pub fn load_world(
     files: &FileArgs,
     runtime_status: PodRuntimeStatus,
+    pod_form: PodForm,
     verbose: bool,
 ) -> Result<Inventory, podplace_model::load::LoadError> {
     let sources: Vec<Source> = files
@@ -22,6 +24,7 @@ pub fn load_world(
         .collect();
     let options = LoadOptions {
         pod_runtime_status: runtime_status,
+        pod_form,
         ..files.load_options()
     };
     let mut inventory = load_with_options(&sources, &options)?;

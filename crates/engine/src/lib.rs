@@ -57,7 +57,7 @@ pub use cache::SchedulerCache;
 pub use cycle::{schedule, schedule_choice, schedule_watching, Choice, Outcome, Verdict};
 pub use groups::{GroupKey, TopologyGroup};
 pub use ids::{GroupId, NodeId, PodHandle, PodId, TermId};
-pub use place::{build_state, place_all, BuildError, PlaceOptions, Placement};
+pub use place::{build_state, build_state_taking, place_all, BuildError, PlaceOptions, Placement};
 pub use profile::{Profile, SchedulerSetup};
 pub use state::terms::{HeldKind, PodTerms, TermKind};
 pub use state::{

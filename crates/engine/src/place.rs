@@ -48,17 +48,82 @@ pub fn object_name(
 /// state and the pods waiting to be scheduled, in load order.
 pub fn build_state(inv: &Inventory) -> Result<(ClusterState, Vec<PodId>), BuildError> {
     let mut cluster = ClusterState::new();
-    let compile = |kind: &str, meta, source| BuildError::Compile {
+    add_all_but_pods(&mut cluster, inv)?;
+    let mut pending = Vec::new();
+    for pod in &inv.pods {
+        let id = cluster
+            .add_api_pod(&pod.object)
+            .map_err(|e| compile_error("Pod", &pod.object.metadata, e))?;
+        note_pending(&cluster, id, &mut pending);
+    }
+    Ok((cluster, pending))
+}
+
+/// [`build_state`] for a caller that owns the objects: the pods compiled
+/// as they were loaded ([`podplace_model::pod_list::PodList::pack_compiled`])
+/// are taken from `inv` into the state instead of being decoded and
+/// compiled again; the rest are compiled as [`build_state`] does.
+pub fn build_state_taking(inv: &mut Inventory) -> Result<(ClusterState, Vec<PodId>), BuildError> {
+    let mut cluster = match inv.pods.strings() {
+        Some(strings) => ClusterState::with_strings(strings.clone()),
+        None => ClusterState::new(),
+    };
+    add_all_but_pods(&mut cluster, inv)?;
+    let mut pending = Vec::new();
+    for i in 0..inv.pods.len() {
+        let id = match inv.pods.take_compiled(i) {
+            Some(Ok(pod)) => cluster.add_pod(pod),
+            Some(Err(source)) => {
+                let summary = inv.pods.summary(i).unwrap_or_default();
+                let object = match summary.namespace.as_deref() {
+                    Some(ns) => format!("Pod/{ns}/{}", summary.name),
+                    None => format!("Pod/{}", summary.name),
+                };
+                return Err(BuildError::Compile { object, source });
+            }
+            None => {
+                let pod = &inv.pods[i].object;
+                cluster
+                    .add_api_pod(pod)
+                    .map_err(|e| compile_error("Pod", &pod.metadata, e))?
+            }
+        };
+        note_pending(&cluster, id, &mut pending);
+    }
+    Ok((cluster, pending))
+}
+
+fn compile_error(
+    kind: &str,
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    source: podplace_model::objects::CompileError,
+) -> BuildError {
+    BuildError::Compile {
         object: object_name(kind, meta),
         source,
-    };
+    }
+}
+
+/// Adds `id` to `pending` when it waits to be scheduled.
+fn note_pending(cluster: &ClusterState, id: PodId, pending: &mut Vec<PodId>) {
+    if cluster
+        .pod_entry(id)
+        .is_some_and(|e| e.node.is_none() && !e.pod.finished)
+    {
+        pending.push(id);
+    }
+}
+
+/// Every object of `inv` but its pods, into `cluster` (the engine adds
+/// pods last, after nodes and storage).
+fn add_all_but_pods(cluster: &mut ClusterState, inv: &Inventory) -> Result<(), BuildError> {
     for ns in &inv.namespaces {
         cluster.add_namespace(&ns.object);
     }
     for node in &inv.nodes {
         cluster
             .add_node(&node.object)
-            .map_err(|e| compile("Node", &node.object.metadata, e))?;
+            .map_err(|e| compile_error("Node", &node.object.metadata, e))?;
     }
     for svc in &inv.services {
         cluster.add_service(&svc.object);
@@ -69,27 +134,15 @@ pub fn build_state(inv: &Inventory) -> Result<(ClusterState, Vec<PodId>), BuildE
     for rs in &inv.replica_sets {
         cluster
             .add_replica_set(&rs.object)
-            .map_err(|e| compile("ReplicaSet", &rs.object.metadata, e))?;
+            .map_err(|e| compile_error("ReplicaSet", &rs.object.metadata, e))?;
     }
     for sts in &inv.stateful_sets {
         cluster
             .add_stateful_set(&sts.object)
-            .map_err(|e| compile("StatefulSet", &sts.object.metadata, e))?;
+            .map_err(|e| compile_error("StatefulSet", &sts.object.metadata, e))?;
     }
     cluster.load_storage(inv)?;
-    let mut pending = Vec::new();
-    for pod in &inv.pods {
-        let id = cluster
-            .add_api_pod(&pod.object)
-            .map_err(|e| compile("Pod", &pod.object.metadata, e))?;
-        if cluster
-            .pod_entry(id)
-            .is_some_and(|e| e.node.is_none() && !e.pod.finished)
-        {
-            pending.push(id);
-        }
-    }
-    Ok((cluster, pending))
+    Ok(())
 }
 
 /// Where one pod went.
@@ -147,8 +200,12 @@ impl ReplicaRuns {
             rustc_hash::FxHashMap::default();
         let mut runs = ReplicaRuns::default();
         let mut next = 0u32;
-        for (i, p) in inv.pods.iter().enumerate() {
-            let pod = &p.object;
+        for i in 0..inv.pods.len() {
+            // Bound pods are passed over without decoding a packed one.
+            if inv.pods.node_name(i).is_some() {
+                continue;
+            }
+            let pod = &inv.pods[i].object;
             let Some(spec) = pod.spec.as_ref() else {
                 continue;
             };

@@ -912,7 +912,12 @@ impl<'a> Analyzer<'a> {
             self.index.existing = Some(map);
         }
         let mut out = Blocked::default();
-        for pair in node.labels.iter() {
+        // Domains in label-key order: what is listed first must not hang on
+        // the order the world interned its strings in.
+        let interner = self.cluster.interner();
+        let mut pairs: Vec<_> = node.labels.iter().collect();
+        pairs.sort_by(|a, b| interner.resolve(a.0).cmp(interner.resolve(b.0)));
+        for pair in pairs {
             if !self.index.existing_domains.contains_key(&pair) {
                 let Some(holders) = self.index.existing.as_ref().and_then(|m| m.get(&pair)) else {
                     continue;

@@ -13,6 +13,7 @@ pub mod naming;
 pub mod objects;
 pub mod pdb;
 pub mod pod_list;
+pub mod pod_summary;
 pub mod quantity;
 pub mod resym;
 pub mod selector;

@@ -5,6 +5,7 @@
 //! [`WorkloadRef`] is how owners and workload references travel between
 //! crates (never a `Kind/namespace/name` string parsed back).
 
+use crate::pod_summary::PodSummary;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
@@ -280,6 +281,25 @@ impl Workloads {
             };
         };
         self.resolve(WorkloadKind::of(&owner.kind), namespace, &owner.name)
+    }
+
+    /// [`Workloads::of`] read from a pod's [`PodSummary`] (a packed pod is
+    /// not decoded).
+    pub fn of_summary(&self, facts: &PodSummary) -> WorkloadRef {
+        let namespace = facts
+            .namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or("default")
+            .to_string();
+        match facts.controller() {
+            Some(owner) => self.resolve(WorkloadKind::of(&owner.kind), namespace, &owner.name),
+            None => WorkloadRef {
+                kind: WorkloadKind::Pod,
+                name: facts.name.to_string(),
+                namespace,
+            },
+        }
     }
 
     /// The workload a controller belongs to: a ReplicaSet's Deployment, a

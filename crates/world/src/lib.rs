@@ -60,7 +60,7 @@ use std::borrow::Cow;
 
 use k8s_openapi::api::core::v1 as core;
 use podplace_engine::{
-    build_state, schedule, ClusterState, Outcome, PlaceOptions, Placement, SchedulerCache,
+    build_state_taking, schedule, ClusterState, Outcome, PlaceOptions, Placement, SchedulerCache,
 };
 use podplace_model::inventory::Inventory;
 use podplace_model::objects::Pod;
@@ -117,11 +117,11 @@ impl World {
     /// [`World::build`] with every [`PlaceOptions`] (`keep_outcomes` keeps
     /// each placement's full scheduling result).
     pub fn build_with(
-        inventory: Inventory,
+        mut inventory: Inventory,
         setup: &SchedulerSetup,
         options: PlaceOptions,
     ) -> Result<World, BuildError> {
-        let (mut state, pending) = build_state(&inventory)?;
+        let (mut state, pending) = build_state_taking(&mut inventory)?;
         let mut cache = SchedulerCache::for_setup(setup);
         let placing = std::time::Instant::now();
         // Identical replicas that cannot fit are decided once per state
@@ -136,6 +136,9 @@ impl World {
             placement_of[p.pod] = Some(i);
         }
         let pods = PodTable::new(&inventory, &state);
+        // What building decoded of packed pods (the waiting ones) is given
+        // back; readers decode what they read.
+        inventory.pods.trim_decoded();
         Ok(World {
             inventory,
             state,

@@ -76,18 +76,9 @@ impl PodTable {
     /// later is taken, as a later document replaces an earlier one).
     pub fn new(inventory: &Inventory, state: &ClusterState) -> Self {
         let workloads = Workloads::new(inventory);
-        let api: FxHashMap<(&str, &str), usize> = inventory
-            .pods
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let m = &p.object.metadata;
-                let ns = m.namespace.as_deref().filter(|n| !n.is_empty());
-                (
-                    (ns.unwrap_or("default"), m.name.as_deref().unwrap_or("")),
-                    i,
-                )
-            })
+        // Keys and workloads without decoding a packed pod.
+        let api: FxHashMap<(&str, &str), usize> = (0..inventory.pods.len())
+            .filter_map(|i| Some((inventory.pods.key(i)?, i)))
             .collect();
         let mut rows = PodColumn::from_fn(state.pod_slots(), |_| None);
         let mut by_name: Sharded<Box<str>, Vec<PodId>> = Sharded::default();
@@ -96,7 +87,10 @@ impl PodTable {
             let index = api.get(&(ns, &*entry.pod.name)).copied();
             let (fallback, owner) = compiled_row(state, id);
             let workload = match index {
-                Some(i) => workloads.of(&inventory.pods[i].object),
+                Some(i) => match inventory.pods.packed_summary(i) {
+                    Some(summary) => workloads.of_summary(summary),
+                    None => workloads.of(&inventory.pods[i].object),
+                },
                 None => fallback,
             };
             rows[id] = Some(PodRow {

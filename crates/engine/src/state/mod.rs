@@ -224,7 +224,13 @@ impl Default for ClusterState {
 impl ClusterState {
     /// An empty state.
     pub fn new() -> Self {
-        let mut interner = Interner::new();
+        ClusterState::with_strings(Interner::new())
+    }
+
+    /// An empty state holding `strings`, so objects compiled against them
+    /// (pods compiled as they were loaded,
+    /// [`podplace_model::pod_list::PodList::pack_compiled`]) can be added.
+    pub fn with_strings(mut interner: Interner) -> Self {
         // What every cycle looks up: NodeUnschedulable's taint key and the
         // wildcard host IP.
         for name in crate::names::ALL {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::{add_replicas, is_active, replicas, NewPods, Owner, PodIndex};
+use super::{add_replicas, replicas, NewPods, Owner, PodIndex};
 use crate::inventory::{Inventory, Sourced};
 use crate::naming::{pod_template_hash, replica_set_name, POD_TEMPLATE_HASH_LABEL};
 use crate::workloads::WorkloadKind;
@@ -109,11 +109,7 @@ pub(super) fn expand(
                 .iter()
                 .map(|rs| {
                     let o = Owner::new(WorkloadKind::ReplicaSet, &rs.object.metadata);
-                    index
-                        .owned(&inv.pods, &o)
-                        .into_iter()
-                        .filter(|p| is_active(p))
-                        .count()
+                    index.active_owned(&inv.pods, &o)
                 })
                 .sum();
             let rs_owner = Owner::new(WorkloadKind::ReplicaSet, &newest.object.metadata);

@@ -34,6 +34,7 @@ pub use self::admission::Admission;
 use crate::inventory::{CountedReplicas, Inventory, PodList, Sourced};
 use crate::naming::UsedNames;
 pub use crate::naming::{name_suffix, pod_template_hash, synthetic_uid, NAME_ALPHABET};
+use crate::pod_summary::PodSummary;
 use crate::workloads::WorkloadKind;
 
 /// `system-cluster-critical`'s value, a built-in class every cluster has.
@@ -52,7 +53,8 @@ pub fn is_manifest(meta: &ObjectMeta, has_status: bool) -> bool {
     meta.uid.as_deref().unwrap_or("").is_empty() && meta.creation_timestamp.is_none() && !has_status
 }
 
-fn is_active(pod: &Pod) -> bool {
+/// Neither being deleted nor finished: a replica its controller counts.
+pub(crate) fn is_active(pod: &Pod) -> bool {
     let phase = pod
         .status
         .as_ref()
@@ -103,6 +105,16 @@ impl Owner<'_> {
         }
     }
 
+    /// [`Owner::owns`] read from a pod's [`PodSummary`].
+    fn owns_summary(&self, summary: &PodSummary) -> bool {
+        summary.namespace_or_default() == self.namespace
+            && summary.owner.as_ref().is_some_and(|r| {
+                self.kind == *r.kind
+                    && *r.name == *self.name
+                    && (self.uid.is_none() || Some(&*r.uid) == self.uid)
+            })
+    }
+
     fn owns(&self, meta: &ObjectMeta) -> bool {
         meta.namespace.as_deref().unwrap_or("default") == self.namespace
             && controller_ref(meta).is_some_and(|r| {
@@ -120,25 +132,40 @@ struct PodIndex {
 }
 
 impl PodIndex {
+    /// Indexes `pods` from their summaries (a packed pod is not decoded).
     fn new(pods: &PodList) -> Self {
         let mut by_owner: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
         let mut names = UsedNames::new();
-        for (i, p) in pods.iter().enumerate() {
-            let ns = p
-                .object
-                .metadata
-                .namespace
-                .clone()
-                .unwrap_or_else(|| "default".to_string());
-            if let Some(r) = controller_ref(&p.object.metadata) {
+        for i in 0..pods.len() {
+            let Some(summary) = pods.summary(i) else {
+                continue;
+            };
+            let ns = summary.namespace_or_default();
+            if let Some(r) = &summary.owner {
                 by_owner
-                    .entry((r.kind.clone(), ns.clone(), r.name.clone()))
+                    .entry((r.kind.to_string(), ns.to_string(), r.name.to_string()))
                     .or_default()
                     .push(i);
             }
-            names.reserve(&ns, p.object.metadata.name.as_deref().unwrap_or_default());
+            names.reserve(ns, &summary.name);
         }
         PodIndex { by_owner, names }
+    }
+
+    /// How many of the pods `owner` controls are active (counted as its
+    /// replicas), read from their summaries.
+    fn active_owned(&self, pods: &PodList, owner: &Owner<'_>) -> usize {
+        self.by_owner
+            .get(&(
+                owner.kind.as_str().to_string(),
+                owner.namespace.to_string(),
+                owner.name.to_string(),
+            ))
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| pods.summary(i))
+            .filter(|f| f.active && owner.owns_summary(f))
+            .count()
     }
 
     /// Indices of the pods `owner` controls.
@@ -396,10 +423,12 @@ pub fn expand_workloads_up_to(inv: &mut Inventory, max_new_pods: usize) {
     inv.pods.extend(new_pods.pods);
     let admission = Admission::for_inventory(inv);
     let mut warnings = Vec::new();
-    for (i, pod) in inv.pods.iter_mut().enumerate() {
-        let has_status = pod.object.status.is_some();
-        if i >= first_new || is_manifest(&pod.object.metadata, has_status) {
-            admission.admit(&mut pod.object, &mut warnings);
+    // By index: only the pods admitted are changed (a packed one unpacked).
+    for i in 0..inv.pods.len() {
+        if i >= first_new || inv.pods.summary(i).is_some_and(|f| f.manifest) {
+            if let Some(pod) = inv.pods.get_mut(i) {
+                admission.admit(&mut pod.object, &mut warnings);
+            }
         }
     }
     inv.warnings.extend(warnings);

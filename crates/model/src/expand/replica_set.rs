@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 
-use super::{add_replicas, is_active, pod_from_template, replicas, NewPods, Owner, PodIndex};
+use super::{add_replicas, pod_from_template, replicas, NewPods, Owner, PodIndex};
 use crate::inventory::{Inventory, Origin};
 use crate::naming::generate_name_base;
 use crate::workloads::WorkloadKind;
@@ -94,11 +94,7 @@ fn expand_replicated(
     index: &mut PodIndex,
     new_pods: &mut NewPods,
 ) {
-    let active = index
-        .owned(&inv.pods, owner)
-        .into_iter()
-        .filter(|p| is_active(p))
-        .count();
+    let active = index.active_owned(&inv.pods, owner);
     add_replicas(
         owner,
         template,

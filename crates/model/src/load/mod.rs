@@ -105,6 +105,23 @@ pub struct LoadOptions {
     /// Whether pods keep what the kubelet reports of their running
     /// containers and addresses ([`PodRuntimeStatus`]; kept unless set).
     pub pod_runtime_status: PodRuntimeStatus,
+    /// How the loaded pods are held ([`PodForm`]; as objects unless set).
+    pub pod_form: PodForm,
+}
+
+/// How a load holds the pods it reads. A command that only reads a large
+/// cluster (`why`) has no use for 160,000 pod objects at once: packed,
+/// each pod is its JSON and its engine form, about a fifth of the memory,
+/// and the pods a reader asks for are decoded then
+/// ([`crate::pod_list::PodList::pack_compiled`]). A command that writes
+/// pods back or changes them keeps the objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PodForm {
+    /// Every pod as its `k8s-openapi` object.
+    #[default]
+    Objects,
+    /// Every pod packed and compiled as it is stored.
+    PackedCompiled,
 }
 
 /// What a load keeps of the status the kubelet reports for a running pod:
@@ -133,6 +150,7 @@ impl Default for LoadOptions {
             max_input_bytes: limits::MAX_INPUT_BYTES,
             fifo_open_timeout: limits::FIFO_OPEN_TIMEOUT,
             pod_runtime_status: PodRuntimeStatus::Keep,
+            pod_form: PodForm::Objects,
         }
     }
 }
@@ -561,6 +579,9 @@ fn run(
         json_checked: true,
     };
     st.inv.notices.extend(notices);
+    if opts.pod_form == PodForm::PackedCompiled {
+        st.inv.pods.pack_compiled();
+    }
     for input in &inputs {
         let text = input::decode_text(&input.name, &input.bytes)?;
         let parsed = match &input.lists {
@@ -1464,21 +1485,14 @@ impl State<'_> {
             .filter_map(|n| n.object.metadata.name.as_deref())
             .chain(self.opts.external_nodes.iter().map(String::as_str))
             .collect();
-        for (pod, anchor) in self.inv.pods.iter().zip(&self.pod_anchors) {
-            let Some(node) = pod
-                .object
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_name.as_deref())
-            else {
+        // By index: a packed pod is not decoded for its node.
+        for (i, anchor) in self.pod_anchors.iter().enumerate() {
+            let Some(node) = self.inv.pods.node_name(i) else {
                 continue;
             };
             if !node.is_empty() && !nodes.contains(node) {
-                let id = object_id(
-                    "Pod",
-                    pod.object.metadata.namespace.as_deref(),
-                    pod.object.metadata.name.as_deref(),
-                );
+                let summary = self.inv.pods.summary(i).unwrap_or_default();
+                let id = object_id("Pod", summary.namespace.as_deref(), Some(&summary.name));
                 let path = FieldPath::of(&["spec", "nodeName"]);
                 let msg = FieldError::not_found(
                     FieldPath::root(),

@@ -30,7 +30,10 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cow::Chunked;
+use crate::intern::Interner;
 use crate::inventory::{Origin, Sourced};
+use crate::objects::{self, CompileError};
+use crate::pod_summary::PodSummary;
 
 /// A pod packed: its JSON in two parts, so that replicas of one template
 /// share one copy of their spec.
@@ -57,18 +60,36 @@ enum Slot {
         json: Packed,
         origin: Origin,
         decoded: OnceLock<Box<Sourced<Pod>>>,
+        /// What walks over every pod read, without decoding.
+        summary: Box<PodSummary>,
+        /// The engine's form of the pod, compiled as it was packed, when
+        /// the list compiles ([`PodList::pack_compiled`]) and until the
+        /// build takes it.
+        compiled: Option<Box<Compiled>>,
     },
 }
+
+/// A pod compiled for the engine against the list's strings, or why it
+/// could not be.
+pub type Compiled = Result<objects::Pod, CompileError>;
 
 impl Clone for Slot {
     /// A packed slot's copy holds the bytes only: it decodes on its own.
     fn clone(&self) -> Self {
         match self {
             Slot::Full(p) => Slot::Full(p.clone()),
-            Slot::Packed { json, origin, .. } => Slot::Packed {
+            Slot::Packed {
+                json,
+                origin,
+                summary,
+                compiled,
+                ..
+            } => Slot::Packed {
                 json: json.clone(),
                 origin: origin.clone(),
                 decoded: OnceLock::new(),
+                summary: summary.clone(),
+                compiled: compiled.clone(),
             },
         }
     }
@@ -101,6 +122,7 @@ impl Slot {
                 json,
                 origin,
                 decoded,
+                ..
             } => match decoded.into_inner() {
                 Some(p) => *p,
                 None => Sourced {
@@ -135,6 +157,9 @@ pub struct PodList {
     decoded: Mutex<Vec<usize>>,
     /// The packed specs, each once.
     specs: FxHashSet<Arc<[u8]>>,
+    /// The strings new pods are compiled against, when the list compiles
+    /// ([`PodList::pack_compiled`]).
+    strings: Option<Interner>,
 }
 
 impl Clone for PodList {
@@ -144,6 +169,7 @@ impl Clone for PodList {
             packed: self.packed,
             decoded: Mutex::new(Vec::new()),
             specs: self.specs.clone(),
+            strings: self.strings.clone(),
         }
     }
 }
@@ -162,6 +188,7 @@ impl PodList {
         self.packed = packed;
         if !packed {
             self.specs.clear();
+            self.strings = None;
         }
         let slots = std::mem::take(&mut self.slots);
         let mut out = Chunked::default();
@@ -181,11 +208,94 @@ impl PodList {
         self.packed
     }
 
+    /// Packs every pod added from now on and compiles it for the engine
+    /// first, against strings of the list's own ([`PodList::strings`]), so
+    /// a world is built from these pods without decoding them
+    /// ([`PodList::take_compiled`]). A command that loads a large cluster
+    /// holds each pod as its JSON and its compiled form instead of its
+    /// object (about a fifth of the memory); a pod a reader asks for is
+    /// decoded then. Pods already held are packed, not compiled.
+    pub fn pack_compiled(&mut self) {
+        self.set_packed(true);
+        self.strings = Some(Interner::new());
+    }
+
+    /// The strings the list compiles against (see
+    /// [`PodList::pack_compiled`]): a state adding the compiled pods must
+    /// hold them.
+    pub fn strings(&self) -> Option<&Interner> {
+        self.strings.as_ref()
+    }
+
+    /// Takes the `i`th pod's compiled form, if it was compiled as it was
+    /// packed and not changed since (see [`PodList::pack_compiled`]).
+    pub fn take_compiled(&mut self, i: usize) -> Option<Compiled> {
+        if !matches!(
+            self.slots.get(i)?,
+            Slot::Packed {
+                compiled: Some(_),
+                ..
+            }
+        ) {
+            return None;
+        }
+        match self.slots.get_mut(i)? {
+            Slot::Packed { compiled, .. } => compiled.take().map(|c| *c),
+            Slot::Full(_) => None,
+        }
+    }
+
+    /// The `i`th pod's `spec.nodeName`, without decoding it.
+    pub fn node_name(&self, i: usize) -> Option<&str> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => p.object.spec.as_ref()?.node_name.as_deref(),
+            Slot::Packed { json, .. } => json.node_name.as_deref(),
+        }
+    }
+
+    /// The `i`th pod's namespace (`default` when it has none) and name,
+    /// without decoding it.
+    pub fn key(&self, i: usize) -> Option<(&str, &str)> {
+        let (namespace, name) = match self.slots.get(i)? {
+            Slot::Full(p) => (
+                p.object.metadata.namespace.as_deref(),
+                p.object.metadata.name.as_deref().unwrap_or_default(),
+            ),
+            Slot::Packed { summary, .. } => (summary.namespace.as_deref(), &*summary.name),
+        };
+        Some((
+            namespace.filter(|n| !n.is_empty()).unwrap_or("default"),
+            name,
+        ))
+    }
+
+    /// The `i`th pod's [`PodSummary`] when it is packed (kept beside its
+    /// bytes); `None` for a pod held as its object, which the caller reads.
+    pub fn packed_summary(&self, i: usize) -> Option<&PodSummary> {
+        match self.slots.get(i)? {
+            Slot::Packed { summary, .. } => Some(summary),
+            Slot::Full(_) => None,
+        }
+    }
+
+    /// The `i`th pod's [`PodSummary`], without decoding it.
+    pub fn summary(&self, i: usize) -> Option<Cow<'_, PodSummary>> {
+        match self.slots.get(i)? {
+            Slot::Full(p) => Some(Cow::Owned(PodSummary::of(&p.object))),
+            Slot::Packed { summary, .. } => Some(Cow::Borrowed(summary)),
+        }
+    }
+
     fn slot(&mut self, p: Sourced<Pod>) -> Slot {
         if !self.packed {
             return Slot::Full(Box::new(p));
         }
         let Sourced { mut object, origin } = p;
+        let summary = Box::new(PodSummary::of(&object));
+        let compiled = self
+            .strings
+            .as_mut()
+            .map(|strings| Box::new(objects::Pod::compile(&object, strings)));
         let (spec, node_name) = match object.spec.take() {
             Some(mut spec) => {
                 let node = spec.node_name.take().map(String::into_boxed_str);
@@ -209,6 +319,8 @@ impl PodList {
             },
             origin,
             decoded: OnceLock::new(),
+            summary,
+            compiled,
         }
     }
 
@@ -285,6 +397,7 @@ impl PodList {
                 json,
                 origin,
                 decoded,
+                ..
             } => Some(decoded.get_or_init(|| {
                 self.decoded
                     .lock()
@@ -588,196 +701,4 @@ impl From<Chunked<Sourced<Pod>>> for PodList {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pod(name: &str) -> Sourced<Pod> {
-        let object: Pod = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "namespace": "ns", "labels": {"app": "a"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                              "name": "rs", "uid": "u", "controller": true}]},
-            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i",
-                     "resources": {"requests": {"cpu": "100m"}}}],
-                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}]}}},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                       "containerStatuses": [{"name": "c", "image": "i", "imageID": "x",
-                                              "ready": true, "restartCount": 3}]}
-        }))
-        .unwrap();
-        Sourced {
-            object,
-            origin: Origin {
-                file: format!("{name}.yaml"),
-                line: 3,
-                column: 1,
-            },
-        }
-    }
-
-    fn same(a: &PodList, b: &[Sourced<Pod>]) {
-        assert_eq!(a.len(), b.len());
-        for (x, y) in a.iter().zip(b) {
-            assert_eq!(x.object, y.object);
-            assert_eq!(x.origin, y.origin);
-        }
-        for (i, y) in b.iter().enumerate() {
-            assert_eq!(a.metadata(i).unwrap().as_ref(), &y.object.metadata);
-            assert_eq!(a.object(i).unwrap().as_ref(), &y.object);
-            assert_eq!(a.origin(i), Some(&y.origin));
-        }
-    }
-
-    #[test]
-    fn packed_and_unpacked_lists_read_the_same_objects() {
-        let plain: Vec<Sourced<Pod>> = (0..5).map(|i| pod(&format!("p{i}"))).collect();
-        let mut list: PodList = plain.clone().into();
-        assert!(!list.is_packed());
-        same(&list, &plain);
-        list.set_packed(true);
-        same(&list, &plain);
-        list.trim_decoded();
-        same(&list, &plain);
-        // Changes: replace, swap_remove, push, on a packed list.
-        let mut want = plain.clone();
-        let new = pod("q");
-        let old = list.replace(1, new.object.clone()).unwrap();
-        assert_eq!(old, plain[1].object);
-        want[1].object = new.object.clone();
-        same(&list, &want);
-        let removed = list.swap_remove(0);
-        assert_eq!(removed.object, want.swap_remove(0).object);
-        same(&list, &want);
-        list.push(pod("r"));
-        want.push(pod("r"));
-        same(&list, &want);
-        let copy = list.clone();
-        same(&copy, &want);
-        list.set_packed(false);
-        same(&list, &want);
-        let back: Vec<Sourced<Pod>> = copy.into_iter().collect();
-        assert_eq!(back.len(), want.len());
-        assert!(back.iter().zip(&want).all(|(a, b)| a.object == b.object));
-    }
-
-    #[test]
-    fn a_packed_pod_takes_less_memory_than_its_object() {
-        let mut list: PodList = vec![pod("p")].into();
-        list.set_packed(true);
-        let Slot::Packed { json, .. } = &list.slots[0] else {
-            panic!("not packed");
-        };
-        let bytes = json.rest.len() + json.spec.as_ref().map_or(0, |s| s.len());
-        assert!(bytes < std::mem::size_of::<Pod>(), "{bytes}");
-    }
-
-    #[test]
-    fn replicas_share_one_packed_spec_until_the_last_is_gone() {
-        let mut list = PodList::new();
-        list.set_packed(true);
-        let mut want = Vec::new();
-        for (i, node) in [Some("n1"), Some("n2"), None].into_iter().enumerate() {
-            let mut p = pod(&format!("r{i}"));
-            if let Some(s) = p.object.spec.as_mut() {
-                s.node_name = node.map(str::to_string);
-            }
-            want.push(p.clone());
-            list.push(p);
-        }
-        assert_eq!(list.specs.len(), 1);
-        same(&list, &want);
-        let mut other = pod("o");
-        if let Some(s) = other.object.spec.as_mut() {
-            s.priority = Some(7);
-        }
-        list.replace(2, other.object.clone());
-        want[2].object = other.object;
-        assert_eq!(list.specs.len(), 2);
-        same(&list, &want);
-        list.swap_remove(2);
-        want.swap_remove(2);
-        assert_eq!(list.specs.len(), 1);
-        list.swap_remove(0);
-        want.swap_remove(0);
-        same(&list, &want);
-        list.swap_remove(0);
-        assert!(list.specs.is_empty());
-    }
-
-    #[test]
-    fn packing_a_packed_list_again_encodes_only_what_was_unpacked() {
-        let plain: Vec<Sourced<Pod>> = (0..4).map(|i| pod(&format!("p{i}"))).collect();
-        let mut list: PodList = plain.clone().into();
-        list.set_packed(true);
-        let rest = |list: &PodList, i: usize| match &list.slots[i] {
-            Slot::Packed { json, .. } => Some(Arc::clone(&json.rest)),
-            Slot::Full(_) => None,
-        };
-        let before: Vec<_> = (0..4).map(|i| rest(&list, i).unwrap()).collect();
-        // One pod read (decoded and kept), one changed (unpacked).
-        assert_eq!(list[0].object, plain[0].object);
-        let mut want = plain.clone();
-        list[2].object.metadata.name = Some("z".into());
-        want[2].object.metadata.name = Some("z".into());
-        assert!(rest(&list, 2).is_none());
-        list.set_packed(true);
-        for i in [0, 1, 3] {
-            assert!(
-                Arc::ptr_eq(&before[i], &rest(&list, i).unwrap()),
-                "pod {i} encoded again"
-            );
-        }
-        assert!(rest(&list, 2).is_some());
-        assert_eq!(list.specs.len(), 1);
-        same(&list, &want);
-        list.set_packed(false);
-        assert!((0..4).all(|i| rest(&list, i).is_none()));
-        assert!(list.specs.is_empty());
-        same(&list, &want);
-    }
-
-    #[test]
-    fn decoded_pods_are_kept_until_they_change_or_too_many_are() {
-        let mut want: Vec<Sourced<Pod>> = (0..4).map(|i| pod(&format!("p{i}"))).collect();
-        let mut list: PodList = want.clone().into();
-        list.set_packed(true);
-        for i in [0, 1, 3] {
-            assert_eq!(list[i].object, want[i].object);
-        }
-        assert_eq!(list.decoded_len(), 3);
-        list.trim_decoded_over(3);
-        assert_eq!(list.decoded_len(), 3, "within the bound: kept");
-        // A changed pod loses its decoding; the others keep theirs.
-        let new = pod("q");
-        list.replace(1, new.object.clone());
-        want[1].object = new.object;
-        assert_eq!(list.decoded_len(), 2);
-        assert_eq!(list[1].object, want[1].object);
-        assert_eq!(list.decoded_len(), 3);
-        // The last pod moves into a removed one's place with its decoding.
-        list.swap_remove(1);
-        want.swap_remove(1);
-        assert_eq!(list.decoded_len(), 2);
-        assert_eq!(list[1].object, want[1].object);
-        assert_eq!(list.decoded_len(), 2, "the moved pod was decoded again");
-        same(&list, &want);
-        assert_eq!(list.decoded_len(), 3);
-        list.trim_decoded_over(2);
-        assert_eq!(list.decoded_len(), 0);
-        same(&list, &want);
-    }
-
-    #[test]
-    fn changing_a_packed_pod_unpacks_it() {
-        let mut list: PodList = vec![pod("p"), pod("q")].into();
-        list.set_packed(true);
-        list[1].object.metadata.name = Some("z".into());
-        assert_eq!(list[1].object.metadata.name.as_deref(), Some("z"));
-        for p in list.iter_mut() {
-            p.origin.line = 9;
-        }
-        assert!(list.iter().all(|p| p.origin.line == 9));
-        list.retain(|p| p.object.metadata.name.as_deref() == Some("z"));
-        assert_eq!(list.len(), 1);
-    }
-}
+mod tests;
