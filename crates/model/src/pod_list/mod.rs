@@ -18,15 +18,21 @@
 //! world does at a change once too many are held,
 //! [`PodList::trim_decoded_over`]), so a feature reading the same pods
 //! round after round pays each decoding once, and a walk over every pod
-//! gives its memory back. Commands that load files never
-//! pack: the objects they write back out are the ones they read.
+//! gives its memory back.
+//!
+//! `why` and `place` read a file's pods packed and compiled as each is
+//! loaded ([`PodList::pack_compiled`]): the build takes the compiled pods,
+//! and the walks of loading and building read each pod's [`PodSummary`],
+//! so the 160,000 objects of a large cluster are never held at once and
+//! only the pods a reader asks for are decoded. Commands that change pods
+//! or read every one (`rebalance`, `lint`, `simulate`) hold the objects.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rustc_hash::FxHashSet;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cow::Chunked;
@@ -106,8 +112,7 @@ fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
 fn decode(json: &Packed) -> Pod {
     let mut pod: Pod = serde_json::from_slice(&json.rest).unwrap_or_default();
     if let Some(spec) = &json.spec {
-        let mut spec: k8s_openapi::api::core::v1::PodSpec =
-            serde_json::from_slice(spec).unwrap_or_default();
+        let mut spec: PodSpec = serde_json::from_slice(spec).unwrap_or_default();
         spec.node_name = json.node_name.as_deref().map(str::to_string);
         pod.spec = Some(spec);
     }
@@ -160,6 +165,12 @@ pub struct PodList {
     /// The strings new pods are compiled against, when the list compiles
     /// ([`PodList::pack_compiled`]).
     strings: Option<Interner>,
+    /// The spec packed last (without its `nodeName`) and its bytes: the
+    /// replicas of one template come one after another in a list, and
+    /// comparing a spec with the last one costs less than encoding it. (A
+    /// weak reference, so the count of holders [`PodList::release`] reads
+    /// stays the slots' and the set's.)
+    last_spec: Option<(PodSpec, Weak<[u8]>)>,
 }
 
 impl Clone for PodList {
@@ -170,6 +181,7 @@ impl Clone for PodList {
             decoded: Mutex::new(Vec::new()),
             specs: self.specs.clone(),
             strings: self.strings.clone(),
+            last_spec: None,
         }
     }
 }
@@ -188,6 +200,7 @@ impl PodList {
         self.packed = packed;
         if !packed {
             self.specs.clear();
+            self.last_spec = None;
             self.strings = None;
         }
         let slots = std::mem::take(&mut self.slots);
@@ -299,12 +312,24 @@ impl PodList {
         let (spec, node_name) = match object.spec.take() {
             Some(mut spec) => {
                 let node = spec.node_name.take().map(String::into_boxed_str);
-                let bytes: Arc<[u8]> = json(&spec).into();
-                let shared = match self.specs.get(&bytes) {
-                    Some(s) => Arc::clone(s),
+                let same_as_last = self
+                    .last_spec
+                    .as_ref()
+                    .filter(|(last, _)| *last == spec)
+                    .and_then(|(_, bytes)| bytes.upgrade());
+                let shared = match same_as_last {
+                    Some(bytes) => bytes,
                     None => {
-                        self.specs.insert(Arc::clone(&bytes));
-                        bytes
+                        let bytes: Arc<[u8]> = json(&spec).into();
+                        let shared = match self.specs.get(&bytes) {
+                            Some(s) => Arc::clone(s),
+                            None => {
+                                self.specs.insert(Arc::clone(&bytes));
+                                bytes
+                            }
+                        };
+                        self.last_spec = Some((spec, Arc::downgrade(&shared)));
+                        shared
                     }
                 };
                 (Some(shared), node)
@@ -487,6 +512,7 @@ impl PodList {
                 .map(|s| Slot::Full(Box::new(s.into_sourced())))
                 .collect();
             self.specs.clear();
+            self.last_spec = None;
             self.decoded_mut().clear();
         }
         self.slots.iter_mut().filter_map(|s| match s {
@@ -541,6 +567,7 @@ impl PodList {
         self.trim_decoded();
         let slots = std::mem::take(&mut self.slots);
         self.specs.clear();
+        self.last_spec = None;
         for s in slots {
             let p = s.into_sourced();
             if keep(&p) {
@@ -567,6 +594,7 @@ impl PodList {
     pub fn clear(&mut self) {
         self.slots.clear();
         self.specs.clear();
+        self.last_spec = None;
         self.decoded_mut().clear();
     }
 
@@ -575,6 +603,7 @@ impl PodList {
         self.trim_decoded();
         self.slots.truncate(len);
         self.specs.retain(|s| Arc::strong_count(s) > 1);
+        self.last_spec = None;
     }
 }
 
