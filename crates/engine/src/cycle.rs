@@ -827,14 +827,21 @@ fn search_feasible(
     let mut k = 0;
     let mut passes = std::mem::take(&mut scratch.passes);
     'blocks: while k < n {
-        let wanted = search.to_find + 1 - scratch.feasible.len();
-        // The first block is what the search reads when every node passes,
-        // the common case; each later one (few nodes pass) is at least as
-        // long as the list read so far, so a search that must read far
-        // reaches blocks worth handing out to every worker. A block too
-        // short for that is read on this worker, stopping at the stop
-        // node, so no node past it is filtered.
-        let block = wanted.max(k).min(n - k);
+        let found = scratch.feasible.len();
+        let wanted = search.to_find + 1 - found;
+        // How far the search should still read: `wanted` nodes when every
+        // node passes (the first block, and the common case); later, the
+        // nodes `wanted` takes at the pass rate seen so far, or as far
+        // again as it has read when none passed yet. A search that must
+        // read far reaches blocks worth handing out to every worker, and a
+        // parallel block ends near the stop node. A block too short to
+        // hand out is read on this worker, stopping at the stop node.
+        let expected = match (k, found) {
+            (0, _) => wanted,
+            (_, 0) => k,
+            _ => wanted.saturating_mul(k).div_ceil(found),
+        };
+        let block = expected.max(wanted).min(n - k);
         if !scratch.parallel(block) {
             for j in k..k + block {
                 let node = at(j);
