@@ -152,9 +152,9 @@ impl PodIndex {
         PodIndex { by_owner, names }
     }
 
-    /// How many of the pods `owner` controls are active (counted as its
-    /// replicas), read from their summaries.
-    fn active_owned(&self, pods: &PodList, owner: &Owner<'_>) -> usize {
+    /// Indices of the pods indexed under `owner`'s kind, namespace and
+    /// name (the callers check the uid).
+    fn indexed(&self, owner: &Owner<'_>) -> impl Iterator<Item = usize> + '_ {
         self.by_owner
             .get(&(
                 owner.kind.as_str().to_string(),
@@ -163,22 +163,22 @@ impl PodIndex {
             ))
             .into_iter()
             .flatten()
-            .filter_map(|&i| pods.summary(i))
+            .copied()
+    }
+
+    /// How many of the pods `owner` controls are active (counted as its
+    /// replicas), read from their summaries.
+    fn active_owned(&self, pods: &PodList, owner: &Owner<'_>) -> usize {
+        self.indexed(owner)
+            .filter_map(|i| pods.summary(i))
             .filter(|f| f.active && owner.owns_summary(f))
             .count()
     }
 
-    /// Indices of the pods `owner` controls.
+    /// The pods `owner` controls.
     fn owned<'p>(&self, pods: &'p PodList, owner: &Owner<'_>) -> Vec<&'p Pod> {
-        self.by_owner
-            .get(&(
-                owner.kind.as_str().to_string(),
-                owner.namespace.to_string(),
-                owner.name.to_string(),
-            ))
-            .into_iter()
-            .flatten()
-            .map(|&i| &pods[i].object)
+        self.indexed(owner)
+            .map(|i| &pods[i].object)
             .filter(|p| owner.owns(&p.metadata))
             .collect()
     }
