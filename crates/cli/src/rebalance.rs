@@ -236,7 +236,9 @@ pub fn run(args: RebalanceArgs) -> Result<Exit> {
         if args.output.output == PlanFormat::Html {
             return report_html(inv, &planned.plan, &args);
         }
-        return report_dry_run(&planned.plan, &args);
+        let answered = report_dry_run(&planned.plan, &args);
+        crate::world::keep_until_exit((inv, planned));
+        return answered;
     }
     if args.output.output == PlanFormat::Html {
         eprintln!("error: -o html draws a plan made from files: take a snapshot (podplace snapshot -o cluster.yaml) and pass it with -f");
@@ -615,6 +617,7 @@ fn report_html(
         &mut std::io::stdout().lock(),
         podplace_report::rebalance_html(plan, &before).as_bytes(),
     )?;
+    crate::world::keep_until_exit(world);
     Ok(if plan.is_empty() {
         Exit::Ok
     } else {

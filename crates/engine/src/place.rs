@@ -37,9 +37,19 @@ pub fn object_name(
     kind: &str,
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> String {
-    match &meta.namespace {
-        Some(ns) => format!("{kind}/{ns}/{}", meta.name.as_deref().unwrap_or("")),
-        None => format!("{kind}/{}", meta.name.as_deref().unwrap_or("")),
+    qualified_name(
+        kind,
+        meta.namespace.as_deref(),
+        meta.name.as_deref().unwrap_or(""),
+    )
+}
+
+/// [`object_name`] from the parts, for an object no longer held whole (a
+/// pod packed as it loaded).
+fn qualified_name(kind: &str, namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{kind}/{ns}/{name}"),
+        None => format!("{kind}/{name}"),
     }
 }
 
@@ -75,11 +85,10 @@ pub fn build_state_taking(inv: &mut Inventory) -> Result<(ClusterState, Vec<PodI
             Some(Ok(pod)) => cluster.add_pod(pod),
             Some(Err(source)) => {
                 let summary = inv.pods.summary(i).unwrap_or_default();
-                let object = match summary.namespace.as_deref() {
-                    Some(ns) => format!("Pod/{ns}/{}", summary.name),
-                    None => format!("Pod/{}", summary.name),
-                };
-                return Err(BuildError::Compile { object, source });
+                return Err(BuildError::Compile {
+                    object: qualified_name("Pod", summary.namespace.as_deref(), &summary.name),
+                    source,
+                });
             }
             None => {
                 let pod = &inv.pods[i].object;
