@@ -163,7 +163,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `podplace-bench measure [--place|--reference|--yaml-ceiling] FILE`: one measurement,
+/// `podplace-bench measure [--place|--reference|--yaml-ceiling|--decode-ceiling] FILE`: one measurement,
 /// printed as JSON.
 fn measure_command(args: &[String]) -> ExitCode {
     if let Some(i) = args.iter().position(|a| a == "--replicas") {
@@ -175,12 +175,17 @@ fn measure_command(args: &[String]) -> ExitCode {
     let place = args.iter().any(|a| a == "--place");
     let reference = args.iter().any(|a| a == "--reference");
     let yaml_ceiling = args.iter().any(|a| a == "--yaml-ceiling");
+    let decode_ceiling = args.iter().any(|a| a == "--decode-ceiling");
     let Some(file) = args.iter().find(|a| !a.starts_with("--")) else {
-        eprintln!("usage: podplace-bench measure [--place|--reference|--yaml-ceiling] FILE");
+        eprintln!(
+            "usage: podplace-bench measure [--place|--reference|--yaml-ceiling|--decode-ceiling] FILE"
+        );
         return ExitCode::from(2);
     };
     let result = if yaml_ceiling {
         measure::yaml_ceiling(Path::new(file))
+    } else if decode_ceiling {
+        measure::json_decode_ceiling(Path::new(file))
     } else if reference {
         measure::json_value_reference(Path::new(file))
     } else {

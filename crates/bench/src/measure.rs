@@ -293,6 +293,60 @@ pub fn yaml_ceiling(file: &Path) -> Result<Value, MeasureError> {
     Ok(out)
 }
 
+/// How fast the pods of a JSON `List` decode into `k8s-openapi` objects
+/// with nothing else done (no validation, packing or compiling): the floor
+/// under the loader's rate while it builds that tree. The pods' texts are
+/// found and picked out first (timed as `items`); then they are read for
+/// their syntax only (`syntax`: serde_json with `IgnoredAny`) and decoded
+/// into `Pod` (`decode`), one thread.
+pub fn json_decode_ceiling(file: &Path) -> Result<Value, MeasureError> {
+    #[derive(serde::Deserialize)]
+    struct List<'a> {
+        #[serde(borrow)]
+        items: Vec<&'a serde_json::value::RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(borrow)]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    let text = std::fs::read_to_string(file).map_err(MeasureError::read(file))?;
+    let mut out = json!({"bytes": text.len()});
+    let t = Timer::start();
+    let list: List<'_> = serde_json::from_str(&text)?;
+    t.stop(&mut out, "items");
+    let pods: Vec<&str> = list
+        .items
+        .iter()
+        .map(|item| item.get())
+        .filter(|item| {
+            serde_json::from_str::<Kind<'_>>(item).is_ok_and(|k| k.kind.as_deref() == Some("Pod"))
+        })
+        .collect();
+    let pod_bytes: usize = pods.iter().map(|p| p.len()).sum();
+    out["pods"] = json!(pods.len());
+    out["pod_bytes"] = json!(pod_bytes);
+    let t = Timer::start();
+    let valid = pods
+        .iter()
+        .filter(|p| serde_json::from_str::<serde::de::IgnoredAny>(p).is_ok())
+        .count();
+    t.stop(&mut out, "syntax");
+    let t = Timer::start();
+    let decoded = pods
+        .iter()
+        .filter(|p| serde_json::from_str::<k8s_openapi::api::core::v1::Pod>(p).is_ok())
+        .count();
+    let seconds = t.stop(&mut out, "decode");
+    out["valid"] = json!(valid);
+    out["decoded"] = json!(decoded);
+    if !pods.is_empty() && seconds > 0.0 {
+        out["decode_us_per_pod"] = json!(seconds * 1e6 / pods.len() as f64);
+        out["decode_mb_per_s"] = json!(pod_bytes as f64 / 1e6 / seconds);
+    }
+    Ok(out)
+}
+
 /// The threads the loader decodes with: `RAYON_NUM_THREADS` when set, else
 /// every core.
 pub fn threads() -> usize {
