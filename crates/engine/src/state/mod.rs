@@ -689,7 +689,10 @@ impl ClusterState {
     /// [`crate::cycle::schedule`] finds it kept instead of counting on the
     /// fly: its terms and its matching and spread groups, refcounted until
     /// [`ClusterState::release_prepared`]. Pods added to the state are
-    /// prepared while they are pending without this.
+    /// prepared while they are pending without this; a caller that unbinds
+    /// pods of the state and binds them back again and again (the
+    /// rebalance planner ranking candidates) prepares them too, so their
+    /// groups are not dropped and counted again at every bind.
     pub fn prepare(&mut self, pod: &Pod) {
         self.settle();
         let terms = self.terms.acquire_pod(pod);
