@@ -356,3 +356,43 @@ pub fn threads() -> usize {
         .filter(|&n: &usize| n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The decode ceiling picks out the pods of a list (not its other
+    /// items), reads all of them and counts the ones that decode.
+    #[test]
+    fn the_decode_ceiling_reads_only_the_pods_of_a_list() {
+        let text = r#"{"apiVersion":"v1","kind":"List","items":[
+            {"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}},
+            {"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c"}]}},
+            {"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":"not a list"}}]}"#;
+        let file = std::env::temp_dir().join(format!(
+            "podplace-bench-decode-ceiling-{}.json",
+            std::process::id()
+        ));
+        std::fs::write(&file, text).expect("writes the list");
+        let out = json_decode_ceiling(&file);
+        let _ = std::fs::remove_file(&file);
+        let out = out.expect("measures the list");
+        assert_eq!(out["pods"], 2);
+        assert_eq!(out["valid"], 2);
+        assert_eq!(out["decoded"], 1);
+        assert!(out["decode_s"].as_f64().is_some_and(|s| s >= 0.0));
+    }
+
+    /// A file that is not a JSON list is an error, not a measurement.
+    #[test]
+    fn the_decode_ceiling_refuses_what_is_not_a_list() {
+        let file = std::env::temp_dir().join(format!(
+            "podplace-bench-decode-ceiling-bad-{}.json",
+            std::process::id()
+        ));
+        std::fs::write(&file, "{\"items\": 3}").expect("writes the file");
+        let out = json_decode_ceiling(&file);
+        let _ = std::fs::remove_file(&file);
+        assert!(out.is_err());
+    }
+}
