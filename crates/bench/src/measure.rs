@@ -361,6 +361,19 @@ pub fn threads() -> usize {
 mod tests {
     use super::*;
 
+    /// [`json_decode_ceiling`] of `text`, written to a file of its own
+    /// (`tag` keeps the tests' files apart) and removed afterwards.
+    fn decode_ceiling_of(text: &str, tag: &str) -> Result<Value, MeasureError> {
+        let file = std::env::temp_dir().join(format!(
+            "podplace-bench-decode-ceiling-{tag}-{}.json",
+            std::process::id()
+        ));
+        std::fs::write(&file, text).expect("writes the file");
+        let out = json_decode_ceiling(&file);
+        let _ = std::fs::remove_file(&file);
+        out
+    }
+
     /// The decode ceiling picks out the pods of a list (not its other
     /// items), reads all of them and counts the ones that decode.
     #[test]
@@ -369,14 +382,7 @@ mod tests {
             {"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}},
             {"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c"}]}},
             {"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":"not a list"}}]}"#;
-        let file = std::env::temp_dir().join(format!(
-            "podplace-bench-decode-ceiling-{}.json",
-            std::process::id()
-        ));
-        std::fs::write(&file, text).expect("writes the list");
-        let out = json_decode_ceiling(&file);
-        let _ = std::fs::remove_file(&file);
-        let out = out.expect("measures the list");
+        let out = decode_ceiling_of(text, "list").expect("measures the list");
         assert_eq!(out["pods"], 2);
         assert_eq!(out["valid"], 2);
         assert_eq!(out["decoded"], 1);
@@ -386,13 +392,6 @@ mod tests {
     /// A file that is not a JSON list is an error, not a measurement.
     #[test]
     fn the_decode_ceiling_refuses_what_is_not_a_list() {
-        let file = std::env::temp_dir().join(format!(
-            "podplace-bench-decode-ceiling-bad-{}.json",
-            std::process::id()
-        ));
-        std::fs::write(&file, "{\"items\": 3}").expect("writes the file");
-        let out = json_decode_ceiling(&file);
-        let _ = std::fs::remove_file(&file);
-        assert!(out.is_err());
+        assert!(decode_ceiling_of("{\"items\": 3}", "bad").is_err());
     }
 }
